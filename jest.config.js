@@ -1,0 +1,23 @@
+// One jest run, three projects selected by file suffix (see docs/testing.md):
+//   unit: *.unit.spec.ts — pure, no processes;  int: *.int.spec.ts — real nats-server/SQLite/Docker;
+//   e2e: *.e2e.spec.ts — whole platform through the gateway.
+const { pathsToModuleNameMapper } = require('./scripts/jest/paths');
+const swc = JSON.parse(require('fs').readFileSync(__dirname + '/.swcrc', 'utf8'));
+delete swc.$schema;
+
+const base = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swc, swcrc: false }] },
+  moduleNameMapper: pathsToModuleNameMapper(),
+  setupFiles: ['reflect-metadata'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/tmp/', '/lint-fixtures/'],
+};
+
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.unit.spec.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.int.spec.ts'], slowTestThreshold: 30 },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.e2e.spec.ts'], slowTestThreshold: 60 },
+  ],
+};

@@ -1,0 +1,169 @@
+import { z } from 'zod';
+import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
+import { IsoTimeSchema, TokenSchema } from './tokens';
+
+/**
+ * What the harness produced, in harness-neutral form. Each output becomes one session event.
+ * `tool_use_id` / `tool_result.tool_use_id` are the harness's own ids (e.g. `toolu_…`); the kernel
+ * maps them to the public event id of the `agent.tool_use`.
+ */
+export const AgentOutputSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('message'), content: ContentSchema }),
+  z.object({ kind: z.literal('thinking') }),
+  z.object({
+    kind: z.literal('tool_use'),
+    tool_use_id: z.string().min(1).max(256),
+    name: z.string().min(1).max(256),
+    input: z.record(z.string(), z.unknown()),
+    /** The harness asks before running the tool (permission mode `always_ask`). */
+    needs_confirmation: z.boolean().default(false),
+  }),
+  z.object({
+    kind: z.literal('tool_result'),
+    tool_use_id: z.string().min(1).max(256),
+    content: z.array(z.record(z.string(), z.unknown())),
+    is_error: z.boolean(),
+  }),
+  z.object({ kind: z.literal('usage'), usage: UsageSchema }),
+]);
+export type AgentOutput = z.infer<typeof AgentOutputSchema>;
+
+/** Facts a caller gathers about the sandbox before asking the kernel to recover (decide stays pure). */
+export const SandboxProbeSchema = z.object({
+  /** The bound container exists on the Docker host. */
+  exists: z.boolean(),
+  /** It is running and its harness can be reached. */
+  running: z.boolean(),
+  /** The probe could read the lease's expiry; false means `sandbox_expiry_unavailable`. */
+  expiry_known: z.boolean().default(true),
+  expired: z.boolean().default(false),
+});
+export type SandboxProbe = z.infer<typeof SandboxProbeSchema>;
+
+/** Named reasons a turn can fail with. Every failed turn carries one. */
+export const TurnFailureReasonSchema = z.enum([
+  'harness_failed',
+  'model_error',
+  'sandbox_lost',
+  'sandbox_start_failed',
+  'input_not_delivered',
+  'no_progress',
+  'transcript_unrecoverable',
+  'dead_lettered',
+]);
+export type TurnFailureReason = z.infer<typeof TurnFailureReasonSchema>;
+
+/**
+ * Every command the session kernel accepts, by type: the data each carries. The type string is
+ * also the last token of the command subject (`session.<id>.cmd.<Type>`).
+ */
+export const CommandDataSchemas = {
+  /** Create the session. Idempotent on (owner, idempotency key, agent). */
+  CreateSession: z.object({
+    owner_id: TokenSchema,
+    agent: z.object({ id: TokenSchema, version: z.number().int().positive() }),
+    environment_id: TokenSchema,
+    harness: HarnessKindSchema,
+    title: z.string().max(512).nullable().default(null),
+    metadata: z.record(z.string().max(64), z.string().max(512)).default({}),
+    idempotency_key: z.string().min(1).max(256).nullable().default(null),
+    permission_mode: PermissionModeSchema.default('always_allow'),
+  }),
+  /** Patch title and metadata (a null metadata value deletes that key). */
+  UpdateSession: z.object({
+    title: z.string().max(512).nullable().optional(),
+    metadata: z.record(z.string().max(64), z.string().max(512).nullable()).optional(),
+  }),
+  /** A user message: starts a turn when idle, otherwise waits in the queue. */
+  SubmitUserMessage: z.object({ turn_id: TokenSchema, content: ContentSchema }),
+  /** Stop the running turn at the next safe point (ends with `end_turn`). */
+  InterruptTurn: z.object({}),
+  /** Answer a tool use that waits for confirmation. `tool_use_id` is the `agent.tool_use` event id. */
+  ConfirmToolUse: z.object({
+    tool_use_id: TokenSchema,
+    result: z.enum(['allow', 'deny']),
+    deny_message: z.string().max(10_000).nullable().default(null),
+  }),
+  /** Harness output for a running turn; `offset` is the index of the first output in the turn's output file. */
+  RecordAgentOutput: z.object({
+    turn_id: TokenSchema,
+    generation: z.number().int().nonnegative(),
+    offset: z.number().int().nonnegative(),
+    outputs: z.array(AgentOutputSchema).min(1).max(500),
+    harness_session_id: z.string().max(256).nullable().default(null),
+  }),
+  /** The harness finished the turn. */
+  CompleteTurn: z.object({
+    turn_id: TokenSchema,
+    generation: z.number().int().nonnegative(),
+    interrupted: z.boolean().default(false),
+    harness_session_id: z.string().max(256).nullable().default(null),
+  }),
+  /** The turn cannot finish; `reason` is one of the named failure reasons. */
+  FailTurn: z.object({
+    turn_id: TokenSchema,
+    reason: TurnFailureReasonSchema,
+    message: z.string().max(4096),
+  }),
+  /** The reconciler finished a turn from its transcript mirror or recovered output. */
+  RecoverTurn: z.object({
+    turn_id: TokenSchema,
+    method: z.enum(['replayed', 'reattached', 'output_recovered', 'transcript_recovered']),
+  }),
+  /** The turn's harness stopped without a terminal; its transcript must be recovered. */
+  MarkTranscriptPending: z.object({ turn_id: TokenSchema }),
+  /** The sandbox-manager started (or adopted) a sandbox for the session. */
+  BindSandbox: z.object({
+    sandbox_id: TokenSchema,
+    generation: z.number().int().positive(),
+    expires_at: IsoTimeSchema.nullable(),
+    warm: z.boolean().default(false),
+  }),
+  /** A sandbox could not be started. */
+  ReportSandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string().max(4096) }),
+  /** Docker reported the bound container gone (`die`, `oom`, `destroy`) or a probe found it missing. */
+  ReportSandboxDied: z.object({
+    sandbox_id: TokenSchema,
+    generation: z.number().int().positive(),
+    cause: z.enum(['die', 'oom', 'destroy', 'missing']),
+    exit_code: z.number().int().nullable().default(null),
+  }),
+  /** The sandbox lease expired (the predicate was evaluated by the sweeper against its clock). */
+  ReportSandboxExpired: z.object({ sandbox_id: TokenSchema, generation: z.number().int().positive() }),
+  /** Stop and release the sandbox; the conversation can continue in a new one. */
+  TerminateSession: z.object({}),
+  /** End the conversation (the harness conversation is not resumed afterwards). */
+  EndConversation: z.object({}),
+  ArchiveSession: z.object({}),
+  DeleteSession: z.object({}),
+  /** Explicit recovery, with the sandbox facts the caller probed. */
+  RecoverSession: z.object({ probe: SandboxProbeSchema }),
+  SetPermissionMode: z.object({ mode: PermissionModeSchema }),
+  /** Record an error the session's user should see (e.g. a dead-lettered command). */
+  RaiseSessionError: z.object({
+    error_type: z.string().max(128),
+    message: z.string().max(4096),
+    retry_status: z.enum(['retrying', 'exhausted', 'terminal']),
+  }),
+} as const;
+
+export type CommandType = keyof typeof CommandDataSchemas;
+export const COMMAND_TYPES = Object.keys(CommandDataSchemas) as CommandType[];
+export type CommandData<T extends CommandType> = Readonly<z.infer<(typeof CommandDataSchemas)[T]>>;
+
+/** Who sent the command and when; the kernel's dedupe key is `command_id`. */
+export const CommandMetaSchema = z.object({
+  command_id: TokenSchema,
+  session_id: TokenSchema,
+  /** The authenticated caller (API key owner) or the service that reports a fact. */
+  actor: z.string().min(1).max(128),
+  issued_at: IsoTimeSchema,
+  correlation_id: z.string().max(128).optional(),
+  causation_id: z.string().max(128).optional(),
+});
+export type CommandMeta = Readonly<z.infer<typeof CommandMetaSchema>>;
+
+export type SessionCommand = {
+  [T in CommandType]: Readonly<{ type: T; data: CommandData<T>; meta: CommandMeta }>;
+}[CommandType];
+export type SessionCommandOf<T extends CommandType> = Extract<SessionCommand, { type: T }>;

@@ -1,0 +1,84 @@
+import type { EventType, RecordedEvent } from './events';
+
+/**
+ * A session event as the Managed Agents API renders it: `id`, `type`, `processed_at`, then the
+ * type's own fields. Berth's own events use the `berth.` prefix so they never collide.
+ */
+export type PublicEvent = Readonly<{ id: string; type: string; processed_at: string } & Record<string, unknown>>;
+
+/** The public type each domain event renders as (one domain event → one public event). */
+export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
+  SessionCreated: 'berth.session_created',
+  SessionUpdated: 'session.updated',
+  UserMessageReceived: 'user.message',
+  TurnStarted: 'session.status_running',
+  AgentMessageRecorded: 'agent.message',
+  AgentThinkingRecorded: 'agent.thinking',
+  AgentToolUseRecorded: 'agent.tool_use',
+  AgentToolResultRecorded: 'agent.tool_result',
+  UsageRecorded: 'session.usage',
+  HarnessSessionRecorded: 'berth.harness_session',
+  TurnAwaitingConfirmation: 'session.status_idle',
+  ToolUseConfirmed: 'user.tool_confirmation',
+  TurnResumed: 'session.status_running',
+  InterruptRequested: 'user.interrupt',
+  TurnCompleted: 'session.status_idle',
+  TurnFailed: 'session.status_idle',
+  TurnTranscriptPending: 'berth.turn_transcript_pending',
+  TurnRecovered: 'berth.turn_recovered',
+  SandboxRequested: 'berth.sandbox_requested',
+  SandboxBound: 'berth.sandbox_bound',
+  SandboxStartFailed: 'berth.sandbox_start_failed',
+  SandboxLost: 'berth.sandbox_lost',
+  SessionRecovered: 'berth.session_recovered',
+  SessionTerminated: 'session.status_terminated',
+  ConversationEnded: 'berth.conversation_ended',
+  SessionArchived: 'berth.session_archived',
+  SessionDeleted: 'session.deleted',
+  PermissionModeSet: 'berth.permission_mode_set',
+  SessionErrorRaised: 'session.error',
+};
+
+export const publicTypesToDomain = (publicType: string): EventType[] =>
+  (Object.keys(PUBLIC_EVENT_TYPES) as EventType[]).filter((t) => PUBLIC_EVENT_TYPES[t] === publicType);
+
+/** Renders a recorded event for the API and the SSE stream. Pure. */
+export function toPublicEvent(event: RecordedEvent): PublicEvent {
+  const head = { id: event.id, type: PUBLIC_EVENT_TYPES[event.type], processed_at: event.occurred_at };
+  switch (event.type) {
+    case 'UserMessageReceived':
+      return { ...head, content: event.data.content };
+    case 'AgentMessageRecorded':
+      return { ...head, content: event.data.content };
+    case 'AgentThinkingRecorded':
+      return head;
+    case 'AgentToolUseRecorded':
+      return { ...head, name: event.data.name, input: event.data.input, evaluated_permission: event.data.evaluated_permission };
+    case 'AgentToolResultRecorded':
+      return { ...head, tool_use_id: event.data.tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
+    case 'UsageRecorded':
+      return { ...head, usage: event.data.usage };
+    case 'TurnStarted':
+    case 'TurnResumed':
+      return head;
+    case 'TurnAwaitingConfirmation':
+      return { ...head, stop_reason: { type: 'requires_action', event_ids: event.data.event_ids } };
+    case 'TurnCompleted':
+      return { ...head, stop_reason: { type: 'end_turn' } };
+    case 'TurnFailed':
+      return { ...head, stop_reason: { type: 'retries_exhausted' }, berth_failure: { reason: event.data.reason, message: event.data.message } };
+    case 'ToolUseConfirmed':
+      return { ...head, tool_use_id: event.data.tool_use_event_id, result: event.data.result, deny_message: event.data.deny_message };
+    case 'InterruptRequested':
+      return head;
+    case 'SessionUpdated':
+      return { ...head, ...event.data };
+    case 'SessionErrorRaised':
+      return { ...head, error: { type: event.data.error_type, message: event.data.message, retry_status: { type: event.data.retry_status } } };
+    case 'SessionTerminated':
+    case 'SessionDeleted':
+      return head;
+    default:
+      return { ...head, ...event.data };
+  }
+}

@@ -1,0 +1,5 @@
+export * from './decider';
+export * from './errors';
+export * from './ids';
+export * from './ports';
+export * from './time';
