@@ -1,0 +1,130 @@
+import type { SessionJournal, SessionSnapshots } from './session-store.port';
+
+/**
+ * Read side for the gateway, plus the resources that are plain configuration (agents,
+ * environments, API keys) and not event-sourced. Every record has an owner; every read takes the
+ * owner and answers null / nothing for another owner's ids.
+ */
+
+export type Page<T> = Readonly<{ data: readonly T[]; next_page: string | null; prev_page?: string | null }>;
+
+export type PageQuery = Readonly<{ limit: number; page?: string | null; order?: 'asc' | 'desc' }>;
+
+export type AgentRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  version: number;
+  name: string;
+  /** The full versioned config (model, system, tools, mcp_servers, skills, description, metadata). */
+  config: Readonly<Record<string, unknown>>;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}>;
+
+export type EnvironmentRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  name: string;
+  description: string | null;
+  /** Managed Agents `config` plus Berth's: harness, image, network, resources, idle policy, permission mode. */
+  config: Readonly<Record<string, unknown>>;
+  metadata: Readonly<Record<string, string>>;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  deleted: boolean;
+}>;
+
+/** The projection of a session the API lists and retrieves, updated by the kernel after each commit. */
+export type SessionRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  agent_id: string;
+  agent_version: number;
+  environment_id: string;
+  title: string | null;
+  metadata: Readonly<Record<string, string>>;
+  /** Public status: idle | running | rescheduling | terminated. */
+  status: string;
+  /** Full derived view for the API (lifecycle, stop_reason, recovery, usage, sandbox …). */
+  view: Readonly<Record<string, unknown>>;
+  last_seq: number;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  deleted: boolean;
+}>;
+
+export type SessionListQuery = PageQuery &
+  Readonly<{ agent_id?: string; agent_version?: number; statuses?: readonly string[]; include_archived?: boolean; created_at?: Readonly<{ gt?: string; gte?: string; lt?: string; lte?: string }> }>;
+
+export interface AgentStore {
+  /** Inserts version 1, or a next version when `expectedVersion` matches the latest (else ConcurrencyError). */
+  putVersion(agent: AgentRecord, expectedVersion: number): Promise<void>;
+  get(ownerId: string, id: string, version?: number): Promise<AgentRecord | null>;
+  list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<AgentRecord>>;
+  listVersions(ownerId: string, id: string, query: PageQuery): Promise<Page<AgentRecord>>;
+  archive(ownerId: string, id: string, at: string): Promise<AgentRecord | null>;
+}
+
+export interface EnvironmentStore {
+  put(env: EnvironmentRecord): Promise<void>;
+  get(ownerId: string, id: string): Promise<EnvironmentRecord | null>;
+  list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<EnvironmentRecord>>;
+}
+
+export interface SessionReadModel {
+  /** Upserts unless the stored `last_seq` is already >= this one (a redelivered projection is a no-op). */
+  upsert(session: SessionRecord): Promise<void>;
+  get(ownerId: string, id: string): Promise<SessionRecord | null>;
+  /** Internal lookup for services (no owner check). */
+  getById(id: string): Promise<SessionRecord | null>;
+  list(ownerId: string, query: SessionListQuery): Promise<Page<SessionRecord>>;
+}
+
+/** Create-session idempotency: (owner, key) → the session it created and the subject it was for. */
+export type IdempotencyRecord = Readonly<{ owner_id: string; key: string; subject: string; session_id: string; created_at: string }>;
+
+export interface IdempotencyKeys {
+  /** Inserts when absent; returns the record now stored (the existing one when the key was taken). */
+  claim(record: IdempotencyRecord): Promise<IdempotencyRecord>;
+  get(ownerId: string, key: string): Promise<IdempotencyRecord | null>;
+}
+
+/** API keys are stored hashed; `prefix` is the public lookup part (e.g. `bk_live_ab12cd34`). */
+export type ApiKeyRecord = Readonly<{ id: string; owner_id: string; prefix: string; hash: string; name: string; created_at: string; revoked_at: string | null }>;
+
+export interface ApiKeys {
+  insert(key: ApiKeyRecord): Promise<void>;
+  byPrefix(prefix: string): Promise<ApiKeyRecord | null>;
+  list(ownerId: string): Promise<readonly ApiKeyRecord[]>;
+  revoke(ownerId: string, id: string, at: string): Promise<boolean>;
+}
+
+/** The harness transcript mirror: chunks appended as the transcript grows, so a new sandbox can resume. */
+export type TranscriptChunk = Readonly<{ session_id: string; path: string; offset: number; data: string }>;
+
+export interface TranscriptMirror {
+  /** Appends `data` at `offset`; an offset already stored is a no-op (idempotent mirror). */
+  append(chunk: TranscriptChunk): Promise<void>;
+  /** Every mirrored file of the session, reassembled. */
+  files(sessionId: string): Promise<readonly { path: string; data: string }[]>;
+  /** Bytes mirrored so far for one file. */
+  size(sessionId: string, path: string): Promise<number>;
+}
+
+/** Everything a store adapter provides. */
+export interface BerthStore {
+  readonly journal: SessionJournal;
+  readonly snapshots: SessionSnapshots;
+  readonly sessions: SessionReadModel;
+  readonly agents: AgentStore;
+  readonly environments: EnvironmentStore;
+  readonly idempotency: IdempotencyKeys;
+  readonly apiKeys: ApiKeys;
+  readonly transcripts: TranscriptMirror;
+  /** Creates tables / indexes; idempotent. */
+  init(): Promise<void>;
+  close(): Promise<void>;
+}

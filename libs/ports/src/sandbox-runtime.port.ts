@@ -1,0 +1,74 @@
+/**
+ * A container runtime for session sandboxes. Every operation is idempotent: names and labels are
+ * deterministic, "already exists" / "already stopped" / "no such container" are success states.
+ */
+export type SandboxSpec = Readonly<{
+  /** Deterministic container name, e.g. `berth-sesn_…-g3` or `berth-pool-<env>-<n>`. */
+  name: string;
+  image: string;
+  labels: Readonly<Record<string, string>>;
+  env: Readonly<Record<string, string>>;
+  network: 'none' | 'host' | 'bridge' | (string & {});
+  user: string;
+  workdir: string;
+  memoryBytes: number;
+  nanoCpus: number;
+  pidsLimit: number;
+  readOnlyRoot: boolean;
+  /** Command that keeps the container alive (the harness runs through exec). */
+  cmd: readonly string[];
+}>;
+
+export type SandboxInfo = Readonly<{
+  id: string;
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  running: boolean;
+  exitCode: number | null;
+  oomKilled: boolean;
+  startedAt: string | null;
+}>;
+
+export type ExecSpec = Readonly<{
+  cmd: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  workdir?: string;
+  user?: string;
+  stdin?: string;
+}>;
+
+export type ExecHandle = Readonly<{
+  /** Lines of stdout as they arrive. */
+  lines: AsyncIterable<string>;
+  /** Resolves with the exit code when the process ends. */
+  exit: Promise<number>;
+  /** Writes to stdin (for harnesses that read JSON lines). */
+  write(data: string): void;
+  closeStdin(): void;
+}>;
+
+export type SandboxRuntimeEvent = Readonly<{
+  kind: 'die' | 'oom' | 'destroy' | 'start';
+  containerId: string;
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  exitCode: number | null;
+  at: string;
+}>;
+
+export interface SandboxRuntime {
+  /** Creates and starts; an existing container with this name is inspected and started instead. */
+  ensureRunning(spec: SandboxSpec): Promise<SandboxInfo>;
+  inspect(nameOrId: string): Promise<SandboxInfo | null>;
+  stop(nameOrId: string, timeoutSeconds?: number): Promise<void>;
+  remove(nameOrId: string): Promise<void>;
+  /** Containers carrying all these labels. */
+  list(labels: Readonly<Record<string, string>>): Promise<readonly SandboxInfo[]>;
+  exec(nameOrId: string, spec: ExecSpec): Promise<ExecHandle>;
+  /** Renames and relabels (claiming a warm-pool container for a session). */
+  relabel?(nameOrId: string, newName: string): Promise<void>;
+  readFile(nameOrId: string, path: string): Promise<Buffer | null>;
+  writeFile(nameOrId: string, path: string, data: Buffer | string, mode?: number): Promise<void>;
+  /** Docker's event stream for Berth containers; the iterator ends when `signal` aborts. */
+  events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent>;
+}
