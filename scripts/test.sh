@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine or a warm one: installs and starts what it needs
+# (npm packages, nats-server, a Docker engine with its own socket, base and harness images,
+# the harness CLIs, Chromium), runs lint, type-check and every jest project, then stops the engine
+# it started. Prints jest's summary and one closing line "N passed, N failed, N skipped".
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repo"
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false
+start=$(date +%s)
+step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - start ))"; }
+
+step "dependencies"
+bash scripts/lib/ensure-deps.sh node apt:nats-server apt:debootstrap apt:chromium apt:ca-certificates
+bash scripts/harness/install-clis.sh >/dev/null
+
+step "docker engine and images"
+# shellcheck disable=SC1090
+source <(bash scripts/docker/ensure-engine.sh --print-env)
+engine_started_here="${BERTH_ENGINE_STARTED:-0}"
+cleanup() { [ "$engine_started_here" = 1 ] && bash scripts/docker/stop-engine.sh >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+bash scripts/docker/build-images.sh
+
+step "lint and type-check"
+npx nx show projects >/dev/null
+npx eslint . --max-warnings=0
+npx tsc -p tsconfig.json --noEmit
+
+step "tests"
+mkdir -p tmp
+set +e
+npx jest --ci --maxWorkers=2 --json --outputFile=tmp/jest-results.json "$@"
+status=$?
+set -e
+node -e '
+  const r = require(process.argv[1]);
+  const skipped = r.numPendingTests + r.numTodoTests;
+  console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+' tmp/jest-results.json
+step "done"
+exit $status
