@@ -1,0 +1,5 @@
+export * from './naming';
+export * from './sandbox-config';
+export * from './sandbox-spec';
+export * from './lease';
+export * from './warm-pool-policy';

@@ -1,0 +1,59 @@
+import { poolSandboxLabels, poolSandboxName, sessionSandboxLabels, sessionSandboxName } from './naming';
+import type { SandboxConfig, SandboxNetwork } from './sandbox-config';
+
+/** The container a sandbox runs as: same shape as `SandboxSpec` in `@berth/ports`. */
+export type SandboxSpecDraft = Readonly<{
+  name: string;
+  image: string;
+  labels: Readonly<Record<string, string>>;
+  env: Readonly<Record<string, string>>;
+  network: SandboxNetwork;
+  user: string;
+  workdir: string;
+  memoryBytes: number;
+  nanoCpus: number;
+  pidsLimit: number;
+  readOnlyRoot: boolean;
+  cmd: readonly string[];
+}>;
+
+/** uid/gid 1000 is the `agent` user of the harness image; numeric so images without it still work. */
+export const SANDBOX_USER = '1000:1000';
+export const SANDBOX_HOME = '/home/agent';
+export const SANDBOX_WORKDIR = '/workspace';
+/** PID 1 that exits promptly on SIGTERM (a bare `sleep` as PID 1 ignores it and stop waits). */
+export const KEEPALIVE_CMD: readonly string[] = ['/bin/sh', '-c', "trap 'exit 0' TERM INT; sleep infinity & wait"];
+
+function baseSpec(name: string, labels: Record<string, string>, config: SandboxConfig): SandboxSpecDraft {
+  return {
+    name,
+    image: config.image,
+    labels,
+    env: { HOME: SANDBOX_HOME },
+    network: config.network,
+    user: SANDBOX_USER,
+    workdir: SANDBOX_WORKDIR,
+    memoryBytes: config.memoryBytes,
+    nanoCpus: config.nanoCpus,
+    pidsLimit: config.pidsLimit,
+    readOnlyRoot: config.readOnlyRoot,
+    cmd: KEEPALIVE_CMD,
+  };
+}
+
+export function sessionSandboxSpec(input: {
+  sessionId: string;
+  generation: number;
+  environmentId: string;
+  config: SandboxConfig;
+}): SandboxSpecDraft {
+  return baseSpec(
+    sessionSandboxName(input.sessionId, input.generation),
+    sessionSandboxLabels(input.sessionId, input.generation, input.environmentId),
+    input.config,
+  );
+}
+
+export function poolSandboxSpec(input: { environmentId: string; slot: string; config: SandboxConfig }): SandboxSpecDraft {
+  return baseSpec(poolSandboxName(input.environmentId, input.slot), poolSandboxLabels(input.environmentId), input.config);
+}

@@ -1,0 +1,87 @@
+import { sandboxOwner } from './naming';
+
+/** A container as the runtime lists it (a subset of `SandboxInfo` in `@berth/ports`). */
+export type LiveSandbox = Readonly<{
+  id: string;
+  name: string;
+  labels: Readonly<Record<string, string>>;
+  running: boolean;
+  startedAt: string | null;
+}>;
+
+/** What the store says a session is bound to: `sandboxId` is the container name. */
+export type SandboxBinding = Readonly<{ sessionId: string; generation: number; sandboxId: string }>;
+
+export type PoolTarget = Readonly<{ environmentId: string; size: number; ttlSeconds: number }>;
+
+export type ReapReason = 'unrecognised' | 'unbound' | 'stale_generation' | 'pool_disabled' | 'not_running' | 'ttl_expired' | 'surplus';
+
+export type StartupPlan = Readonly<{
+  /** Live containers the store binds to a session: keep serving them. */
+  adopt: readonly Readonly<{ sandbox: LiveSandbox; sessionId: string; generation: number }>[];
+  /** Bound but not running: report the death to the kernel (it clears the binding), then remove. */
+  dead: readonly Readonly<{ sandbox: LiveSandbox; sessionId: string; generation: number }>[];
+  /** Unclaimed pool containers still fit to hand out. */
+  warm: readonly Readonly<{ sandbox: LiveSandbox; environmentId: string }>[];
+  reap: readonly Readonly<{ sandbox: LiveSandbox; reason: ReapReason }>[];
+}>;
+
+/** True once a warm container has idled past its TTL (unknown start time counts as expired). */
+export function isWarmExpired(startedAt: string | null, ttlSeconds: number, now: Date): boolean {
+  if (startedAt === null) return true;
+  const started = Date.parse(startedAt);
+  return Number.isNaN(started) || now.getTime() - started >= ttlSeconds * 1000;
+}
+
+/** How many warm containers to start now so that ready + starting reaches the target. */
+export function refillCount(target: number, ready: number, starting: number): number {
+  return Math.max(0, target - ready - starting);
+}
+
+/**
+ * What a (re)starting manager does with the managed containers it finds: adopt what the store
+ * still binds, keep fresh pool containers up to each pool's size, and reap the rest (orphans of a
+ * crash between create and bind, stale generations, expired or surplus warm containers).
+ * Newest warm containers are kept first: they have the longest TTL left.
+ */
+export function planStartup(input: {
+  live: readonly LiveSandbox[];
+  bindings: readonly SandboxBinding[];
+  pools: readonly PoolTarget[];
+  now: Date;
+}): StartupPlan {
+  const bindingBySession = new Map(input.bindings.map((b) => [b.sessionId, b]));
+  const poolByEnv = new Map(input.pools.map((p) => [p.environmentId, p]));
+  const adopt: StartupPlan['adopt'][number][] = [];
+  const dead: StartupPlan['dead'][number][] = [];
+  const reap: StartupPlan['reap'][number][] = [];
+  const candidates = new Map<string, LiveSandbox[]>();
+
+  for (const sandbox of input.live) {
+    const owner = sandboxOwner(sandbox.name, sandbox.labels);
+    if (owner === null) {
+      reap.push({ sandbox, reason: 'unrecognised' });
+    } else if (owner.kind === 'session') {
+      const binding = bindingBySession.get(owner.sessionId);
+      const bare = sandbox.name.replace(/^\//, '');
+      if (!binding) reap.push({ sandbox, reason: 'unbound' });
+      else if (binding.generation !== owner.generation || binding.sandboxId !== bare) reap.push({ sandbox, reason: 'stale_generation' });
+      else if (sandbox.running) adopt.push({ sandbox, sessionId: owner.sessionId, generation: owner.generation });
+      else dead.push({ sandbox, sessionId: owner.sessionId, generation: owner.generation });
+    } else {
+      const pool = poolByEnv.get(owner.environmentId);
+      if (!pool || pool.size === 0) reap.push({ sandbox, reason: 'pool_disabled' });
+      else if (!sandbox.running) reap.push({ sandbox, reason: 'not_running' });
+      else if (isWarmExpired(sandbox.startedAt, pool.ttlSeconds, input.now)) reap.push({ sandbox, reason: 'ttl_expired' });
+      else candidates.set(owner.environmentId, [...(candidates.get(owner.environmentId) ?? []), sandbox]);
+    }
+  }
+
+  const warm: StartupPlan['warm'][number][] = [];
+  for (const [environmentId, sandboxes] of candidates) {
+    const size = poolByEnv.get(environmentId)?.size ?? 0;
+    const newestFirst = [...sandboxes].sort((a, b) => Date.parse(b.startedAt ?? '') - Date.parse(a.startedAt ?? ''));
+    newestFirst.forEach((sandbox, i) => (i < size ? warm.push({ sandbox, environmentId }) : reap.push({ sandbox, reason: 'surplus' })));
+  }
+  return { adopt, dead, warm, reap };
+}
