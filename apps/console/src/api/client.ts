@@ -1,0 +1,106 @@
+import type { Agent, ApiErrorBody, Environment, EnvironmentConfig, Page, PublicEvent, Session, SessionStatus } from './types';
+
+export type ApiConfig = { baseUrl: string; apiKey: string };
+
+/** An error the API answered with (or a network failure, status 0), with its stable code. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly code: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+export type SessionFilters = { status?: SessionStatus | ''; agentId?: string; includeArchived?: boolean };
+
+export type AgentInput = { name: string; model: string; system?: string; description?: string };
+export type EnvironmentInput = { name: string; description?: string; config: EnvironmentConfig };
+export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string };
+
+export function apiHeaders(apiKey: string): Record<string, string> {
+  return { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'managed-agents-2026-04-01' };
+}
+
+export function createApi({ baseUrl, apiKey }: ApiConfig) {
+  const root = baseUrl.replace(/\/+$/, '');
+
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(root + path, {
+        method,
+        headers: { ...apiHeaders(apiKey), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      throw new ApiError(0, 'connection_error', `Cannot reach the API at ${root || window.location.origin}: ${(e as Error).message}`);
+    }
+    const text = await res.text();
+    const json: unknown = text ? safeJson(text) : null;
+    if (!res.ok) {
+      const err = (json as ApiErrorBody | null)?.error;
+      throw new ApiError(res.status, err?.type ?? 'api_error', err?.message ?? `HTTP ${res.status}`, err?.code ?? null);
+    }
+    return json as T;
+  }
+
+  const text = (t: string) => [{ type: 'text', text: t }];
+  const qs = (params: Record<string, string | undefined>) => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.append(k, v);
+    const s = q.toString();
+    return s ? `?${s}` : '';
+  };
+
+  return {
+    listAgents: (includeArchived = false) => call<Page<Agent>>('GET', `/v1/agents${qs({ limit: '100', include_archived: includeArchived ? 'true' : undefined })}`),
+    createAgent: (a: AgentInput) => call<Agent>('POST', '/v1/agents', { name: a.name, model: a.model, system: a.system || null, description: a.description || null }),
+    updateAgent: (id: string, version: number, a: AgentInput) =>
+      call<Agent>('POST', `/v1/agents/${id}`, { version, name: a.name, model: a.model, system: a.system || null, description: a.description || null }),
+    archiveAgent: (id: string) => call<Agent>('POST', `/v1/agents/${id}/archive`),
+
+    listEnvironments: (includeArchived = false) => call<Page<Environment>>('GET', `/v1/environments${qs({ limit: '100', include_archived: includeArchived ? 'true' : undefined })}`),
+    createEnvironment: (e: EnvironmentInput) => call<Environment>('POST', '/v1/environments', { name: e.name, description: e.description || null, config: e.config }),
+    updateEnvironment: (id: string, e: EnvironmentInput) => call<Environment>('POST', `/v1/environments/${id}`, { name: e.name, description: e.description || null, config: e.config }),
+    archiveEnvironment: (id: string) => call<Environment>('POST', `/v1/environments/${id}/archive`),
+
+    listSessions: (f: SessionFilters) =>
+      call<Page<Session>>(
+        'GET',
+        `/v1/sessions${qs({ limit: '100', order: 'desc', 'statuses[]': f.status || undefined, agent_id: f.agentId, include_archived: f.includeArchived ? 'true' : undefined })}`,
+      ),
+    getSession: (id: string) => call<Session>('GET', `/v1/sessions/${id}`),
+    createSession: (s: SessionInput) =>
+      call<Session>('POST', '/v1/sessions', {
+        agent: s.agentId,
+        environment_id: s.environmentId,
+        title: s.title || null,
+        ...(s.firstMessage ? { initial_events: [{ type: 'user.message', content: text(s.firstMessage) }] } : {}),
+      }),
+    archiveSession: (id: string) => call<Session>('POST', `/v1/sessions/${id}/archive`),
+    sendMessage: (id: string, message: string) => call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: text(message) }] }),
+    interrupt: (id: string) => call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.interrupt' }] }),
+    confirmTool: (id: string, toolUseId: string, result: 'allow' | 'deny', denyMessage?: string) =>
+      call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, {
+        events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result, ...(result === 'deny' && denyMessage ? { deny_message: denyMessage } : {}) }],
+      }),
+    recover: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/recover`),
+    terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
+
+    streamUrl: (id: string) => `${root}/v1/sessions/${id}/events/stream`,
+    headers: () => apiHeaders(apiKey),
+  };
+}
+
+export type Api = ReturnType<typeof createApi>;
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

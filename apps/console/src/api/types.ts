@@ -1,0 +1,66 @@
+/**
+ * The slice of the Managed Agents API (plus Berth's extensions) the console reads. The full
+ * shapes are the official SDK's `resources/beta/{agents,environments,sessions}` types; fields the
+ * console never shows are left out on purpose.
+ */
+
+export type Page<T> = { data: T[]; next_page: string | null; prev_page?: string | null };
+
+export type Agent = {
+  id: string;
+  type: 'agent';
+  name: string;
+  description: string | null;
+  system: string | null;
+  model: { id: string } | string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+};
+
+export const HARNESSES = ['claude-code', 'codex', 'pi', 'hermes', 'deepseek-harness'] as const;
+export type Harness = (typeof HARNESSES)[number];
+export type PermissionMode = 'always_allow' | 'always_ask';
+
+/** Managed Agents `config` plus Berth's sandbox settings. */
+export type EnvironmentConfig = {
+  type?: string;
+  harness?: Harness;
+  image?: string;
+  network?: string;
+  idle_timeout_seconds?: number;
+  permission_mode?: PermissionMode;
+  resources?: Record<string, unknown>;
+};
+
+export type Environment = {
+  id: string;
+  type: 'environment';
+  name: string;
+  description: string | null;
+  config: EnvironmentConfig;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+};
+
+export const SESSION_STATUSES = ['idle', 'running', 'rescheduling', 'terminated'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+export type Session = {
+  id: string;
+  type: 'session';
+  title: string | null;
+  status: SessionStatus;
+  agent: { id: string; name?: string; version?: number };
+  environment_id: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+};
+
+/** Every event the API renders: `id`, `type`, `processed_at`, then the type's own fields. */
+export type PublicEvent = { id: string; type: string; processed_at: string | null } & Record<string, unknown>;
+
+export type ApiErrorBody = { type: 'error'; error: { type: string; message: string; code?: string } };

@@ -1,0 +1,107 @@
+import type { PublicEvent } from '../api/types';
+import { contentText, foldEvents, type ToolBlock } from './fold';
+
+const at = '2026-11-30T12:00:00.000Z';
+const ev = (id: string, type: string, fields: Record<string, unknown> = {}): PublicEvent => ({ id, type, processed_at: at, ...fields });
+const text = (t: string) => [{ type: 'text', text: t }];
+
+const turnWithTool: PublicEvent[] = [
+  ev('e1', 'berth.session_created'),
+  ev('e2', 'user.message', { content: text('list the files') }),
+  ev('e3', 'session.status_running'),
+  ev('e4', 'agent.tool_use', { name: 'bash', input: { command: 'ls' }, evaluated_permission: 'allow' }),
+  ev('e5', 'agent.tool_result', { tool_use_id: 'e4', content: text('a.txt\nb.txt'), is_error: false }),
+  ev('e6', 'agent.message', { content: text('There are two files.') }),
+  ev('e7', 'session.usage', { usage: { input_tokens: 10, output_tokens: 5 } }),
+  ev('e8', 'session.status_idle', { stop_reason: { type: 'end_turn' } }),
+];
+
+describe('foldEvents', () => {
+  it('folds a tool use and its result into one block between the messages', () => {
+    const view = foldEvents(turnWithTool);
+    expect(view.blocks.map((b) => b.kind)).toEqual(['user_message', 'status', 'tool', 'agent_message', 'status']);
+    const tool = view.blocks[2] as ToolBlock;
+    expect(tool).toMatchObject({ id: 'e4', name: 'bash', input: { command: 'ls' }, permission: 'allow', result: { text: 'a.txt\nb.txt', isError: false } });
+    expect(view.status).toBe('idle');
+    expect(view.usage).toEqual({ input_tokens: 10, output_tokens: 5 });
+  });
+
+  it('shows nothing twice when a replay repeats events', () => {
+    const replayed = [...turnWithTool.slice(0, 6), ...turnWithTool.slice(2)];
+    expect(foldEvents(replayed)).toEqual(foldEvents(turnWithTool));
+  });
+
+  it('marks a failed tool result as an error', () => {
+    const view = foldEvents([ev('t', 'agent.tool_use', { name: 'read', input: {} }), ev('r', 'agent.tool_result', { tool_use_id: 't', content: 'no such file', is_error: true })]);
+    expect((view.blocks[0] as ToolBlock).result).toEqual({ text: 'no such file', isError: true });
+  });
+
+  it('keeps a result whose tool use it never saw, and names it when the use arrives', () => {
+    const resultOnly = foldEvents([ev('r', 'agent.tool_result', { tool_use_id: 't', content: text('ok') })]);
+    expect(resultOnly.blocks).toHaveLength(1);
+    expect(resultOnly.blocks[0]).toMatchObject({ kind: 'tool', id: 't', name: 'tool', result: { text: 'ok' } });
+    const late = foldEvents([ev('r', 'agent.tool_result', { tool_use_id: 't', content: text('ok') }), ev('t', 'agent.tool_use', { name: 'grep', input: { pattern: 'x' } })]);
+    expect(late.blocks).toHaveLength(1);
+    expect(late.blocks[0]).toMatchObject({ name: 'grep', input: { pattern: 'x' }, result: { text: 'ok' } });
+  });
+
+  describe('tool confirmation', () => {
+    const asking = [
+      ev('u', 'agent.tool_use', { name: 'bash', input: { command: 'rm -rf build' }, evaluated_permission: 'ask' }),
+      ev('v', 'agent.tool_use', { name: 'write', input: { file_path: 'x' }, evaluated_permission: 'ask' }),
+      ev('i1', 'session.status_idle', { stop_reason: { type: 'requires_action', event_ids: ['u', 'v'] } }),
+    ];
+
+    it('waits on every tool use named by requires_action', () => {
+      const view = foldEvents(asking);
+      expect(view.status).toBe('waiting');
+      expect(view.pendingToolUseIds).toEqual(['u', 'v']);
+      expect(view.blocks.filter((b): b is ToolBlock => b.kind === 'tool').map((t) => t.awaitingConfirmation)).toEqual([true, true]);
+    });
+
+    it('stops waiting on a call once it is answered, and records the answer', () => {
+      const view = foldEvents([...asking, ev('c1', 'user.tool_confirmation', { tool_use_id: 'u', result: 'deny', deny_message: 'not that' })]);
+      expect(view.pendingToolUseIds).toEqual(['v']);
+      const denied = view.blocks.find((b) => b.id === 'u') as ToolBlock;
+      expect(denied.confirmation).toEqual({ result: 'deny', denyMessage: 'not that' });
+      expect(denied.awaitingConfirmation).toBe(false);
+    });
+
+    it('clears pending calls when the turn ends', () => {
+      const view = foldEvents([...asking, ev('s', 'session.status_running'), ev('i2', 'session.status_idle', { stop_reason: { type: 'end_turn' } })]);
+      expect(view.pendingToolUseIds).toEqual([]);
+      expect(view.status).toBe('idle');
+    });
+  });
+
+  it('explains a failed turn with the reason Berth gives', () => {
+    const view = foldEvents([ev('f', 'session.status_idle', { stop_reason: { type: 'retries_exhausted' }, berth_failure: { reason: 'sandbox_lost', message: 'container died' } })]);
+    expect(view.blocks[0]).toEqual({ kind: 'status', id: 'f', label: 'Turn failed', tone: 'failed', detail: 'sandbox_lost: container died' });
+  });
+
+  it('shows session errors with their retry status', () => {
+    const view = foldEvents([ev('x', 'session.error', { error: { type: 'model_overloaded_error', message: 'busy', retry_status: { type: 'retrying' } } })]);
+    expect(view.blocks[0]).toEqual({ kind: 'error', id: 'x', errorType: 'model_overloaded_error', message: 'busy', retryStatus: 'retrying' });
+  });
+
+  it('shows the Berth notices a reader cares about and hides bookkeeping', () => {
+    const view = foldEvents([ev('a', 'berth.session_created'), ev('b', 'berth.sandbox_bound'), ev('c', 'berth.harness_session'), ev('d', 'berth.turn_recovered', { outcome: 'recovered_from_transcript' })]);
+    expect(view.blocks).toEqual([
+      { kind: 'notice', id: 'b', label: 'Sandbox ready', detail: null },
+      { kind: 'notice', id: 'd', label: 'Turn recovered', detail: 'recovered_from_transcript' },
+    ]);
+  });
+
+  it('tracks termination and deletion', () => {
+    expect(foldEvents([ev('t', 'session.status_terminated')]).status).toBe('terminated');
+    expect(foldEvents([ev('t', 'session.status_terminated'), ev('d', 'session.deleted')]).status).toBe('deleted');
+  });
+});
+
+describe('contentText', () => {
+  it('joins text blocks and names the others', () => {
+    expect(contentText([{ type: 'text', text: 'see' }, { type: 'image', source: {} }])).toBe('see\n[image]');
+    expect(contentText('plain')).toBe('plain');
+    expect(contentText(undefined)).toBe('');
+  });
+});

@@ -1,0 +1,133 @@
+import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
+import type { Api } from '../api/client';
+import type { PublicEvent } from '../api/types';
+import { Timeline } from '../components/Timeline';
+import { Empty, ErrorBanner, Loading, StatusBadge } from '../components/ui';
+import { foldEvents } from '../events/fold';
+import { hrefFor } from '../router';
+import { openSessionStream, type StreamState } from '../stream/session-stream';
+import { useLoad } from '../use-load';
+
+export function SessionView({ api, sessionId }: { api: Api; sessionId: string }) {
+  const session = useLoad(() => api.getSession(sessionId), [api, sessionId]);
+  const [events, setEvents] = useState<PublicEvent[]>([]);
+  const [stream, setStream] = useState<StreamState>({ phase: 'connecting', error: null });
+  const [actionError, setActionError] = useState<Error | null>(null);
+  const [message, setMessage] = useState('');
+  const [sending, setSending] = useState(false);
+  const endRef = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    setEvents([]);
+    const s = openSessionStream({
+      url: api.streamUrl(sessionId),
+      headers: api.headers(),
+      onEvent: (e) => setEvents((prev) => [...prev, e]),
+      onState: setStream,
+    });
+    return () => s.close();
+  }, [api, sessionId]);
+
+  const timeline = useMemo(() => foldEvents(events), [events]);
+  useEffect(() => endRef.current?.scrollIntoView({ block: 'end' }), [timeline.blocks.length]);
+
+  const act = async (what: () => Promise<unknown>) => {
+    setActionError(null);
+    try {
+      await what();
+    } catch (e) {
+      setActionError(e as Error);
+    }
+  };
+
+  async function send(e: FormEvent) {
+    e.preventDefault();
+    const text = message.trim();
+    if (!text) return;
+    setSending(true);
+    setActionError(null);
+    try {
+      await api.sendMessage(sessionId, text);
+      setMessage('');
+    } catch (err) {
+      setActionError(err as Error);
+    } finally {
+      setSending(false);
+    }
+  }
+
+  if (session.loading && !session.data) return <Loading what="session" />;
+  if (!session.data) {
+    return (
+      <section>
+        <a href={hrefFor({ page: 'sessions' })}>← Sessions</a>
+        <ErrorBanner error={session.error} onRetry={session.reload} />
+      </section>
+    );
+  }
+
+  const status = timeline.status === 'unknown' ? session.data.status : timeline.status;
+  // A terminated Berth session comes back on the next message (the seed's TERMINATED → READY); only deletion ends it.
+  const ended = status === 'deleted';
+  return (
+    <section className="session">
+      <div className="page-head">
+        <a href={hrefFor({ page: 'sessions' })}>← Sessions</a>
+        <h2>{session.data.title || 'Untitled session'}</h2>
+        <StatusBadge status={status} />
+        <span className={`stream stream-${stream.phase}`} data-testid="stream-state" title={stream.error ?? ''}>
+          {stream.phase === 'live' ? 'live' : stream.phase}
+        </span>
+      </div>
+      <div className="row meta">
+        <span className="mono muted">{session.data.id}</span>
+        <span className="spacer" />
+        <button type="button" onClick={() => act(() => api.interrupt(sessionId))} disabled={status !== 'running'} data-testid="session-interrupt">
+          Interrupt
+        </button>
+        <button type="button" onClick={() => act(() => api.recover(sessionId))} data-testid="session-recover">
+          Recover
+        </button>
+        <button
+          type="button"
+          className="danger"
+          disabled={ended || status === 'terminated'}
+          onClick={() => window.confirm('Terminate this session? Its sandbox is stopped.') && act(() => api.terminate(sessionId))}
+          data-testid="session-terminate"
+        >
+          Terminate
+        </button>
+      </div>
+      <ErrorBanner error={actionError} />
+      {stream.phase === 'closed' && stream.error && <ErrorBanner error={new Error(`Stream closed: ${stream.error}`)} />}
+      {timeline.blocks.length === 0 ? (
+        stream.phase === 'live' ? <Empty>Nothing here yet. Send a message to start the agent.</Empty> : <Loading what="events" />
+      ) : (
+        <Timeline blocks={timeline.blocks} onDecide={(id, result, deny) => act(() => api.confirmTool(sessionId, id, result, deny))} />
+      )}
+      <div ref={endRef} />
+      {timeline.pendingToolUseIds.length > 0 && <p className="waiting-hint">The agent is waiting for you to approve or deny {timeline.pendingToolUseIds.length === 1 ? 'a tool use' : `${timeline.pendingToolUseIds.length} tool uses`}.</p>}
+      <form className="composer" onSubmit={send}>
+        <textarea
+          rows={3}
+          placeholder={ended ? 'This session has ended.' : 'Message the agent… (Ctrl+Enter to send)'}
+          value={message}
+          disabled={ended}
+          onChange={(e) => setMessage(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void send(e);
+          }}
+          data-testid="composer-input"
+        />
+        <button type="submit" className="primary" disabled={sending || ended || !message.trim()} data-testid="composer-send">
+          {sending ? 'Sending…' : 'Send'}
+        </button>
+      </form>
+      {timeline.usage && (
+        <p className="muted usage">
+          Tokens: {timeline.usage.input_tokens ?? 0} in · {timeline.usage.output_tokens ?? 0} out
+        </p>
+      )}
+    </section>
+  );
+}
