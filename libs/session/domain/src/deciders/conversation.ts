@@ -1,0 +1,63 @@
+import { ErrorCodes, IllegalStateError } from '@berth/core';
+import type { SessionCommandOf, SessionEvent } from '@berth/contracts';
+import { requireExists, requireTurnEligible, SessionErrorCodes } from '../guards';
+import type { SessionState } from '../state';
+import { rebuildIfNeeded, settleTurn } from './turn-flow';
+
+const knownTurn = (state: SessionState, turnId: string): boolean =>
+  state.current_turn?.id === turnId || state.last_turn?.id === turnId || state.queued.some((q) => q.turn_id === turnId);
+
+/**
+ * A user message starts a turn when the conversation is idle, otherwise it waits in the queue and
+ * starts when the running turn settles. A session without a live sandbox asks for one first.
+ */
+export function decideSubmitUserMessage(command: SessionCommandOf<'SubmitUserMessage'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true, rejectCreating: false });
+  if (state.archived) throw new IllegalStateError(SessionErrorCodes.SESSION_ARCHIVED, 'the session is archived and takes no new messages');
+  if (state.lifecycle === 'RECOVERY_REQUIRED') {
+    throw new IllegalStateError(ErrorCodes.AGENT_RUNTIME_ERROR, 'the session needs recovery before it can take messages', {
+      recovery_reason: state.recovery_reason,
+    });
+  }
+  const { turn_id, content } = command.data;
+  if (knownTurn(state, turn_id)) return [];
+  if (state.current_turn !== null) return [{ type: 'UserMessageReceived', data: { turn_id, content, queued: true } }];
+  return [
+    ...(state.lifecycle === 'READY' ? rebuildIfNeeded(state) : []),
+    { type: 'UserMessageReceived', data: { turn_id, content, queued: false } },
+    { type: 'TurnStarted', data: { turn_id } },
+  ];
+}
+
+/**
+ * Stops the running turn at the next safe point; it then settles with `end_turn`. A turn with no
+ * live harness (its sandbox is gone) has nothing to stop, so it settles at once. No turn: no-op.
+ */
+export function decideInterruptTurn(command: SessionCommandOf<'InterruptTurn'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: false, rejectDeleted: true });
+  const turn = state.current_turn;
+  if (turn === null || turn.status === 'INTERRUPTING') return [];
+  const requested: SessionEvent = { type: 'InterruptRequested', data: { turn_id: turn.id } };
+  const harnessGone = state.sandbox === null || state.runtime_unavailable;
+  if (!harnessGone) return [requested];
+  return [requested, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id: turn.id, interrupted: true } })];
+}
+
+/** Answers one pending tool use; when none is left pending, the turn runs again. */
+export function decideConfirmToolUse(command: SessionCommandOf<'ConfirmToolUse'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
+  const { tool_use_id, result, deny_message } = command.data;
+  const turn = state.current_turn;
+  if (turn !== null && turn.confirmed.includes(tool_use_id)) return [];
+  if (turn === null || !turn.pending_confirmations.includes(tool_use_id)) {
+    throw new IllegalStateError(SessionErrorCodes.TOOL_USE_NOT_PENDING, `tool use ${tool_use_id} is not waiting for a confirmation`, {
+      tool_use_id,
+    });
+  }
+  const confirmed: SessionEvent = { type: 'ToolUseConfirmed', data: { turn_id: turn.id, tool_use_event_id: tool_use_id, result, deny_message } };
+  const stillPending = turn.pending_confirmations.filter((id) => id !== tool_use_id);
+  return stillPending.length > 0 ? [confirmed] : [confirmed, { type: 'TurnResumed', data: { turn_id: turn.id } }];
+}

@@ -1,0 +1,125 @@
+import { ErrorCodes, IllegalStateError } from '@berth/core';
+import type { SessionCommandOf, SessionEvent } from '@berth/contracts';
+import { requireExists, requireTurnEligible, SessionErrorCodes } from '../guards';
+import type { SessionState } from '../state';
+import { failActiveTurn } from './turn-flow';
+
+/**
+ * Create is idempotent on (owner, agent, idempotency key): the session id is derived from the key,
+ * so a retried create lands on the session it already made and changes nothing.
+ */
+export function decideCreateSession(command: SessionCommandOf<'CreateSession'>, state: SessionState): SessionEvent[] {
+  const d = command.data;
+  if (state.exists) {
+    const same = state.owner_id === d.owner_id && state.agent.id === d.agent.id && d.idempotency_key !== null && state.idempotency_key === d.idempotency_key;
+    if (!same) {
+      throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this idempotency key was already used for another request', {
+        session_id: command.meta.session_id,
+      });
+    }
+    if (state.lifecycle === 'DELETED') {
+      throw new IllegalStateError(SessionErrorCodes.IDEMPOTENCY_KEY_RETIRED, 'the session this idempotency key created was deleted');
+    }
+    return [];
+  }
+  return [
+    {
+      type: 'SessionCreated',
+      data: {
+        owner_id: d.owner_id,
+        agent: d.agent,
+        environment_id: d.environment_id,
+        harness: d.harness,
+        title: d.title,
+        metadata: d.metadata,
+        idempotency_key: d.idempotency_key,
+        permission_mode: d.permission_mode,
+      },
+    },
+    { type: 'SandboxRequested', data: { generation: 1, reason: 'startup' } },
+  ];
+}
+
+/** Only the fields that actually change are recorded; an update that changes nothing is a no-op. */
+export function decideUpdateSession(command: SessionCommandOf<'UpdateSession'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: false });
+  const { title, metadata } = command.data;
+  const changedTitle = title !== undefined && title !== state.title;
+  const changedMetadata = Object.entries(metadata ?? {}).filter(([key, value]) =>
+    value === null ? Object.hasOwn(state.metadata, key) : state.metadata[key] !== value,
+  );
+  if (!changedTitle && changedMetadata.length === 0) return [];
+  return [
+    {
+      type: 'SessionUpdated',
+      data: {
+        ...(changedTitle ? { title } : {}),
+        ...(changedMetadata.length > 0 ? { metadata: Object.fromEntries(changedMetadata) } : {}),
+      },
+    },
+  ];
+}
+
+/** Releases the sandbox. Accepts a TERMINATED session (the outcome is idempotent), refuses DELETED. */
+export function decideTerminateSession(command: SessionCommandOf<'TerminateSession'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: false });
+  if (state.lifecycle === 'TERMINATED') return [];
+  return [
+    ...failActiveTurn(state, 'the session was terminated'),
+    { type: 'SessionTerminated', data: { sandbox_id: state.sandbox?.sandbox_id ?? null } },
+  ];
+}
+
+/**
+ * Ends the harness conversation: the next turn starts a fresh one instead of resuming. Refused while
+ * a turn is active (interrupt it first), like every command that takes the conversation offline.
+ */
+export function decideEndConversation(command: SessionCommandOf<'EndConversation'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: false });
+  if (state.current_turn !== null) {
+    throw new IllegalStateError(ErrorCodes.SESSION_BUSY, 'a turn is active; interrupt it before ending the conversation', {
+      turn_id: state.current_turn.id,
+    });
+  }
+  if (state.conversation_ended) return [];
+  return [{ type: 'ConversationEnded', data: {} }];
+}
+
+/** Archive refuses TERMINATED and DELETED sessions (the seed pins both); archiving twice is a no-op. */
+export function decideArchiveSession(command: SessionCommandOf<'ArchiveSession'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
+  if (state.archived) return [];
+  return [...failActiveTurn(state, 'the session was archived'), { type: 'SessionArchived', data: {} }];
+}
+
+/** Delete accepts any state; deleting a DELETED session is a well-formed no-op. */
+export function decideDeleteSession(command: SessionCommandOf<'DeleteSession'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: false, rejectDeleted: false });
+  if (state.lifecycle === 'DELETED') return [];
+  return [...failActiveTurn(state, 'the session was deleted'), { type: 'SessionDeleted', data: {} }];
+}
+
+/** Recorded even without a runtime; refused while CREATING, TERMINATED or DELETED. */
+export function decideSetPermissionMode(command: SessionCommandOf<'SetPermissionMode'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true, rejectCreating: true });
+  if (state.permission_mode === command.data.mode) return [];
+  return [{ type: 'PermissionModeSet', data: { mode: command.data.mode } }];
+}
+
+/** An error the user should see. Nobody can read a DELETED session, so there it is dropped. */
+export function decideRaiseSessionError(command: SessionCommandOf<'RaiseSessionError'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  if (state.lifecycle === 'DELETED') return [];
+  return [
+    {
+      type: 'SessionErrorRaised',
+      data: { turn_id: state.current_turn?.id ?? null, error_type: command.data.error_type, message: command.data.message, retry_status: command.data.retry_status },
+    },
+  ];
+}

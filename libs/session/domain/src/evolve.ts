@@ -1,0 +1,205 @@
+import type { SessionEvent } from '@berth/contracts';
+import type { CurrentTurn, SessionState } from './state';
+
+/**
+ * Folds one event into the state. Total: an event that does not fit the state (e.g. a turn event
+ * for another turn) leaves the state as it was, so replaying any journal never throws.
+ * Recorded events carry `id` and `occurred_at`; when present they stamp the tool-use id map and the
+ * timestamps.
+ */
+export function evolve(state: SessionState, event: SessionEvent): SessionState {
+  const next = apply(state, event);
+  const at = 'occurred_at' in event && typeof event.occurred_at === 'string' ? event.occurred_at : null;
+  if (at === null) return next;
+  const archived_at = event.type === 'SessionArchived' && state.archived_at === null ? at : next.archived_at;
+  return { ...next, created_at: next.created_at ?? at, updated_at: at, archived_at };
+}
+
+const eventIdOf = (event: SessionEvent): string | null => ('id' in event && typeof event.id === 'string' ? event.id : null);
+
+function onTurn(state: SessionState, turnId: string, change: (turn: CurrentTurn) => CurrentTurn): SessionState {
+  const turn = state.current_turn;
+  if (turn === null || turn.id !== turnId) return state;
+  return { ...state, current_turn: change(turn) };
+}
+
+/** Agent output for the current turn: advances the offset watermark and marks delivery. */
+const recordOutput = (state: SessionState, turnId: string, offset: number, extra: Partial<CurrentTurn> = {}): SessionState =>
+  onTurn(state, turnId, (t) => ({ ...t, ...extra, last_offset: Math.max(t.last_offset, offset), delivery: 'RECEIVED' }));
+
+function apply(state: SessionState, event: SessionEvent): SessionState {
+  switch (event.type) {
+    case 'SessionCreated': {
+      const d = event.data;
+      return {
+        ...state,
+        exists: true,
+        owner_id: d.owner_id,
+        agent: d.agent,
+        environment_id: d.environment_id,
+        harness: d.harness,
+        title: d.title,
+        metadata: d.metadata,
+        idempotency_key: d.idempotency_key,
+        permission_mode: d.permission_mode,
+        lifecycle: 'CREATING',
+      };
+    }
+    case 'SessionUpdated': {
+      const metadata: Record<string, string> = { ...state.metadata };
+      for (const [key, value] of Object.entries(event.data.metadata ?? {})) {
+        if (value === null) delete metadata[key];
+        else metadata[key] = value;
+      }
+      return { ...state, title: event.data.title === undefined ? state.title : event.data.title, metadata };
+    }
+    case 'UserMessageReceived':
+      return event.data.queued ? { ...state, queued: [...state.queued, { turn_id: event.data.turn_id, content: event.data.content }] } : state;
+    case 'TurnStarted':
+      return {
+        ...state,
+        conversation: 'RUNNING',
+        conversation_ended: false,
+        queued: state.queued.filter((q) => q.turn_id !== event.data.turn_id),
+        current_turn: {
+          id: event.data.turn_id,
+          status: 'RUNNING',
+          recovery_phase: null,
+          delivery: 'NOT_RECEIVED',
+          last_offset: -1,
+          pending_confirmations: [],
+          confirmed: [],
+          tool_use_event_ids: {},
+        },
+      };
+    case 'AgentMessageRecorded':
+    case 'AgentThinkingRecorded':
+    case 'AgentToolResultRecorded':
+      return recordOutput(state, event.data.turn_id, event.data.offset);
+    case 'AgentToolUseRecorded': {
+      const id = eventIdOf(event);
+      const turn = state.current_turn;
+      if (turn === null || turn.id !== event.data.turn_id) return state;
+      const ids = id === null ? turn.tool_use_event_ids : { ...turn.tool_use_event_ids, [event.data.harness_tool_use_id]: id };
+      return recordOutput(state, event.data.turn_id, event.data.offset, { tool_use_event_ids: ids });
+    }
+    case 'UsageRecorded':
+      return { ...recordOutput(state, event.data.turn_id, event.data.offset), usage: event.data.usage };
+    case 'HarnessSessionRecorded':
+      return { ...state, harness_session_id: event.data.harness_session_id };
+    case 'TurnAwaitingConfirmation': {
+      const next = onTurn(state, event.data.turn_id, (t) => ({ ...t, status: 'AWAITING_CONFIRMATION', pending_confirmations: event.data.event_ids }));
+      return next === state ? state : { ...next, conversation: 'WAITING_INPUT' };
+    }
+    case 'ToolUseConfirmed':
+      return onTurn(state, event.data.turn_id, (t) => ({
+        ...t,
+        pending_confirmations: t.pending_confirmations.filter((id) => id !== event.data.tool_use_event_id),
+        confirmed: [...t.confirmed, event.data.tool_use_event_id],
+      }));
+    case 'TurnResumed': {
+      const next = onTurn(state, event.data.turn_id, (t) => ({ ...t, status: 'RUNNING', pending_confirmations: [] }));
+      return next === state ? state : { ...next, conversation: 'RUNNING' };
+    }
+    case 'InterruptRequested': {
+      if (event.data.turn_id === null) return state;
+      const next = onTurn(state, event.data.turn_id, (t) => ({ ...t, status: 'INTERRUPTING' }));
+      return next === state ? state : { ...next, conversation: 'INTERRUPTING' };
+    }
+    case 'TurnCompleted':
+    case 'TurnFailed': {
+      if (state.current_turn?.id !== event.data.turn_id) return state;
+      const failed = event.type === 'TurnFailed';
+      return {
+        ...state,
+        conversation: 'IDLE',
+        current_turn: null,
+        last_turn: {
+          id: event.data.turn_id,
+          status: failed ? 'FAILED' : 'COMPLETED',
+          failure_reason: failed ? event.data.reason : null,
+          interrupted: !failed && event.data.interrupted,
+        },
+      };
+    }
+    case 'TurnTranscriptPending':
+      return onTurn(state, event.data.turn_id, (t) => ({ ...t, recovery_phase: 'TRANSCRIPT_PENDING' }));
+    case 'TurnRecovered':
+      return onTurn(state, event.data.turn_id, (t) => ({ ...t, recovery_phase: null }));
+    case 'SandboxRequested':
+      return {
+        ...state,
+        sandbox_request: { generation: event.data.generation, reason: event.data.reason },
+        last_generation: Math.max(state.last_generation, event.data.generation),
+      };
+    case 'SandboxBound':
+      return {
+        ...state,
+        lifecycle: state.lifecycle === 'CREATING' ? 'READY' : state.lifecycle,
+        sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at },
+        sandbox_request: null,
+        runtime_unavailable: false,
+      };
+    case 'SandboxStartFailed':
+      return {
+        ...state,
+        lifecycle: state.lifecycle === 'CREATING' ? 'READY' : state.lifecycle,
+        sandbox_request: state.sandbox_request?.generation === event.data.generation ? null : state.sandbox_request,
+        runtime_unavailable: state.sandbox === null ? true : state.runtime_unavailable,
+      };
+    case 'SandboxLost':
+      return state.sandbox?.sandbox_id === event.data.sandbox_id && state.sandbox.generation === event.data.generation
+        ? { ...state, sandbox: null, runtime_unavailable: true }
+        : state;
+    case 'SessionRecovered': {
+      const { outcome } = event.data;
+      if (outcome === 'manual-recovery-required') {
+        return {
+          ...state,
+          lifecycle: 'RECOVERY_REQUIRED',
+          recovery_policy: event.data.policy ?? state.recovery_policy,
+          recovery_reason: event.data.reason,
+          last_recovery: outcome,
+        };
+      }
+      const rebuilding = outcome !== 'reattached';
+      return {
+        ...state,
+        lifecycle: 'READY',
+        recovery_reason: null,
+        last_recovery: outcome,
+        runtime_unavailable: rebuilding ? true : state.runtime_unavailable,
+        sandbox: rebuilding ? null : state.sandbox,
+      };
+    }
+    case 'SessionTerminated':
+      return { ...released(state), lifecycle: 'TERMINATED' };
+    case 'ConversationEnded':
+      return {
+        ...state,
+        harness_session_id: null,
+        conversation_ended: true,
+        lifecycle: state.lifecycle === 'RECOVERY_REQUIRED' ? 'READY' : state.lifecycle,
+        recovery_reason: null,
+      };
+    case 'SessionArchived':
+      return { ...released(state), archived: true };
+    case 'SessionDeleted':
+      return { ...released(state), lifecycle: 'DELETED' };
+    case 'PermissionModeSet':
+      return { ...state, permission_mode: event.data.mode };
+    case 'SessionErrorRaised':
+      return state;
+  }
+}
+
+/** The sandbox is given back and nothing waits to run: what terminate, archive and delete share. */
+const released = (state: SessionState): SessionState => ({
+  ...state,
+  sandbox: null,
+  sandbox_request: null,
+  runtime_unavailable: true,
+  queued: [],
+  current_turn: null,
+  conversation: 'IDLE',
+});

@@ -1,0 +1,70 @@
+import type { Usage } from '@berth/contracts';
+import type { ConversationState, Lifecycle, SandboxBinding, SessionState, TurnRecoveryPhase, TurnStatus } from '../state';
+import { deriveRecoveryFields, type RecoveryFields } from './recovery-fields';
+
+/** Managed Agents session statuses. */
+export type PublicStatus = 'idle' | 'running' | 'rescheduling' | 'terminated';
+
+export type StopReason =
+  | Readonly<{ type: 'end_turn' }>
+  | Readonly<{ type: 'requires_action'; event_ids: readonly string[] }>
+  | Readonly<{ type: 'retries_exhausted' }>;
+
+export type SessionView = Readonly<{
+  status: PublicStatus;
+  /** Why the session is idle; null while it is not idle or before its first turn. */
+  stop_reason: StopReason | null;
+  lifecycle: Lifecycle;
+  archived: boolean;
+  conversation: ConversationState;
+  runtime_unavailable: boolean;
+  recovery: RecoveryFields;
+  usage: Usage;
+  turn: Readonly<{ id: string; status: TurnStatus; recovery_phase: TurnRecoveryPhase | null; pending_confirmations: readonly string[] }> | null;
+  queued_messages: number;
+  sandbox: SandboxBinding | null;
+  permission_mode: SessionState['permission_mode'];
+  harness: Readonly<{ kind: SessionState['harness']; session_id: string | null }>;
+}>;
+
+/**
+ * The one derivation from session state to what the API shows:
+ * - TERMINATED / DELETED → `terminated`;
+ * - RECOVERY_REQUIRED → `idle` with `retries_exhausted` (recovery needs a human; `recovery` says why);
+ * - a turn waiting for tool confirmations → `idle` with `requires_action` and their event ids;
+ * - a turn whose sandbox died and whose transcript is being recovered → `rescheduling`;
+ * - any other active turn → `running`;
+ * - no turn → `idle`, `end_turn` after a completed (or interrupted) turn, `retries_exhausted` after a failed one.
+ */
+export function deriveStatus(state: SessionState): Readonly<{ status: PublicStatus; stop_reason: StopReason | null }> {
+  if (state.lifecycle === 'TERMINATED' || state.lifecycle === 'DELETED') return { status: 'terminated', stop_reason: null };
+  if (state.lifecycle === 'RECOVERY_REQUIRED') return { status: 'idle', stop_reason: { type: 'retries_exhausted' } };
+  const turn = state.current_turn;
+  if (turn !== null) {
+    if (turn.status === 'AWAITING_CONFIRMATION') {
+      return { status: 'idle', stop_reason: { type: 'requires_action', event_ids: turn.pending_confirmations } };
+    }
+    if (turn.recovery_phase === 'TRANSCRIPT_PENDING') return { status: 'rescheduling', stop_reason: null };
+    return { status: 'running', stop_reason: null };
+  }
+  if (state.last_turn === null) return { status: 'idle', stop_reason: null };
+  return { status: 'idle', stop_reason: state.last_turn.status === 'FAILED' ? { type: 'retries_exhausted' } : { type: 'end_turn' } };
+}
+
+export function deriveSessionView(state: SessionState): SessionView {
+  const turn = state.current_turn;
+  return {
+    ...deriveStatus(state),
+    lifecycle: state.lifecycle,
+    archived: state.archived,
+    conversation: state.conversation,
+    runtime_unavailable: state.runtime_unavailable,
+    recovery: deriveRecoveryFields(state.lifecycle, state),
+    usage: state.usage,
+    turn: turn === null ? null : { id: turn.id, status: turn.status, recovery_phase: turn.recovery_phase, pending_confirmations: turn.pending_confirmations },
+    queued_messages: state.queued.length,
+    sandbox: state.sandbox,
+    permission_mode: state.permission_mode,
+    harness: { kind: state.harness, session_id: state.harness_session_id },
+  };
+}

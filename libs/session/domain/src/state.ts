@@ -1,0 +1,117 @@
+import type { ContentBlock, EventData, HarnessKind, PermissionMode, TurnFailureReason, Usage } from '@berth/contracts';
+
+/** Where the session is in its life. Sandbox death is NOT a lifecycle state: see `runtime_unavailable`. */
+export type Lifecycle = 'CREATING' | 'READY' | 'RECOVERY_REQUIRED' | 'TERMINATED' | 'DELETED';
+
+/** What the conversation is doing right now. */
+export type ConversationState = 'IDLE' | 'RUNNING' | 'WAITING_INPUT' | 'INTERRUPTING';
+
+export type TurnStatus = 'RUNNING' | 'AWAITING_CONFIRMATION' | 'INTERRUPTING';
+
+/** Set when the turn's harness stopped without a terminal: the reconciler must recover its transcript. */
+export type TurnRecoveryPhase = 'TRANSCRIPT_PENDING';
+
+/** NOT_RECEIVED until the harness produced its first output for the turn. */
+export type DeliveryState = 'NOT_RECEIVED' | 'RECEIVED';
+
+export type CurrentTurn = Readonly<{
+  id: string;
+  status: TurnStatus;
+  recovery_phase: TurnRecoveryPhase | null;
+  delivery: DeliveryState;
+  /** Highest harness output offset already recorded; -1 before any output. */
+  last_offset: number;
+  /** `agent.tool_use` event ids waiting for `user.tool_confirmation`. */
+  pending_confirmations: readonly string[];
+  confirmed: readonly string[];
+  /** Harness tool-use id (e.g. `toolu_…`) → public event id of its `agent.tool_use`. */
+  tool_use_event_ids: Readonly<Record<string, string>>;
+}>;
+
+export type LastTurn = Readonly<{ id: string; status: 'COMPLETED' | 'FAILED'; failure_reason: TurnFailureReason | null; interrupted: boolean }>;
+
+export type QueuedMessage = Readonly<{ turn_id: string; content: readonly ContentBlock[] }>;
+
+export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
+
+export type SandboxRequest = Readonly<{ generation: number; reason: 'startup' | 'rebuild' | 'recover' }>;
+
+export type RecoveryPolicy = 'auto' | 'manual';
+
+export type RecoveryOutcome = EventData<'SessionRecovered'>['outcome'];
+
+export type SessionState = Readonly<{
+  exists: boolean;
+  owner_id: string;
+  agent: Readonly<{ id: string; version: number }>;
+  environment_id: string;
+  harness: HarnessKind;
+  title: string | null;
+  metadata: Readonly<Record<string, string>>;
+  idempotency_key: string | null;
+  lifecycle: Lifecycle;
+  archived: boolean;
+  archived_at: string | null;
+  conversation: ConversationState;
+  current_turn: CurrentTurn | null;
+  last_turn: LastTurn | null;
+  queued: readonly QueuedMessage[];
+  /** The live sandbox, or null when none is bound. */
+  sandbox: SandboxBinding | null;
+  /** The sandbox is gone; the next message (or a recover) rebuilds it. The session stays READY. */
+  runtime_unavailable: boolean;
+  /** A sandbox start the kernel asked for and nobody has bound yet. */
+  sandbox_request: SandboxRequest | null;
+  /** Highest generation ever requested; the next request uses this + 1. */
+  last_generation: number;
+  recovery_policy: RecoveryPolicy;
+  /** Why recovery needs a human, persisted by the recover pass (only meaningful in RECOVERY_REQUIRED). */
+  recovery_reason: string | null;
+  last_recovery: RecoveryOutcome | null;
+  permission_mode: PermissionMode;
+  /** The harness's own session id, used to resume the conversation in a new sandbox. */
+  harness_session_id: string | null;
+  conversation_ended: boolean;
+  usage: Usage;
+  created_at: string | null;
+  updated_at: string | null;
+}>;
+
+export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+export const initialState = (): SessionState => ({
+  exists: false,
+  owner_id: '',
+  agent: { id: '', version: 0 },
+  environment_id: '',
+  harness: 'claude-code',
+  title: null,
+  metadata: {},
+  idempotency_key: null,
+  lifecycle: 'CREATING',
+  archived: false,
+  archived_at: null,
+  conversation: 'IDLE',
+  current_turn: null,
+  last_turn: null,
+  queued: [],
+  sandbox: null,
+  runtime_unavailable: false,
+  sandbox_request: null,
+  last_generation: 0,
+  recovery_policy: 'auto',
+  recovery_reason: null,
+  last_recovery: null,
+  permission_mode: 'always_allow',
+  harness_session_id: null,
+  conversation_ended: false,
+  usage: ZERO_USAGE,
+  created_at: null,
+  updated_at: null,
+});
+
+/** The turn is active (running, waiting for a confirmation or being interrupted). */
+export const hasActiveTurn = (state: SessionState): boolean => state.current_turn !== null;
+
+/** The current turn lost its harness mid-flight and its transcript must be recovered. */
+export const turnNeedsRecovery = (state: SessionState): boolean => state.current_turn?.recovery_phase === 'TRANSCRIPT_PENDING';
