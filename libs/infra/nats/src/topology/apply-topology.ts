@@ -1,0 +1,74 @@
+import {
+  AckPolicy,
+  DeliverPolicy,
+  DiscardPolicy,
+  JetStreamApiError,
+  ReplayPolicy,
+  RetentionPolicy,
+  StorageType,
+  type ConsumerConfig,
+  type JetStreamManager,
+  type StreamConfig,
+} from '@nats-io/jetstream';
+import type { ConsumerDeclaration, StreamDeclaration, Topology } from './topology';
+
+const STREAM_NOT_FOUND = 10059;
+const CONSUMER_NOT_FOUND = 10014;
+
+const isApiError = (e: unknown, code: number): boolean => e instanceof JetStreamApiError && e.code === code;
+
+const retention = { workqueue: RetentionPolicy.Workqueue, limits: RetentionPolicy.Limits, interest: RetentionPolicy.Interest };
+
+function toStreamConfig(s: StreamDeclaration): Partial<StreamConfig> & { name: string } {
+  return {
+    name: s.name,
+    subjects: [...s.subjects],
+    retention: retention[s.retention],
+    storage: s.storage === 'file' ? StorageType.File : StorageType.Memory,
+    num_replicas: s.num_replicas,
+    discard: s.discard === 'old' ? DiscardPolicy.Old : DiscardPolicy.New,
+    duplicate_window: s.duplicate_window,
+    max_age: s.max_age,
+    allow_direct: s.allow_direct,
+  };
+}
+
+function toConsumerConfig(c: ConsumerDeclaration): Partial<ConsumerConfig> {
+  const { filter_subjects, filter_subject, backoff, ...rest } = c.config;
+  return {
+    ...rest,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    replay_policy: ReplayPolicy.Instant,
+    backoff: [...backoff],
+    ...(filter_subject ? { filter_subject } : {}),
+    ...(filter_subjects ? { filter_subjects: [...filter_subjects] } : {}),
+  };
+}
+
+/**
+ * Creates what is missing and updates what exists, so every service can apply the same topology at
+ * start without coordination. A change NATS cannot make in place (e.g. retention) fails loudly.
+ */
+export async function applyTopology(jsm: JetStreamManager, topology: Topology): Promise<void> {
+  for (const stream of topology.streams) {
+    const config = toStreamConfig(stream);
+    try {
+      await jsm.streams.info(stream.name);
+      await jsm.streams.update(stream.name, config);
+    } catch (e) {
+      if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
+      await jsm.streams.add(config);
+    }
+  }
+  for (const consumer of topology.consumers) {
+    const config = toConsumerConfig(consumer);
+    try {
+      await jsm.consumers.info(consumer.stream, consumer.config.durable_name);
+      await jsm.consumers.update(consumer.stream, consumer.config.durable_name, config);
+    } catch (e) {
+      if (!isApiError(e, CONSUMER_NOT_FOUND)) throw e;
+      await jsm.consumers.add(consumer.stream, config);
+    }
+  }
+}

@@ -1,0 +1,150 @@
+import { Consumers, Streams, Subjects, type ConsumerName } from '@berth/contracts';
+
+/** Durations in JetStream configs are nanoseconds. */
+const nanos = (ms: number): number => ms * 1_000_000;
+
+/** A stream as NATS configures it (the same JSON `nats stream add --config` accepts). */
+export type StreamDeclaration = Readonly<{
+  name: string;
+  subjects: readonly string[];
+  retention: 'workqueue' | 'limits' | 'interest';
+  storage: 'file' | 'memory';
+  num_replicas: number;
+  discard: 'old' | 'new';
+  duplicate_window: number;
+  max_age: number;
+  allow_direct: boolean;
+}>;
+
+/** A durable pull consumer as NATS configures it (`nats consumer add --config`). */
+export type ConsumerDeclaration = Readonly<{
+  stream: string;
+  config: Readonly<{
+    durable_name: ConsumerName;
+    description: string;
+    ack_policy: 'explicit';
+    deliver_policy: 'all';
+    replay_policy: 'instant';
+    ack_wait: number;
+    max_deliver: number;
+    backoff: readonly number[];
+    max_ack_pending: number;
+    filter_subjects?: readonly string[];
+    filter_subject?: string;
+  }>;
+}>;
+
+export type Topology = Readonly<{ streams: readonly StreamDeclaration[]; consumers: readonly ConsumerDeclaration[] }>;
+
+/** Redelivery tuning of one consumer; tests shorten it, production keeps the defaults. */
+export type DeliveryTuning = Readonly<{
+  /** Time a delivery may stay unacknowledged before the server redelivers it (first attempt). */
+  ackWaitMs: number;
+  /** Deliveries before a failing message is dead-lettered. Bounded: never an infinite loop. */
+  maxDeliver: number;
+}>;
+
+export const defaultDeliveryTuning: DeliveryTuning = { ackWaitMs: 30_000, maxDeliver: 5 };
+
+export type TopologyOptions = Readonly<{
+  tuning?: Partial<DeliveryTuning>;
+  /** Event subjects each reactor listens to; every event by default. */
+  filters?: Readonly<Partial<Record<'sandboxManager' | 'turnReconciler', readonly string[]>>>;
+}>;
+
+/**
+ * Ack-timeout redelivery schedule: the first entry is the ack wait (the server uses it as such when
+ * a backoff is set), later ones stretch out. It applies only to deliveries that were never
+ * answered (a crashed worker); handler failures nak with their own delay.
+ */
+function ackTimeoutBackoff(t: DeliveryTuning): number[] {
+  const steps = Math.max(1, t.maxDeliver - 1);
+  return Array.from({ length: steps }, (_, i) => nanos(t.ackWaitMs * 2 ** i));
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function berthTopology(options: TopologyOptions = {}): Topology {
+  const tuning: DeliveryTuning = { ...defaultDeliveryTuning, ...options.tuning };
+  const consumer = (
+    stream: string,
+    name: ConsumerName,
+    description: string,
+    filters: readonly string[],
+  ): ConsumerDeclaration => ({
+    stream,
+    config: {
+      durable_name: name,
+      description,
+      ack_policy: 'explicit',
+      deliver_policy: 'all',
+      replay_policy: 'instant',
+      ack_wait: nanos(tuning.ackWaitMs),
+      max_deliver: tuning.maxDeliver,
+      backoff: ackTimeoutBackoff(tuning),
+      max_ack_pending: 1_000,
+      // nats-server 2.9 accepts one filter subject; several need 2.10 `filter_subjects`.
+      ...(filters.length === 1 ? { filter_subject: filters[0] } : { filter_subjects: filters }),
+    },
+  });
+
+  return {
+    streams: [
+      {
+        name: Streams.commands,
+        subjects: [Subjects.allCommands],
+        retention: 'workqueue',
+        storage: 'file',
+        num_replicas: 1,
+        discard: 'old',
+        duplicate_window: nanos(2 * 60 * 1000),
+        max_age: nanos(7 * DAY_MS),
+        allow_direct: false,
+      },
+      {
+        name: Streams.events,
+        subjects: [Subjects.allEvents],
+        retention: 'limits',
+        storage: 'file',
+        num_replicas: 1,
+        discard: 'old',
+        duplicate_window: nanos(2 * 60 * 1000),
+        max_age: nanos(30 * DAY_MS),
+        allow_direct: true,
+      },
+      {
+        name: Streams.deadLetters,
+        subjects: [Subjects.allDeadLetters],
+        retention: 'limits',
+        storage: 'file',
+        num_replicas: 1,
+        discard: 'old',
+        duplicate_window: nanos(2 * 60 * 1000),
+        max_age: nanos(30 * DAY_MS),
+        allow_direct: false,
+      },
+    ],
+    consumers: [
+      consumer(Streams.commands, Consumers.kernel, 'Session kernel: the only writer of session state', [Subjects.allCommands]),
+      consumer(
+        Streams.events,
+        Consumers.sandboxManager,
+        'Sandbox manager: starts, stops and watches sandboxes',
+        options.filters?.sandboxManager ?? [Subjects.allEvents],
+      ),
+      consumer(
+        Streams.events,
+        Consumers.turnReconciler,
+        'Turn reconciler: drives stalled turns to completed or failed',
+        options.filters?.turnReconciler ?? [Subjects.allEvents],
+      ),
+    ],
+  };
+}
+
+/** The declaration of one consumer, e.g. to read its `max_deliver` in the runner. */
+export function consumerDeclaration(topology: Topology, name: ConsumerName): ConsumerDeclaration {
+  const found = topology.consumers.find((c) => c.config.durable_name === name);
+  if (!found) throw new Error(`consumer ${name} is not declared in the topology`);
+  return found;
+}

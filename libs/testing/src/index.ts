@@ -1,0 +1,3 @@
+export * from './nats';
+export * from './model-servers';
+export * from './sandbox';

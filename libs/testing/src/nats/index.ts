@@ -1,0 +1,2 @@
+export * from './nats-server';
+export * from './wait-until';
