@@ -1,0 +1,133 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
+import { parseBody, scrubHeaders, type RecordedRequest } from './recorded-request';
+import { reply, type ScriptedReply } from './scripted-reply';
+
+/**
+ * A model server on 127.0.0.1 that answers generation requests from a queue of scripted replies
+ * (then a default reply) and records every request it receives. Subclasses speak one wire API.
+ */
+export abstract class ScriptedModelServer {
+  private readonly server: Server = createServer((req, res) => void this.receive(req, res));
+  private readonly queue: ScriptedReply[] = [];
+  private fallback: ScriptedReply = reply.text('OK');
+  private readonly recorded: RecordedRequest[] = [];
+
+  /** Every request received, oldest first. */
+  get requests(): readonly RecordedRequest[] {
+    return this.recorded;
+  }
+
+  /** The requests that asked the model to generate (each consumed one scripted reply). */
+  get modelRequests(): readonly RecordedRequest[] {
+    return this.recorded.filter((r) => this.isGeneration(r));
+  }
+
+  /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash, no `/v1`). */
+  get url(): string {
+    const address = this.server.address() as AddressInfo | null;
+    if (address === null) throw new Error('model server is not listening; call start() first');
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => resolve());
+    });
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Queue replies; each generation request takes the next one. */
+  script(...replies: ScriptedReply[]): this {
+    this.queue.push(...replies);
+    return this;
+  }
+
+  /** The reply used once the queue is empty (initially the text "OK"). */
+  setDefaultReply(next: ScriptedReply): this {
+    this.fallback = next;
+    return this;
+  }
+
+  /** How many scripted replies have not been used yet. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves once `count` generation requests arrived; rejects after `timeoutMs`. */
+  async waitForModelRequests(count: number, timeoutMs = 10_000): Promise<readonly RecordedRequest[]> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.modelRequests.length < count) {
+      if (Date.now() > deadline) {
+        throw new Error(`expected ${count} model requests within ${timeoutMs} ms, got ${this.modelRequests.length}`);
+      }
+      await delay(20);
+    }
+    return this.modelRequests;
+  }
+
+  protected nextReply(): ScriptedReply {
+    return this.queue.shift() ?? this.fallback;
+  }
+
+  /** True for requests that consume a scripted reply. */
+  protected abstract isGeneration(request: RecordedRequest): boolean;
+
+  protected abstract respond(request: RecordedRequest, res: ServerResponse): Promise<void>;
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const request: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: scrubHeaders(req.headers),
+      body: parseBody(Buffer.concat(chunks).toString('utf8')),
+      receivedAt: new Date(),
+    };
+    this.recorded.push(request);
+    try {
+      await this.respond(request, res);
+    } catch (error) {
+      // A scripted server must never hang a client: report our own bugs as a 500 the test can see.
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error) } });
+      res.end();
+    }
+  }
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+/** One server-sent event. */
+export interface SseEvent {
+  readonly event: string;
+  readonly data: unknown;
+  /** Pause this long before sending it (slow streams). */
+  readonly delayMs?: number;
+}
+
+/** Streams events as SSE; stops quietly when the client goes away (an interrupted harness). */
+export async function streamSse(res: ServerResponse, events: readonly SseEvent[], headers: Record<string, string> = {}): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers });
+  let gone = false;
+  res.once('close', () => (gone = true));
+  for (const { event, data, delayMs } of events) {
+    if (delayMs) await delay(delayMs);
+    if (gone) return;
+    res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+  res.end();
+}
