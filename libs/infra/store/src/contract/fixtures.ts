@@ -1,0 +1,58 @@
+import { eventIdFor, type RecordedEvent } from '@berth/contracts';
+import type { AgentRecord, EnvironmentRecord, SessionRecord } from '@berth/ports';
+
+/** Builders for contract-suite records: valid shapes, every field overridable. */
+
+export const at = (minute: number): string => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+
+/** Odd seqs are TurnStarted, even seqs TurnCompleted, so type filters have something to pick. */
+export function event(sessionId: string, seq: number, commandId = `cmd_${seq}`, index = 0): RecordedEvent {
+  const meta = { id: eventIdFor(commandId, index), session_id: sessionId, seq, schema_version: 1, command_id: commandId, occurred_at: at(seq) };
+  return seq % 2 === 1
+    ? { ...meta, type: 'TurnStarted', data: { turn_id: `turn_${seq}` } }
+    : { ...meta, type: 'TurnCompleted', data: { turn_id: `turn_${seq - 1}`, interrupted: false } };
+}
+
+/** Events `from..to` of one decision (one command). */
+export const batch = (sessionId: string, from: number, to: number, commandId = `cmd_${from}`): RecordedEvent[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => event(sessionId, from + i, commandId, i));
+
+export const session = (over: Partial<SessionRecord> & { id: string }): SessionRecord => ({
+  owner_id: 'owner_a',
+  agent_id: 'agent_1',
+  agent_version: 1,
+  environment_id: 'env_1',
+  title: null,
+  metadata: {},
+  status: 'idle',
+  view: { usage: { input_tokens: 0, output_tokens: 0 } },
+  last_seq: 1,
+  created_at: at(0),
+  updated_at: at(0),
+  archived_at: null,
+  deleted: false,
+  ...over,
+});
+
+export const agent = (over: Partial<AgentRecord> & { id: string; version: number }): AgentRecord => ({
+  owner_id: 'owner_a',
+  name: `Agent ${over.id}`,
+  config: { model: 'claude-sonnet-4-5', system: `v${over.version}`, tools: [] },
+  created_at: at(0),
+  updated_at: at(over.version),
+  archived_at: null,
+  ...over,
+});
+
+export const environment = (over: Partial<EnvironmentRecord> & { id: string }): EnvironmentRecord => ({
+  owner_id: 'owner_a',
+  name: `Env ${over.id}`,
+  description: null,
+  config: { type: 'cloud', harness: 'claude-code', networking: { type: 'unrestricted' } },
+  metadata: {},
+  created_at: at(0),
+  updated_at: at(0),
+  archived_at: null,
+  deleted: false,
+  ...over,
+});

@@ -1,0 +1,1 @@
+export { describeStoreContract, type StoreFactory, type StoreUnderTest } from './store-contract';

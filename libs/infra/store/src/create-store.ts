@@ -1,0 +1,28 @@
+import { ValidationError } from '@berth/core';
+import type { BerthStore } from '@berth/ports';
+import { MongoStore } from './mongo/mongo-store';
+import { SqliteStore } from './sqlite/sqlite-store';
+
+const USAGE = 'expected sqlite::memory:, sqlite:<path>, sqlite:///<absolute path>, mongodb://… or mongodb+srv://…';
+
+/** Opens the store a URL names. The store is not initialised: call `init()` before use. */
+export function createStore(url: string): BerthStore {
+  const text = typeof url === 'string' ? url.trim() : '';
+  if (text.startsWith('sqlite:')) return new SqliteStore(sqlitePath(text));
+  if (text.startsWith('mongodb://') || text.startsWith('mongodb+srv://')) return new MongoStore(text);
+  throw new ValidationError(`unsupported store URL ${JSON.stringify(redact(text))}: ${USAGE}`, 'store_url');
+}
+
+function sqlitePath(url: string): string {
+  const rest = url.slice('sqlite:'.length);
+  if (rest === ':memory:') return rest;
+  if (rest.startsWith('//')) {
+    if (!rest.startsWith('///') || rest.length === 3) throw new ValidationError(`SQLite URL ${JSON.stringify(url)} needs an absolute path after sqlite:///`, 'store_url');
+    return rest.slice(2);
+  }
+  if (rest === '') throw new ValidationError(`SQLite URL ${JSON.stringify(url)} names no file: ${USAGE}`, 'store_url');
+  return rest;
+}
+
+/** Never echo credentials from a URL into an error message. */
+const redact = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');

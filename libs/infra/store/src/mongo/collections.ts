@@ -1,0 +1,93 @@
+import type { Db, IndexDescription, ObjectId } from 'mongodb';
+
+/**
+ * Document shapes and indexes. Free-form payloads (events, snapshot state, records) are stored as
+ * JSON strings: user data may hold keys MongoDB treats specially (`$…`, dotted), and the string
+ * round-trips byte for byte. Queryable fields sit beside it.
+ */
+export type JournalDoc = {
+  _id: ObjectId;
+  session_id: string;
+  seq: number;
+  type: string;
+  command_id: string;
+  occurred_at: string;
+  published: boolean;
+  body: string;
+};
+
+/** Per-session commit point of the journal (see MongoJournal). */
+export type JournalHeadDoc = { _id: string; last_seq: number; pending?: { batch: string; docs: JournalDoc[] } };
+
+export type SnapshotDoc = { _id: string; version: number; state: string; updated_at: string };
+
+export type SessionDoc = {
+  _id: string;
+  owner_id: string;
+  agent_id: string;
+  agent_version: number;
+  status: string;
+  created_at: string;
+  archived: boolean;
+  deleted: boolean;
+  last_seq: number;
+  record: string;
+};
+
+export type AgentDoc = {
+  _id: string;
+  owner_id: string;
+  latest_version: number;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  /** The latest version's record, so lists need not load every version. */
+  latest: string;
+  versions: { version: number; record: string }[];
+};
+
+export type EnvironmentDoc = { _id: string; owner_id: string; created_at: string; archived: boolean; deleted: boolean; record: string };
+
+/** `_id` is `<owner_id>:<key>`; owner ids are safe tokens, so the join is unambiguous. */
+export type IdempotencyDoc = { _id: string; owner_id: string; key: string; subject: string; session_id: string; created_at: string };
+
+export type ApiKeyDoc = { _id: string; owner_id: string; prefix: string; hash: string; name: string; created_at: string; revoked_at: string | null };
+
+export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: string; offset: number; bytes: number; data: string };
+
+export const collectionsOf = (db: Db) => ({
+  journal: db.collection<JournalDoc>('journal'),
+  heads: db.collection<JournalHeadDoc>('journal_heads'),
+  snapshots: db.collection<SnapshotDoc>('snapshots'),
+  sessions: db.collection<SessionDoc>('sessions'),
+  agents: db.collection<AgentDoc>('agents'),
+  environments: db.collection<EnvironmentDoc>('environments'),
+  idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
+  apiKeys: db.collection<ApiKeyDoc>('api_keys'),
+  transcripts: db.collection<TranscriptChunkDoc>('transcript_chunks'),
+});
+export type Collections = ReturnType<typeof collectionsOf>;
+
+export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescription[]>>> = {
+  journal: [
+    { key: { session_id: 1, seq: 1 }, name: 'session_seq', unique: true },
+    { key: { session_id: 1, command_id: 1, seq: 1 }, name: 'session_command' },
+    // The outbox: only unpublished events are indexed, in insertion (_id) order.
+    { key: { published: 1, _id: 1 }, name: 'unpublished', partialFilterExpression: { published: false } },
+  ],
+  heads: [{ key: { 'pending.batch': 1 }, name: 'pending', sparse: true }],
+  sessions: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
+  agents: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
+  environments: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
+  apiKeys: [
+    { key: { prefix: 1 }, name: 'prefix', unique: true },
+    { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
+  ],
+  transcripts: [{ key: { session_id: 1, path: 1, offset: 1 }, name: 'session_path_offset', unique: true }],
+};
+
+export async function ensureIndexes(collections: Collections): Promise<void> {
+  for (const [name, indexes] of Object.entries(INDEXES) as [keyof Collections, IndexDescription[]][]) {
+    await collections[name].createIndexes(indexes);
+  }
+}

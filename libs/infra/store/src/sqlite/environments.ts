@@ -1,0 +1,35 @@
+import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
+import { checkLimit, orderOf, pageOf } from '../shared/paging';
+import { keysetPage } from './keyset';
+import type { SqliteDb } from './sqlite-db';
+
+const recordOf = (row: unknown): EnvironmentRecord | null => (row ? (JSON.parse((row as { record: string }).record) as EnvironmentRecord) : null);
+
+export class SqliteEnvironments implements EnvironmentStore {
+  constructor(private readonly db: SqliteDb) {}
+
+  async put(env: EnvironmentRecord): Promise<void> {
+    this.db
+      .stmt(
+        `INSERT INTO environments (id, owner_id, created_at, archived, deleted, record) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, archived = excluded.archived,
+           deleted = excluded.deleted, record = excluded.record
+         WHERE environments.owner_id = excluded.owner_id`,
+      )
+      .run(env.id, env.owner_id, env.created_at, env.archived_at === null ? 0 : 1, env.deleted ? 1 : 0, JSON.stringify(env));
+  }
+
+  async get(ownerId: string, id: string): Promise<EnvironmentRecord | null> {
+    return recordOf(this.db.stmt('SELECT record FROM environments WHERE id = ? AND owner_id = ?').get(id, ownerId));
+  }
+
+  async list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<EnvironmentRecord>> {
+    const limit = checkLimit(query.limit);
+    const order = orderOf(query.order);
+    const page = keysetPage('environments', order, query.page);
+    const where = ['owner_id = ?', 'deleted = 0', ...page.where];
+    if (!query.include_archived) where.push('archived = 0');
+    const rows = this.db.stmt(`SELECT record FROM environments WHERE ${where.join(' AND ')} ${page.orderBy} LIMIT ?`).all(ownerId, ...page.params, limit + 1);
+    return pageOf('environments', order, limit, rows.map((r) => recordOf(r) as EnvironmentRecord), (e) => [e.created_at, e.id]);
+  }
+}

@@ -1,0 +1,86 @@
+import { ConcurrencyError } from '@berth/core';
+import type { RecordedEvent } from '@berth/contracts';
+import type { JournalQuery, SessionJournal } from '@berth/ports';
+import { batchRange, gapError } from '../shared/checks';
+import { checkLimit } from '../shared/paging';
+import { isConstraintError, type SqliteDb } from './sqlite-db';
+
+type BodyRow = { body: string };
+const parse = (rows: unknown[]): RecordedEvent[] => (rows as BodyRow[]).map((r) => JSON.parse(r.body) as RecordedEvent);
+
+export class SqliteJournal implements SessionJournal {
+  constructor(private readonly db: SqliteDb) {}
+
+  async appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
+    const range = batchRange(sessionId, events);
+    if (!range) return;
+    const insert = this.db.stmt(
+      'INSERT INTO journal (session_id, seq, type, command_id, occurred_at, body) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    try {
+      this.db.write(() => {
+        const last = this.last(sessionId);
+        if (range.from <= last) throw this.conflict(sessionId, range.from, last);
+        if (range.from > last + 1) throw gapError(sessionId, range.from, last);
+        for (const e of events) insert.run(sessionId, e.seq, e.type, e.command_id, e.occurred_at, JSON.stringify(e));
+      });
+    } catch (e) {
+      // Another process on the same file can only win between our read and insert if it bypassed
+      // the write lock; the primary key still turns that into a conflict, and the rollback drops the batch.
+      if (isConstraintError(e)) throw this.conflict(sessionId, range.from, this.last(sessionId));
+      throw e;
+    }
+  }
+
+  async readEvents(sessionId: string, query: JournalQuery = {}): Promise<RecordedEvent[]> {
+    const where = ['session_id = ?'];
+    const params: unknown[] = [sessionId];
+    if (query.afterSeq !== undefined) {
+      where.push('seq > ?');
+      params.push(query.afterSeq);
+    }
+    if (query.beforeSeq !== undefined) {
+      where.push('seq < ?');
+      params.push(query.beforeSeq);
+    }
+    if (query.types) {
+      if (query.types.length === 0) return [];
+      where.push(`type IN (${query.types.map(() => '?').join(', ')})`);
+      params.push(...query.types);
+    }
+    let sql = `SELECT body FROM journal WHERE ${where.join(' AND ')} ORDER BY seq ${query.order === 'desc' ? 'DESC' : 'ASC'}`;
+    if (query.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(checkLimit(query.limit));
+    }
+    return parse(this.db.stmt(sql).all(...params));
+  }
+
+  async lastSeq(sessionId: string): Promise<number> {
+    return this.last(sessionId);
+  }
+
+  async eventsOfCommand(sessionId: string, commandId: string): Promise<RecordedEvent[]> {
+    return parse(this.db.stmt('SELECT body FROM journal WHERE session_id = ? AND command_id = ? ORDER BY seq').all(sessionId, commandId));
+  }
+
+  async unpublished(limit: number): Promise<RecordedEvent[]> {
+    return parse(this.db.stmt('SELECT body FROM journal WHERE published = 0 ORDER BY rowid LIMIT ?').all(checkLimit(limit)));
+  }
+
+  async markPublished(sessionId: string, seqs: readonly number[]): Promise<void> {
+    const mark = this.db.stmt('UPDATE journal SET published = 1 WHERE session_id = ? AND seq = ? AND published = 0');
+    this.db.write(() => {
+      for (const seq of seqs) mark.run(sessionId, seq);
+    });
+  }
+
+  private last(sessionId: string): number {
+    const row = this.db.stmt('SELECT MAX(seq) AS last FROM journal WHERE session_id = ?').get(sessionId) as { last: number | null };
+    return row.last ?? 0;
+  }
+
+  private conflict(sessionId: string, from: number, last: number): ConcurrencyError {
+    return new ConcurrencyError(`session ${sessionId}: seq ${from} is already taken (last seq ${last})`);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The SQLite schema. Queryable fields are columns; the record itself is a JSON column so the port
+ * types can grow without migrations. Every statement is idempotent (init runs at each start).
+ */
+export const SQLITE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS journal (
+  session_id  TEXT    NOT NULL,
+  seq         INTEGER NOT NULL,
+  type        TEXT    NOT NULL,
+  command_id  TEXT    NOT NULL,
+  occurred_at TEXT    NOT NULL,
+  published   INTEGER NOT NULL DEFAULT 0,
+  body        TEXT    NOT NULL,
+  PRIMARY KEY (session_id, seq)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS journal_by_command ON journal (session_id, command_id, seq);
+-- The outbox: only unpublished rows are indexed, in insertion (rowid) order.
+CREATE INDEX IF NOT EXISTS journal_unpublished ON journal (published) WHERE published = 0;
+
+CREATE TABLE IF NOT EXISTS snapshots (
+  session_id TEXT    PRIMARY KEY,
+  version    INTEGER NOT NULL,
+  state      TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS sessions (
+  id            TEXT    PRIMARY KEY,
+  owner_id      TEXT    NOT NULL,
+  agent_id      TEXT    NOT NULL,
+  agent_version INTEGER NOT NULL,
+  status        TEXT    NOT NULL,
+  created_at    TEXT    NOT NULL,
+  archived      INTEGER NOT NULL,
+  deleted       INTEGER NOT NULL,
+  last_seq      INTEGER NOT NULL,
+  record        TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_by_owner ON sessions (owner_id, created_at, id);
+
+CREATE TABLE IF NOT EXISTS agents (
+  id             TEXT    PRIMARY KEY,
+  owner_id       TEXT    NOT NULL,
+  latest_version INTEGER NOT NULL,
+  created_at     TEXT    NOT NULL,
+  updated_at     TEXT    NOT NULL,
+  archived_at    TEXT
+);
+CREATE INDEX IF NOT EXISTS agents_by_owner ON agents (owner_id, created_at, id);
+CREATE TABLE IF NOT EXISTS agent_versions (
+  id      TEXT    NOT NULL,
+  version INTEGER NOT NULL,
+  record  TEXT    NOT NULL,
+  PRIMARY KEY (id, version)
+);
+
+CREATE TABLE IF NOT EXISTS environments (
+  id         TEXT    PRIMARY KEY,
+  owner_id   TEXT    NOT NULL,
+  created_at TEXT    NOT NULL,
+  archived   INTEGER NOT NULL,
+  deleted    INTEGER NOT NULL,
+  record     TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS environments_by_owner ON environments (owner_id, created_at, id);
+
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  owner_id   TEXT NOT NULL,
+  key        TEXT NOT NULL,
+  subject    TEXT NOT NULL,
+  session_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (owner_id, key)
+);
+
+CREATE TABLE IF NOT EXISTS api_keys (
+  id         TEXT PRIMARY KEY,
+  owner_id   TEXT NOT NULL,
+  prefix     TEXT NOT NULL UNIQUE,
+  hash       TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE INDEX IF NOT EXISTS api_keys_by_owner ON api_keys (owner_id, created_at);
+
+CREATE TABLE IF NOT EXISTS transcript_chunks (
+  session_id TEXT    NOT NULL,
+  path       TEXT    NOT NULL,
+  "offset"   INTEGER NOT NULL,
+  bytes      INTEGER NOT NULL,
+  data       TEXT    NOT NULL,
+  PRIMARY KEY (session_id, path, "offset")
+);
+`;

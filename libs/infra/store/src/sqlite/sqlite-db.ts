@@ -1,0 +1,52 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { SQLITE_SCHEMA } from './schema';
+
+export type SqliteOptions = Readonly<{
+  /**
+   * `full` (default) fsyncs the WAL at each commit: an acknowledged append survives power loss.
+   * `normal` survives process crashes only, for tests and throwaway stores.
+   */
+  synchronous?: 'full' | 'normal';
+  busyTimeoutMs?: number;
+}>;
+
+/** One better-sqlite3 connection and its prepared statements, compiled once on first use. */
+export class SqliteDb {
+  readonly raw: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(readonly path: string, options: SqliteOptions = {}) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.raw = new Database(path);
+    this.raw.pragma('journal_mode = WAL');
+    this.raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    this.raw.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  }
+
+  migrate(): void {
+    this.raw.exec(SQLITE_SCHEMA);
+  }
+
+  stmt(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.raw.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before the first read. */
+  write<T>(fn: () => T): T {
+    return this.raw.transaction(fn).immediate();
+  }
+
+  close(): void {
+    if (this.raw.open) this.raw.close();
+  }
+}
+
+export const isConstraintError = (e: unknown): boolean =>
+  typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string' && (e as { code: string }).code.startsWith('SQLITE_CONSTRAINT');

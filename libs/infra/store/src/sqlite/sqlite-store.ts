@@ -1,0 +1,47 @@
+import type { BerthStore } from '@berth/ports';
+import { SqliteAgents } from './agents';
+import { SqliteApiKeys } from './api-keys';
+import { SqliteEnvironments } from './environments';
+import { SqliteIdempotencyKeys } from './idempotency';
+import { SqliteJournal } from './journal';
+import { SqliteSessions } from './sessions';
+import { SqliteSnapshots } from './snapshots';
+import { SqliteDb, type SqliteOptions } from './sqlite-db';
+import { SqliteTranscripts } from './transcripts';
+
+/**
+ * The embedded store: one SQLite file (or `:memory:`) in WAL mode. better-sqlite3 is synchronous,
+ * so each operation is one uninterrupted transaction on this connection; other processes on the
+ * same file are serialised by SQLite's write lock (busy_timeout waits for it).
+ */
+export class SqliteStore implements BerthStore {
+  private readonly db: SqliteDb;
+  readonly journal: SqliteJournal;
+  readonly snapshots: SqliteSnapshots;
+  readonly sessions: SqliteSessions;
+  readonly agents: SqliteAgents;
+  readonly environments: SqliteEnvironments;
+  readonly idempotency: SqliteIdempotencyKeys;
+  readonly apiKeys: SqliteApiKeys;
+  readonly transcripts: SqliteTranscripts;
+
+  constructor(path: string, options: SqliteOptions = {}) {
+    this.db = new SqliteDb(path, options);
+    this.journal = new SqliteJournal(this.db);
+    this.snapshots = new SqliteSnapshots(this.db);
+    this.sessions = new SqliteSessions(this.db);
+    this.agents = new SqliteAgents(this.db);
+    this.environments = new SqliteEnvironments(this.db);
+    this.idempotency = new SqliteIdempotencyKeys(this.db);
+    this.apiKeys = new SqliteApiKeys(this.db);
+    this.transcripts = new SqliteTranscripts(this.db);
+  }
+
+  async init(): Promise<void> {
+    this.db.migrate();
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
