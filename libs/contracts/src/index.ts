@@ -6,3 +6,4 @@ export * from './subjects';
 export * from './outcome';
 export * from './parse';
 export * from './public-events';
+export * from './queries';

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { TokenSchema } from './tokens';
+
+/**
+ * Request/reply queries the turn-reconciler sends to the sandbox-manager (core NATS on
+ * `Subjects.query('sandbox-manager', SandboxManagerQueries.<name>)`, bounded by a timeout). Every
+ * request names the turn and the sandbox generation it is about: a responder whose sandbox is at
+ * another generation, or that runs another turn, answers with the facts it has and the reconciler
+ * discards them (fencing).
+ */
+export const SandboxManagerQueries = {
+  probe: 'probe',
+  reattachTurn: 'reattach-turn',
+  recoverTurnOutput: 'recover-turn-output',
+  restoreTranscript: 'restore-transcript',
+} as const;
+export type SandboxManagerQuery = (typeof SandboxManagerQueries)[keyof typeof SandboxManagerQueries];
+
+const turnAtGeneration = {
+  session_id: TokenSchema,
+  turn_id: TokenSchema,
+  /** The sandbox generation the caller believes the turn runs in. */
+  generation: z.number().int().nonnegative(),
+};
+
+export const TurnProbeRequestSchema = z.object(turnAtGeneration);
+export type TurnProbeRequest = z.infer<typeof TurnProbeRequestSchema>;
+
+/** What the sandbox-manager can see of one turn, right now. */
+export const TurnProbeFactsSchema = z.object({
+  /** The session's container at that generation: `starting` while the manager is still creating it. */
+  sandbox: z.enum(['running', 'starting', 'exited', 'missing']),
+  harness: z.object({
+    /** The harness process for this turn still runs inside the container. */
+    alive: z.boolean(),
+    /** The sandbox-manager is streaming its output right now (nothing to reattach). */
+    attached: z.boolean(),
+  }),
+  /** The turn's input reached the harness (written to stdin / its input file); null when unknown. */
+  input_delivered: z.boolean().nullable(),
+  /** The turn's output file in the sandbox; null when there is none (or no sandbox to read it from). */
+  output: z
+    .object({
+      /** The file ends with the harness's terminal line (the turn finished inside the sandbox). */
+      complete: z.boolean(),
+      /** Offset of the last output line in the file (same numbering as `RecordAgentOutput.offset`); null when none. */
+      last_offset: z.number().int().nonnegative().nullable(),
+    })
+    .nullable(),
+});
+export type TurnProbeFacts = z.infer<typeof TurnProbeFactsSchema>;
+
+/** The probe's answer: the generation is the one the facts are about (the responder's, not the caller's). */
+export const TurnProbeReplySchema = z.object({ ...turnAtGeneration, facts: TurnProbeFactsSchema });
+export type TurnProbeReply = z.infer<typeof TurnProbeReplySchema>;
+
+/** Reattach to a harness still running: stream its output again from `from_offset` (outputs already journaled are skipped). */
+export const TurnReattachRequestSchema = z.object({ ...turnAtGeneration, from_offset: z.number().int().nonnegative() });
+export type TurnReattachRequest = z.infer<typeof TurnReattachRequestSchema>;
+
+/** Read the finished output file and report outputs `from_offset..through_offset` as `RecordAgentOutput`, then reply. */
+export const TurnOutputRecoveryRequestSchema = z.object({
+  ...turnAtGeneration,
+  from_offset: z.number().int().nonnegative(),
+  through_offset: z.number().int().nonnegative().nullable(),
+});
+export type TurnOutputRecoveryRequest = z.infer<typeof TurnOutputRecoveryRequestSchema>;
+
+/**
+ * The turn's sandbox is gone: check that the transcript mirror restores the harness conversation
+ * (so the next sandbox resumes it with the harness's own resume flag), and reply.
+ */
+export const TranscriptRestoreRequestSchema = z.object({ ...turnAtGeneration, transcript_bytes: z.number().int().nonnegative() });
+export type TranscriptRestoreRequest = z.infer<typeof TranscriptRestoreRequestSchema>;
+
+/**
+ * Outcome of a reattach / output recovery / transcript restore. `failed` is transient (retry);
+ * `impossible` is definitive for this attempt (the harness or file or transcript is not usable).
+ */
+export const TurnEffectReplySchema = z.object({
+  outcome: z.enum(['done', 'failed', 'impossible']),
+  message: z.string().max(4096).default(''),
+});
+export type TurnEffectReply = z.infer<typeof TurnEffectReplySchema>;

@@ -1,0 +1,438 @@
+import fc from 'fast-check';
+import type { TurnReconcileInput } from './inputs';
+import type { TurnReconcileOutput } from './outputs';
+import { defaultReconcilePolicy } from './policy';
+import { facts, journal, observed, settled, SESSION, tick, TURN, workflowSpec } from './testing/turn-fixtures';
+import { turnReconciler } from './turn-reconciler.workflow';
+
+const policy = defaultReconcilePolicy; // probe after 5 s, retry 1 s, pending timeout 5 s, 5 attempts
+const workflow = turnReconciler(policy);
+const spec = workflowSpec(workflow);
+
+/** A session whose sandbox (generation 1) is bound and whose turn 1 has recorded outputs 0..2. */
+function runningTurn() {
+  const j = journal();
+  const history: TurnReconcileInput[] = [
+    j.event('SandboxRequested', { generation: 1, reason: 'startup' }, 0),
+    j.event('SandboxBound', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: true }, 0),
+    j.event('TurnStarted', { turn_id: TURN }, 100),
+    j.event('AgentThinkingRecorded', { turn_id: TURN, offset: 0 }, 200),
+    j.event('AgentMessageRecorded', { turn_id: TURN, offset: 1, content: [{ type: 'text', text: 'working' }] }, 300),
+    j.event('UsageRecorded', { turn_id: TURN, offset: 2, usage: { input_tokens: 1, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }, 400),
+  ];
+  return { j, history };
+}
+
+/** The running turn, silent long enough to be probed; the probe is pending. */
+function probedTurn(extra: (j: ReturnType<typeof journal>) => TurnReconcileInput[] = () => []) {
+  const { j, history } = runningTurn();
+  return { j, history: [...history, ...extra(j), tick(6_000)] };
+}
+
+const effect = (e: Record<string, unknown>): TurnReconcileOutput =>
+  ({ kind: 'effect', session_id: SESSION, turn_id: TURN, generation: 1, ...e }) as TurnReconcileOutput;
+const probe = (): TurnReconcileOutput => effect({ effect: 'probe' });
+const cmd = (type: string, data: object, idStep: string): TurnReconcileOutput =>
+  ({
+    kind: 'command',
+    session_id: SESSION,
+    command_id: `cmd_rc_${TURN}_g1_${idStep}`,
+    command: { type, data: { turn_id: TURN, ...data } },
+  }) as TurnReconcileOutput;
+
+describe('turn reconciler: noticing a turn without progress', () => {
+  it('leaves a turn alone while it is within the silence threshold', () => {
+    spec.given(runningTurn().history).when(tick(5_000)).thenNothing();
+  });
+
+  it('probes a running turn that has been silent for the threshold', () => {
+    spec.given(runningTurn().history).when(tick(5_400)).then([probe()]);
+  });
+
+  it('measures silence from the last output, not from the turn start', () => {
+    const { j, history } = runningTurn();
+    const later = j.event('AgentMessageRecorded', { turn_id: TURN, offset: 3, content: [{ type: 'text', text: 'more' }] }, 4_000);
+    spec.given([...history, later]).when(tick(8_000)).thenNothing();
+  });
+
+  it('never probes a turn that waits for a tool confirmation', () => {
+    const { j, history } = runningTurn();
+    const waiting = j.event('TurnAwaitingConfirmation', { turn_id: TURN, event_ids: ['sevt_9'] }, 500);
+    spec.given([...history, waiting]).when(tick(60_000)).thenNothing();
+  });
+
+  it('probes at once when the journal says the sandbox was lost, even while waiting for a confirmation', () => {
+    const { j, history } = runningTurn();
+    const waiting = j.event('TurnAwaitingConfirmation', { turn_id: TURN, event_ids: ['sevt_9'] }, 500);
+    const lost = j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'oom' }, 700);
+    spec.given([...history, waiting]).when(lost).then([probe()]);
+  });
+
+  it('has nothing to do for a session without an open turn', () => {
+    const j = journal();
+    spec.given([j.event('SandboxBound', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: false }, 0)]).when(tick(60_000)).thenNothing();
+  });
+});
+
+describe('rung 1: a terminal already in the journal is replayed', () => {
+  it('does nothing once the journal holds the turn terminal, even when a probe answer arrives afterwards', () => {
+    const { j, history } = probedTurn();
+    const completed = j.event('TurnCompleted', { turn_id: TURN, interrupted: false }, 6_100);
+    spec.given([...history, completed]).when(observed(6_200, facts({ harness: { alive: false, attached: false } }))).thenNothing();
+  });
+
+  it('does nothing on later sweeps for a failed or recovered turn', () => {
+    for (const terminal of ['TurnFailed', 'TurnRecovered'] as const) {
+      const { j, history } = runningTurn();
+      const end =
+        terminal === 'TurnFailed'
+          ? j.event('TurnFailed', { turn_id: TURN, reason: 'model_error', message: 'x' }, 500)
+          : j.event('TurnRecovered', { turn_id: TURN, method: 'reattached' }, 500);
+      spec.given([...history, end]).when(tick(120_000)).thenNothing();
+    }
+  });
+
+  it('settles the turn as replayed when the finished output file is already fully journaled', () => {
+    const f = facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 2 } });
+    spec.given(probedTurn().history).when(observed(6_100, f)).then([cmd('RecoverTurn', { method: 'replayed' }, 'replayed')]);
+  });
+});
+
+describe('rung 2: a harness still running is reattached', () => {
+  it('asks to reattach from the first offset not yet in the journal', () => {
+    const f = facts({ harness: { alive: true, attached: false } });
+    spec.given(probedTurn().history).when(observed(6_100, f)).then([effect({ effect: 'reattach', from_offset: 3 })]);
+  });
+
+  it('leaves an attached, alive harness alone and probes it again one period later', () => {
+    const { history } = probedTurn();
+    const healthy = observed(6_100, facts());
+    spec.given([...history, healthy]).when(tick(11_000)).thenNothing();
+    spec.given([...history, healthy]).when(tick(11_100)).then([probe()]);
+  });
+
+  it('fails a harness that is alive and attached but silent past the stall limit', () => {
+    const { history } = runningTurn();
+    const stalled = [...history, tick(policy.stallMs + 400)];
+    spec
+      .given(stalled)
+      .when(observed(policy.stallMs + 500, facts()))
+      .thenMatches([{ kind: 'command', command: { type: 'FailTurn', data: { turn_id: TURN, reason: 'no_progress' } } }]);
+  });
+
+  it('counts a reattach that brings no new output as an attempt, and a new output resets the count', () => {
+    const { j, history } = runningTurn();
+    const detached = facts({ harness: { alive: true, attached: false } });
+    const cycles: TurnReconcileInput[] = [];
+    let ms = 6_000;
+    for (let i = 0; i < policy.maxAttempts - 1; i++) {
+      cycles.push(tick(ms), observed(ms + 10, detached), settled(ms + 20, 'reattach', 'done'));
+      ms += policy.probeAfterMs + 100;
+    }
+    const lastCycle = [tick(ms), observed(ms + 10, detached)];
+    spec
+      .given([...history, ...cycles, ...lastCycle])
+      .when(settled(ms + 20, 'reattach', 'done'))
+      .thenNothing();
+    spec
+      .given([...history, ...cycles, ...lastCycle, settled(ms + 20, 'reattach', 'failed')])
+      .when(tick(ms + 5_000))
+      .thenNothing();
+    const progress = j.event('AgentMessageRecorded', { turn_id: TURN, offset: 3, content: [{ type: 'text', text: 'back' }] }, ms + 30);
+    const afterProgress = [...history, ...cycles, ...lastCycle, settled(ms + 20, 'reattach', 'done'), progress];
+    spec.given(afterProgress).when(tick(ms + 30 + policy.probeAfterMs)).then([probe()]);
+  });
+});
+
+describe('rung 3: complete output left in the sandbox is recovered', () => {
+  const exitedWithOutput = facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 5 } });
+
+  it('asks to recover the outputs the journal is missing', () => {
+    spec
+      .given(probedTurn().history)
+      .when(observed(6_100, exitedWithOutput))
+      .then([effect({ effect: 'recoverOutput', from_offset: 3, through_offset: 5 })]);
+  });
+
+  it('also recovers from a stopped (exited) container, whose files are still readable', () => {
+    spec
+      .given(probedTurn().history)
+      .when(observed(6_100, { ...exitedWithOutput, sandbox: 'exited' }))
+      .thenMatches([{ kind: 'effect', effect: 'recoverOutput' }]);
+  });
+
+  it('settles the turn as output_recovered once the outputs are recorded', () => {
+    spec
+      .given([...probedTurn().history, observed(6_100, exitedWithOutput)])
+      .when(settled(6_500, 'recoverOutput', 'done'))
+      .then([cmd('RecoverTurn', { method: 'output_recovered' }, 'output_recovered')]);
+  });
+
+  it('retries after a failed recovery by probing again', () => {
+    const history = [...probedTurn().history, observed(6_100, exitedWithOutput), settled(6_500, 'recoverOutput', 'failed')];
+    spec.given(history).when(tick(7_000)).thenNothing();
+    spec.given(history).when(tick(7_500)).then([probe()]);
+  });
+});
+
+describe('rung 4: the harness is gone', () => {
+  const lostRun = () => probedTurn((j) => [j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 5_000)]);
+  const gone = (over = {}) => facts({ sandbox: 'missing', harness: { alive: false, attached: false }, output: null, input_delivered: null, ...over });
+
+  it('restores the transcript mirror after marking the turn transcript-pending', () => {
+    spec
+      .given(lostRun().history)
+      .when(observed(5_100, gone({ transcript: { present: true, bytes: 4_096 } })))
+      .then([
+        cmd('MarkTranscriptPending', {}, 'transcript_pending'),
+        effect({ effect: 'restoreTranscriptAndResume', transcript_bytes: 4_096 }),
+      ]);
+  });
+
+  it('does not mark the turn pending twice when the journal already says so', () => {
+    const { j, history } = lostRun();
+    const pending = j.event('TurnTranscriptPending', { turn_id: TURN }, 5_050);
+    spec
+      .given([...history, pending])
+      .when(observed(5_100, gone({ transcript: { present: true, bytes: 10 } })))
+      .then([effect({ effect: 'restoreTranscriptAndResume', transcript_bytes: 10 })]);
+  });
+
+  it('settles the turn as transcript_recovered when the restore succeeds', () => {
+    spec
+      .given([...lostRun().history, observed(5_100, gone({ transcript: { present: true, bytes: 10 } }))])
+      .when(settled(5_500, 'restoreTranscriptAndResume', 'done'))
+      .then([cmd('RecoverTurn', { method: 'transcript_recovered' }, 'transcript_recovered')]);
+  });
+
+  it('fails the turn as transcript_unrecoverable when the mirror cannot be restored', () => {
+    spec
+      .given([...lostRun().history, observed(5_100, gone({ transcript: { present: true, bytes: 10 } }))])
+      .when(settled(5_500, 'restoreTranscriptAndResume', 'impossible', { message: 'no harness session id' }))
+      .then([
+        cmd('FailTurn', { reason: 'transcript_unrecoverable', message: 'The transcript could not be restored: no harness session id' }, 'fail_transcript_unrecoverable'),
+      ]);
+  });
+
+  it('fails the turn as sandbox_lost when there is no transcript to recover from', () => {
+    spec
+      .given(lostRun().history)
+      .when(observed(5_100, gone()))
+      .thenMatches([{ command: { type: 'FailTurn', data: { turn_id: TURN, reason: 'sandbox_lost' } } }]);
+  });
+
+  it('fails with input_not_delivered when the input never reached the harness, so the client can resend it', () => {
+    const j = journal();
+    const history: TurnReconcileInput[] = [
+      j.event('SandboxBound', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: true }, 0),
+      j.event('TurnStarted', { turn_id: TURN }, 100),
+      tick(5_200),
+    ];
+    const noHarness = facts({ harness: { alive: false, attached: false }, input_delivered: false, output: null });
+    spec
+      .given(history)
+      .when(observed(5_300, noHarness))
+      .then([cmd('FailTurn', { reason: 'input_not_delivered', message: 'The message never reached the agent; send it again.' }, 'fail_input_not_delivered')]);
+  });
+
+  it('trusts the journal over an unknown delivery: a harness session report proves the input arrived', () => {
+    const { j, history } = lostRun();
+    const early: TurnReconcileInput[] = [
+      j.event('SandboxBound', { sandbox_id: 'sbx_2', generation: 2, expires_at: null, warm: true }, 5_010),
+      j.event('HarnessSessionRecorded', { turn_id: TURN, harness_session_id: 'h1' }, 5_020),
+      j.event('SandboxLost', { sandbox_id: 'sbx_2', generation: 2, cause: 'die' }, 5_030),
+    ];
+    spec
+      .given([...history, ...early])
+      .when(observed(5_100, gone(), TURN, 2))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'sandbox_lost' } } }]);
+  });
+
+  it('fails with harness_failed when the harness died in a sandbox that still runs, leaving nothing to recover', () => {
+    const f = facts({ harness: { alive: false, attached: false }, output: { complete: false, last_offset: 2 } });
+    spec
+      .given(probedTurn().history)
+      .when(observed(6_100, f))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'harness_failed' } } }]);
+  });
+
+  it('waits for a sandbox that is still being created, then gives up on it after the startup grace', () => {
+    const j = journal();
+    const history: TurnReconcileInput[] = [
+      j.event('TurnStarted', { turn_id: TURN }, 0),
+      j.event('SandboxRequested', { generation: 1, reason: 'rebuild' }, 10),
+    ];
+    const notYet = facts({ sandbox: 'missing', harness: { alive: false, attached: false }, input_delivered: null, output: null });
+    spec.given([...history, tick(5_100)]).when(observed(5_200, notYet)).thenNothing();
+    const late = policy.startupGraceMs + 100;
+    spec
+      .given([...history, tick(late)])
+      .when(observed(late + 10, notYet))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'input_not_delivered' } } }]);
+  });
+
+  it('neither reattaches nor re-reads output once the journal records the sandbox as lost (the kernel would refuse both)', () => {
+    const stale = facts({ harness: { alive: true, attached: false }, output: { complete: true, last_offset: 5 } });
+    spec
+      .given(lostRun().history)
+      .when(observed(5_100, stale))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'sandbox_lost' } } }]);
+  });
+});
+
+describe('bounded attempts', () => {
+  const failProbe = (ms: number) => settled(ms, 'probe', 'failed', { message: 'timeout' });
+
+  it('settles the turn as no_progress after the last failed probe', () => {
+    const history: TurnReconcileInput[] = [...runningTurn().history];
+    let ms = 6_000;
+    for (let i = 0; i < policy.maxAttempts - 1; i++) {
+      history.push(tick(ms), failProbe(ms + 100));
+      ms += policy.retryAfterMs + 200;
+    }
+    history.push(tick(ms));
+    spec
+      .given(history)
+      .when(failProbe(ms + 100))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'no_progress', message: `Recovery gave up after ${policy.maxAttempts} attempts: probe failed: timeout` } } }]);
+  });
+
+  it('names the lost sandbox when the attempts run out after the journal reported it', () => {
+    const { j, history: base } = runningTurn();
+    const story: TurnReconcileInput[] = [...base, j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 1_000), failProbe(1_100)];
+    let ms = 2_200;
+    for (let i = 1; i < policy.maxAttempts - 1; i++) {
+      story.push(tick(ms), failProbe(ms + 100));
+      ms += policy.retryAfterMs + 200;
+    }
+    story.push(tick(ms));
+    spec
+      .given(story)
+      .when(failProbe(ms + 100))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'sandbox_lost' } } }]);
+  });
+
+  it('counts an unanswered probe as a failed attempt once the pending timeout passes', () => {
+    const { history } = probedTurn();
+    spec.given(history).when(tick(6_000 + policy.pendingTimeoutMs - 1)).thenNothing();
+    const timedOut = [...history, tick(6_000 + policy.pendingTimeoutMs)];
+    spec.given(timedOut).when(tick(6_000 + policy.pendingTimeoutMs + policy.retryAfterMs)).then([probe()]);
+  });
+
+  it('resends nothing after its own final failure went unanswered: the turn is given up, not looped on', () => {
+    const history: TurnReconcileInput[] = [...runningTurn().history];
+    let ms = 6_000;
+    for (let i = 0; i < policy.maxAttempts; i++) {
+      history.push(tick(ms), failProbe(ms + 100));
+      ms += policy.retryAfterMs + 200;
+    }
+    spec.given(history).when(tick(ms + policy.pendingTimeoutMs)).thenNothing();
+    spec.given([...history, tick(ms + policy.pendingTimeoutMs)]).when(tick(ms + 60_000)).thenNothing();
+  });
+});
+
+describe('fences: stale facts change nothing', () => {
+  const detached = facts({ harness: { alive: true, attached: false } });
+
+  it('ignores facts about another turn', () => {
+    spec.given(probedTurn().history).when(observed(6_100, detached, 'turn_other')).thenNothing();
+  });
+
+  it('ignores facts about an older sandbox generation', () => {
+    const { j, history } = probedTurn();
+    const rebuilt = [
+      j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }, 6_050),
+      j.event('SandboxBound', { sandbox_id: 'sbx_2', generation: 2, expires_at: null, warm: true }, 6_060),
+    ];
+    spec.given([...history, ...rebuilt, tick(12_000)]).when(observed(12_100, detached, TURN, 1)).thenNothing();
+    spec.given([...history, ...rebuilt, tick(12_000)]).when(observed(12_100, detached, TURN, 2)).thenMatches([{ effect: 'reattach', generation: 2 }]);
+  });
+
+  it('ignores facts nobody asked for', () => {
+    spec.given(runningTurn().history).when(observed(1_000, detached)).thenNothing();
+  });
+
+  it('ignores an effect result for another generation, and one for an effect not in flight', () => {
+    const history = [...probedTurn().history, observed(6_100, facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 5 } }))];
+    spec.given(history).when(settled(6_200, 'recoverOutput', 'done', { generation: 0 })).thenNothing();
+    spec.given(history).when(settled(6_200, 'restoreTranscriptAndResume', 'done')).thenNothing();
+  });
+
+  it('ignores a lost report for an older generation', () => {
+    const { j, history } = runningTurn();
+    const rebuilt = [
+      j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }, 500),
+      j.event('SandboxBound', { sandbox_id: 'sbx_2', generation: 2, expires_at: null, warm: true }, 600),
+    ];
+    spec.given([...history, ...rebuilt]).when(j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 700)).thenNothing();
+  });
+
+  it('gives two reconcilers that see the same facts the same command id, so only one command takes effect', () => {
+    const f = facts({ sandbox: 'missing', harness: { alive: false, attached: false }, output: null });
+    const a = turnReconciler(policy);
+    const b = turnReconciler({ ...policy, retryAfterMs: 2_000 });
+    const run = (w: typeof a, inputs: readonly TurnReconcileInput[]) => w.decide(inputs[inputs.length - 1], inputs.slice(0, -1).reduce(w.evolve, w.initialState()));
+    const inputs = [...probedTurn().history, observed(6_100, f)];
+    expect(run(a, inputs)).toEqual(run(b, inputs));
+    expect(run(a, inputs)).toHaveLength(1);
+  });
+});
+
+describe('idempotency: the same input twice produces no second output', () => {
+  it('a repeated sweep tick asks for one probe', () => {
+    expect(spec.given(runningTurn().history).when(tick(6_000)).andAgain()).toEqual([]);
+  });
+
+  it('repeated facts ask for one reattach', () => {
+    const outcome = spec.given(probedTurn().history).when(observed(6_100, facts({ harness: { alive: true, attached: false } })));
+    outcome.thenMatches([{ effect: 'reattach' }]);
+    expect(outcome.andAgain()).toEqual([]);
+  });
+
+  it('a repeated effect result sends one RecoverTurn', () => {
+    const history = [...probedTurn().history, observed(6_100, facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 5 } }))];
+    expect(spec.given(history).when(settled(6_500, 'recoverOutput', 'done')).andAgain()).toEqual([]);
+  });
+
+  it('an old event read back from the journal does not reopen a settled turn', () => {
+    const { j, history } = runningTurn();
+    const started = history[2];
+    const completed = j.event('TurnCompleted', { turn_id: TURN, interrupted: false }, 500);
+    spec.given([...history, completed, started]).when(tick(60_000)).thenNothing();
+  });
+
+  it('a redelivered journal event is folded once', () => {
+    const { j, history } = runningTurn();
+    expect(spec.given(history).when(j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 500)).andAgain()).toEqual([]);
+  });
+
+  it('holds for any story: repeating any input right after itself never produces output', () => {
+    const { j, history } = runningTurn();
+    const pool: TurnReconcileInput[] = [
+      tick(6_000),
+      tick(12_000),
+      tick(30_000),
+      observed(6_100, facts({ harness: { alive: true, attached: false } })),
+      observed(6_100, facts({ sandbox: 'missing', harness: { alive: false, attached: false }, output: null, transcript: { present: true, bytes: 9 } })),
+      observed(6_100, facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 4 } })),
+      settled(6_200, 'probe', 'failed'),
+      settled(6_200, 'reattach', 'done'),
+      settled(6_200, 'recoverOutput', 'done'),
+      settled(6_200, 'restoreTranscriptAndResume', 'impossible'),
+      j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 6_300),
+      j.event('AgentMessageRecorded', { turn_id: TURN, offset: 3, content: [{ type: 'text', text: 'x' }] }, 6_400),
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: pool.length - 1 }), { maxLength: 25 }), (picks) => {
+        let state = history.reduce(workflow.evolve, workflow.initialState());
+        for (const i of picks) {
+          const input = pool[i];
+          workflow.decide(input, state);
+          state = workflow.evolve(state, input);
+          const again: readonly TurnReconcileOutput[] = workflow.decide(input, state);
+          expect(again).toEqual([]);
+        }
+      }),
+    );
+  });
+});

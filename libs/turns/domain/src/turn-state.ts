@@ -1,0 +1,149 @@
+import type { RecordedEvent } from '@berth/contracts';
+import type { TurnEffectName } from './outputs';
+
+/** A step the reconciler asked for and has not heard back about (`settle`: a terminal command was sent). */
+export type Pending = Readonly<{ step: TurnEffectName | 'settle'; since_ms: number }>;
+
+/** The session's open turn as the reconciler sees it (at most one turn runs per session). */
+export type OpenTurn = Readonly<{
+  turn_id: string;
+  /** Offset the next output will have: every output before it is in the journal. */
+  next_offset: number;
+  /** The journal proves the harness saw the input (it produced output or reported its session). */
+  input_delivered: boolean;
+  /** Waiting for `user.tool_confirmation`: silence is expected, only a lost sandbox matters. */
+  awaiting_confirmation: boolean;
+  transcript_pending: boolean;
+  last_progress_ms: number;
+  /** When the sweep next looks at this turn (probe due). */
+  next_check_ms: number;
+  /** Unsuccessful steps since the last progress. */
+  attempts: number;
+  pending: Pending | null;
+  /** The final `no_progress` failure was sent and not taken: nothing more is tried (visible as a counter). */
+  given_up: boolean;
+}>;
+
+/** The session's sandbox, from the journal: requested (starting), bound, or lost. */
+export type SandboxPhase = 'none' | 'starting' | 'bound' | 'lost';
+
+export type TurnReconcileState = Readonly<{
+  session_id: string | null;
+  /** Highest journal seq folded: a redelivered or replayed event at or below it changes nothing. */
+  last_seq: number;
+  /** The session's current sandbox generation (0 before any was requested). */
+  generation: number;
+  sandbox: SandboxPhase;
+  sandbox_requested_ms: number | null;
+  deleted: boolean;
+  turn: OpenTurn | null;
+}>;
+
+export const initialTurnReconcileState = (): TurnReconcileState => ({
+  session_id: null,
+  last_seq: 0,
+  generation: 0,
+  sandbox: 'none',
+  sandbox_requested_ms: null,
+  deleted: false,
+  turn: null,
+});
+
+/**
+ * When an event counts as progress: its own time, but never later than when we saw it, so a kernel
+ * clock running ahead cannot postpone a probe (one running behind only makes a probe come early).
+ */
+const progressTime = (event: RecordedEvent, nowMs: number): number => {
+  const at = Date.parse(event.occurred_at);
+  return Number.isNaN(at) ? nowMs : Math.min(at, nowMs);
+};
+
+const progressed = (turn: OpenTurn, atMs: number, probeAfterMs: number, offset?: number): OpenTurn => ({
+  ...turn,
+  next_offset: offset === undefined ? turn.next_offset : Math.max(turn.next_offset, offset + 1),
+  last_progress_ms: Math.max(turn.last_progress_ms, atMs),
+  next_check_ms: Math.max(turn.last_progress_ms, atMs) + probeAfterMs,
+  attempts: 0,
+  // Progress answers whatever we were waiting for, except a terminal command already on its way.
+  pending: turn.pending?.step === 'settle' ? turn.pending : null,
+  given_up: false,
+});
+
+/** Folds one journal event into the reconciler's view of the session. Events of other turns leave the turn alone. */
+export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs: number, probeAfterMs: number): TurnReconcileState {
+  if (event.seq <= state.last_seq) return state;
+  const s: TurnReconcileState = { ...state, session_id: event.session_id, last_seq: event.seq };
+  const at = progressTime(event, nowMs);
+  const ofTurn = (turnId: string): OpenTurn | null => (s.turn && s.turn.turn_id === turnId ? s.turn : null);
+
+  switch (event.type) {
+    case 'TurnStarted':
+      return {
+        ...s,
+        turn: {
+          turn_id: event.data.turn_id,
+          next_offset: 0,
+          input_delivered: false,
+          awaiting_confirmation: false,
+          transcript_pending: false,
+          last_progress_ms: at,
+          next_check_ms: at + probeAfterMs,
+          attempts: 0,
+          pending: null,
+          given_up: false,
+        },
+      };
+    case 'AgentMessageRecorded':
+    case 'AgentThinkingRecorded':
+    case 'AgentToolUseRecorded':
+    case 'AgentToolResultRecorded':
+    case 'UsageRecorded': {
+      const turn = ofTurn(event.data.turn_id);
+      return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs, event.data.offset), input_delivered: true } } : s;
+    }
+    case 'HarnessSessionRecorded': {
+      const turn = ofTurn(event.data.turn_id);
+      return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs), input_delivered: true } } : s;
+    }
+    case 'TurnAwaitingConfirmation': {
+      const turn = ofTurn(event.data.turn_id);
+      return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs), awaiting_confirmation: true } } : s;
+    }
+    case 'ToolUseConfirmed':
+    case 'TurnResumed': {
+      const turn = ofTurn(event.data.turn_id);
+      return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs), awaiting_confirmation: false } } : s;
+    }
+    case 'TurnTranscriptPending': {
+      const turn = ofTurn(event.data.turn_id);
+      return turn ? { ...s, turn: { ...turn, transcript_pending: true } } : s;
+    }
+    case 'TurnCompleted':
+    case 'TurnFailed':
+    case 'TurnRecovered':
+      return ofTurn(event.data.turn_id) ? { ...s, turn: null } : s;
+    // A sandbox starting or bound for the open turn is progress: the harness can only start after
+    // it, and whatever we asked about the previous generation is moot.
+    case 'SandboxRequested':
+      return {
+        ...s,
+        generation: Math.max(s.generation, event.data.generation),
+        sandbox: 'starting',
+        sandbox_requested_ms: at,
+        turn: s.turn && progressed(s.turn, at, probeAfterMs),
+      };
+    case 'SandboxBound':
+      return event.data.generation >= s.generation
+        ? { ...s, generation: event.data.generation, sandbox: 'bound', turn: s.turn && progressed(s.turn, at, probeAfterMs) }
+        : s;
+    case 'SandboxStartFailed':
+    case 'SandboxLost':
+      return event.data.generation === s.generation ? { ...s, sandbox: 'lost' } : s;
+    case 'SessionTerminated':
+      return { ...s, sandbox: s.sandbox === 'none' ? 'none' : 'lost' };
+    case 'SessionDeleted':
+      return { ...s, deleted: true, turn: null };
+    default:
+      return s;
+  }
+}
