@@ -1,0 +1,154 @@
+import { intOption, requiredOption } from '../args';
+import { UsageError } from '../exit-codes';
+import { details, display, table } from '../output/format';
+import { str, type Command, type Context, type Output } from './command';
+
+type Session = {
+  id: string;
+  title: string | null;
+  status: string;
+  agent: { id: string; name?: string; version?: number };
+  environment_id: string;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+  usage?: { input_tokens?: number; output_tokens?: number };
+};
+
+const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
+
+const sessionOutput = (s: Session): Output => ({
+  json: s,
+  human: details([
+    ['id', s.id],
+    ['title', s.title],
+    ['status', s.status],
+    ['agent', s.agent ? `${s.agent.name ?? s.agent.id}${s.agent.version ? ` v${s.agent.version}` : ''}` : undefined],
+    ['environment', s.environment_id],
+    ['created', s.created_at],
+    ['updated', s.updated_at],
+    ['archived', s.archived_at],
+  ]),
+});
+
+/** Commands that answer with whatever the API returns (a session, or an outcome object). */
+const action = (path: string, summary: string, verb: string): Command => ({
+  name: ['sessions', verb],
+  args: ['session'],
+  options: {},
+  summary,
+  run: async ({ api }, a) => {
+    const res = await api.request<Session | Record<string, unknown> | null>('POST', `/v1/sessions/${a.session}${path}`);
+    if (res && typeof res === 'object' && (res as Session).id === a.session && 'status' in res) return sessionOutput(res as Session);
+    return { json: res, human: res && typeof res === 'object' ? details(Object.entries(res)) : `${verb} ${a.session}: ok` };
+  },
+});
+
+export async function sendEvents(ctx: Context, sessionId: string, events: readonly unknown[]): Promise<{ data?: { id: string; type: string }[] }> {
+  return ctx.api.request('POST', `/v1/sessions/${sessionId}/events`, { body: { events } });
+}
+
+export const sessionCommands: readonly Command[] = [
+  {
+    name: ['sessions', 'create'],
+    args: [],
+    options: {
+      agent: { type: 'string', help: 'agent id' },
+      env: { type: 'string', help: 'environment id' },
+      title: { type: 'string', help: 'title' },
+      message: { type: 'string', help: 'first user message' },
+      'idempotency-key': { type: 'string', help: 'retry-safe create: the same key returns the same session' },
+    },
+    summary: 'start a session',
+    run: async ({ api }, _a, o) => {
+      const message = str(o, 'message');
+      const key = str(o, 'idempotency-key');
+      const body = {
+        agent: requiredOption(o, 'agent'),
+        environment_id: requiredOption(o, 'env'),
+        title: str(o, 'title'),
+        initial_events: message ? [{ type: 'user.message', content: [{ type: 'text', text: message }] }] : undefined,
+      };
+      return sessionOutput(await api.request<Session>('POST', '/v1/sessions', { body, headers: key ? { 'idempotency-key': key } : {} }));
+    },
+  },
+  {
+    name: ['sessions', 'list'],
+    args: [],
+    options: {
+      status: { type: 'string', multiple: true, help: STATUSES.join(' | ') },
+      agent: { type: 'string', help: 'only this agent' },
+      'include-archived': { type: 'boolean', help: 'also list archived sessions' },
+      limit: { type: 'string', help: 'page size' },
+    },
+    summary: 'list sessions',
+    run: async ({ api }, _a, o) => {
+      const statuses = (o.status as string[] | undefined) ?? [];
+      for (const s of statuses) if (!STATUSES.includes(s)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+      const page = await api.request<{ data: Session[] }>('GET', '/v1/sessions', {
+        query: { limit: intOption(o, 'limit', 1), 'statuses[]': statuses, agent_id: str(o, 'agent'), include_archived: o['include-archived'] ? true : undefined },
+      });
+      return {
+        json: page,
+        human: table(page.data, [
+          { header: 'id', value: (s) => s.id },
+          { header: 'status', value: (s) => s.status + (s.archived_at ? ' (archived)' : '') },
+          { header: 'agent', value: (s) => display(s.agent?.name ?? s.agent?.id) },
+          { header: 'created', value: (s) => s.created_at },
+          { header: 'title', value: (s) => display(s.title) },
+        ]),
+      };
+    },
+  },
+  {
+    name: ['sessions', 'get'],
+    args: ['session'],
+    options: {},
+    summary: 'show a session',
+    run: async ({ api }, a) => sessionOutput(await api.request<Session>('GET', `/v1/sessions/${a.session}`)),
+  },
+  action('/archive', 'archive a session (read-only from then on)', 'archive'),
+  {
+    name: ['sessions', 'delete'],
+    args: ['session'],
+    options: {},
+    summary: 'delete a session, its events and its sandbox',
+    run: async ({ api }, a) => {
+      const res = await api.request<unknown>('DELETE', `/v1/sessions/${a.session}`);
+      return { json: res, human: `deleted ${a.session}` };
+    },
+  },
+  action('/recover', 'recover a session whose sandbox or turn was lost', 'recover'),
+  action('/terminate', 'terminate a session and stop its sandbox', 'terminate'),
+  {
+    name: ['sessions', 'interrupt'],
+    args: ['session'],
+    options: {},
+    summary: 'interrupt the running turn',
+    run: async (ctx, a) => {
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.interrupt' }]);
+      return { json: res, human: `interrupt sent to ${a.session}` };
+    },
+  },
+  {
+    name: ['sessions', 'approve'],
+    args: ['session', 'tool-use-id'],
+    options: {},
+    summary: 'allow a tool use the session is waiting on',
+    run: async (ctx, a) => {
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.tool_confirmation', tool_use_id: a['tool-use-id'], result: 'allow' }]);
+      return { json: res, human: `allowed ${a['tool-use-id']}` };
+    },
+  },
+  {
+    name: ['sessions', 'deny'],
+    args: ['session', 'tool-use-id'],
+    options: { message: { type: 'string', help: 'why, passed to the model' } },
+    summary: 'deny a tool use the session is waiting on',
+    run: async (ctx, a, o) => {
+      const message = str(o, 'message');
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.tool_confirmation', tool_use_id: a['tool-use-id'], result: 'deny', ...(message ? { deny_message: message } : {}) }]);
+      return { json: res, human: `denied ${a['tool-use-id']}` };
+    },
+  },
+];
