@@ -1,0 +1,78 @@
+import { DeciderSpec } from '@berth/core/testing';
+import { sessionDecider } from '../decide';
+import { Cmd, historyOf, readySession, runningTurn, stateOf } from '../testing/builders';
+
+const spec = DeciderSpec.for(sessionDecider);
+
+describe('BindSandbox', () => {
+  it('binds the requested generation; the session becomes READY', () => {
+    spec.given(historyOf(Cmd.create())).when(Cmd.bind(1, 'sbx_1', '2026-01-01T01:00:00.000Z')).then([
+      { type: 'SandboxBound', data: { sandbox_id: 'sbx_1', generation: 1, expires_at: '2026-01-01T01:00:00.000Z', warm: false } },
+    ]);
+    expect(stateOf(Cmd.create(), Cmd.bind(1)).lifecycle).toBe('READY');
+  });
+
+  it('is a no-op for a redelivered bind, a stale generation, or a session that no longer wants a sandbox', () => {
+    spec.given(historyOf(...readySession())).when(Cmd.bind(1)).thenNothingHappened();
+    spec.given(historyOf(Cmd.create())).when(Cmd.bind(2)).thenNothingHappened();
+    spec.given(historyOf(Cmd.create(), Cmd.terminate())).when(Cmd.bind(1)).thenNothingHappened();
+    spec.given(historyOf(Cmd.create(), Cmd.delete())).when(Cmd.bind(1)).thenNothingHappened();
+  });
+
+  it('refuses an unknown session with NOT_FOUND', () => {
+    spec.given([]).when(Cmd.bind(1)).thenThrows('NOT_FOUND', 404);
+  });
+});
+
+describe('ReportSandboxStartFailed', () => {
+  it('leaves the session READY without a runtime', () => {
+    spec.given(historyOf(Cmd.create())).when(Cmd.startFailed(1)).then([{ type: 'SandboxStartFailed', data: { generation: 1, message: 'image missing' } }]);
+    const state = stateOf(Cmd.create(), Cmd.startFailed(1));
+    expect([state.lifecycle, state.runtime_unavailable, state.sandbox_request]).toEqual(['READY', true, null]);
+  });
+
+  it('fails the turn that waited for it; the next queued message gets its own attempt', () => {
+    spec.given(historyOf(Cmd.create(), Cmd.message('turn_1'), Cmd.message('turn_2'))).when(Cmd.startFailed(1, 'no image')).then([
+      { type: 'SandboxStartFailed', data: { generation: 1, message: 'no image' } },
+      { type: 'TurnFailed', data: { turn_id: 'turn_1', reason: 'sandbox_start_failed', message: 'no image' } },
+      { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
+      { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
+    ]);
+  });
+
+  it('is a no-op for a generation nobody is waiting for', () => {
+    spec.given(historyOf(...readySession())).when(Cmd.startFailed(1)).thenNothingHappened();
+  });
+
+  it('refuses an unknown session with NOT_FOUND', () => {
+    spec.given([]).when(Cmd.startFailed(1)).thenThrows('NOT_FOUND', 404);
+  });
+});
+
+describe.each([
+  ['ReportSandboxDied', (g: number, id?: string) => Cmd.died(g, id), 'die'],
+  ['ReportSandboxExpired', (g: number, id?: string) => Cmd.expired(g, id), 'expired'],
+] as const)('%s', (_name, report, cause) => {
+  it('marks the runtime unavailable; the session stays READY', () => {
+    spec.given(historyOf(...readySession())).when(report(1)).then([{ type: 'SandboxLost', data: { sandbox_id: 'sbx_1', generation: 1, cause } }]);
+    const state = stateOf(...readySession(), report(1));
+    expect([state.lifecycle, state.runtime_unavailable, state.sandbox]).toEqual(['READY', true, null]);
+  });
+
+  it('hands a running turn to transcript recovery', () => {
+    spec.given(historyOf(...runningTurn())).when(report(1)).then([
+      { type: 'SandboxLost', data: { sandbox_id: 'sbx_1', generation: 1, cause } },
+      { type: 'TurnTranscriptPending', data: { turn_id: 'turn_1' } },
+    ]);
+  });
+
+  it('is a no-op for a stale generation, another sandbox, or a sandbox already lost', () => {
+    spec.given(historyOf(...readySession())).when(report(2)).thenNothingHappened();
+    spec.given(historyOf(...readySession())).when(report(1, 'sbx_other')).thenNothingHappened();
+    spec.given(historyOf(...readySession(), report(1))).when(report(1)).thenNothingHappened();
+  });
+
+  it('refuses an unknown session with NOT_FOUND', () => {
+    spec.given([]).when(report(1)).thenThrows('NOT_FOUND', 404);
+  });
+});
