@@ -1,3 +1,4 @@
 export * from './nats';
 export * from './model-servers';
 export * from './sandbox';
+export * from './store';

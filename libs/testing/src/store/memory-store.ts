@@ -1,0 +1,27 @@
+import type { BerthStore } from '@berth/ports';
+import { MemoryAgents } from './memory-agents';
+import { MemoryEnvironments } from './memory-environments';
+import { MemoryJournal } from './memory-journal';
+import { MemoryApiKeys, MemoryIdempotencyKeys } from './memory-keys';
+import { MemorySessions } from './memory-sessions';
+import { MemorySnapshots } from './memory-snapshots';
+import { MemoryTranscripts } from './memory-transcripts';
+
+/**
+ * A BerthStore in plain Maps for fast wiring tests. It passes the same contract suite as the SQLite
+ * and MongoDB adapters; records are copied in and out, so callers cannot mutate stored state.
+ */
+export class MemoryStore implements BerthStore {
+  readonly journal = new MemoryJournal();
+  readonly snapshots = new MemorySnapshots();
+  readonly sessions = new MemorySessions();
+  readonly agents = new MemoryAgents();
+  readonly environments = new MemoryEnvironments();
+  readonly idempotency = new MemoryIdempotencyKeys();
+  readonly apiKeys = new MemoryApiKeys();
+  readonly transcripts = new MemoryTranscripts();
+
+  async init(): Promise<void> {}
+
+  async close(): Promise<void> {}
+}
