@@ -11,6 +11,8 @@ const base = {
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swc, swcrc: false }] },
   moduleNameMapper: pathsToModuleNameMapper(),
   setupFiles: ['reflect-metadata'],
+  // NestJS 12 ships ESM only; jest runs CommonJS, so its packages go through the same swc transform.
+  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/tmp/', '/lint-fixtures/'],
 };
 

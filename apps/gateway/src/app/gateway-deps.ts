@@ -1,0 +1,30 @@
+import type { Clock, IdGenerator } from '@berth/core';
+import type { BerthStore, CommandBus } from '@berth/ports';
+import type { EventFeed } from '../stream/event-feed.port';
+import type { SandboxProbe } from '../sessions/sandbox-probe.port';
+import type { ReadinessCheck } from '../health/readiness';
+
+/** The parts of the store the gateway reads and writes. */
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys'>;
+
+export type GatewayOptions = Readonly<{
+  /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */
+  commandTimeoutMs: number;
+  /** SSE comment-line heartbeat period. */
+  heartbeatMs: number;
+  /** Largest accepted JSON body (body-parser syntax, e.g. `1mb`). */
+  bodyLimit: string;
+}>;
+
+export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb' };
+
+export type GatewayDeps = Readonly<{
+  store: GatewayStore;
+  commandBus: CommandBus;
+  eventFeed: EventFeed;
+  sandboxProbe: SandboxProbe;
+  clock: Clock;
+  ids: IdGenerator;
+  readiness: readonly ReadinessCheck[];
+  options: GatewayOptions;
+}>;

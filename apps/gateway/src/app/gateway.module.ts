@@ -1,0 +1,51 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
+import { AgentsController } from '../agents/agents.controller';
+import { AgentsService } from '../agents/agents.service';
+import { ApiKeyGuard } from '../auth/api-key.guard';
+import { EnvironmentsController } from '../environments/environments.controller';
+import { EnvironmentsService } from '../environments/environments.service';
+import { EventsController } from '../events/events.controller';
+import { EventsService } from '../events/events.service';
+import { HealthController } from '../health/health.controller';
+import { ErrorsFilter } from '../http/errors.filter';
+import { RouteTable } from '../http/route-table';
+import { OpenApiController } from '../openapi/openapi.controller';
+import { SessionCommands } from '../sessions/session-commands';
+import { SessionsController } from '../sessions/sessions.controller';
+import { SessionsService } from '../sessions/sessions.service';
+import { StreamController } from '../stream/stream.controller';
+import type { GatewayDeps } from './gateway-deps';
+import { DEPS } from './tokens';
+
+/** Nest wiring only: each capability's service is built from the composed dependencies. */
+@Module({})
+export class GatewayModule {
+  static with(deps: GatewayDeps): DynamicModule {
+    return {
+      module: GatewayModule,
+      imports: [DiscoveryModule],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, OpenApiController, HealthController],
+      providers: [
+        { provide: DEPS, useValue: deps },
+        { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
+        { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
+        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
+        {
+          provide: SessionsService,
+          useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands) =>
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, idempotency: d.store.idempotency, commands, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
+          inject: [DEPS, EnvironmentsService, SessionCommands],
+        },
+        {
+          provide: EventsService,
+          useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands) => new EventsService(d.store.journal, sessions, commands, d.clock, d.ids),
+          inject: [DEPS, SessionsService, SessionCommands],
+        },
+        RouteTable,
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_FILTER, useClass: ErrorsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,91 @@
+import { IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
+import type { EnvironmentRecord, EnvironmentStore } from '@berth/ports';
+import type { z } from 'zod';
+import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
+import type { RouteInput } from '../http/route';
+import { mergeEnvironmentConfig, normalizeEnvironmentConfig } from './environment-config';
+import { renderEnvironment } from './environment.render';
+import type { EnvironmentCreateBody, EnvironmentRoutes, EnvironmentUpdateBody } from './environments.schemas';
+
+export const environmentNotFound = () => new NotFoundError('environment not found', 'ENVIRONMENT_NOT_FOUND');
+
+/** Environments are plain configuration: written straight to the store. */
+export class EnvironmentsService {
+  constructor(
+    private readonly environments: EnvironmentStore,
+    private readonly clock: Clock,
+    private readonly ids: IdGenerator,
+  ) {}
+
+  /** The live (not deleted) environment, or 404. */
+  async find(owner: string, id: string): Promise<EnvironmentRecord> {
+    const env = await this.environments.get(owner, id);
+    if (!env || env.deleted) throw environmentNotFound();
+    return env;
+  }
+
+  async create(owner: string, body: z.infer<typeof EnvironmentCreateBody>) {
+    const now = this.clock.now().toISOString();
+    const record: EnvironmentRecord = {
+      id: this.ids.next('env'),
+      owner_id: owner,
+      name: body.name,
+      description: body.description ?? null,
+      config: normalizeEnvironmentConfig(body.config),
+      metadata: body.metadata ?? {},
+      created_at: now,
+      updated_at: now,
+      archived_at: null,
+      deleted: false,
+    };
+    await this.environments.put(record);
+    return renderEnvironment(record);
+  }
+
+  async list(owner: string, query: RouteInput<typeof EnvironmentRoutes.list>['query']) {
+    const page = await this.environments.list(owner, { limit: query.limit ?? DEFAULT_PAGE_LIMIT, page: query.page ?? null, include_archived: query.include_archived ?? false });
+    return { data: page.data.filter((e) => !e.deleted).map(renderEnvironment), next_page: page.next_page };
+  }
+
+  async get(owner: string, id: string) {
+    return renderEnvironment(await this.find(owner, id));
+  }
+
+  async update(owner: string, id: string, body: z.infer<typeof EnvironmentUpdateBody>) {
+    const env = await this.find(owner, id);
+    if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'an archived environment cannot be updated');
+    if (body.config && body.config.type !== env.config.type) {
+      throw new ValidationError(`config.type cannot change from ${String(env.config.type)} to ${body.config.type}`, 'config.type');
+    }
+    const metadata: Record<string, string> = { ...env.metadata };
+    for (const [k, v] of Object.entries(body.metadata ?? {})) {
+      if (v === null) delete metadata[k];
+      else metadata[k] = v;
+    }
+    const updated: EnvironmentRecord = {
+      ...env,
+      name: body.name ?? env.name,
+      description: body.description === undefined ? env.description : body.description,
+      config: body.config ? mergeEnvironmentConfig(env.config, body.config) : env.config,
+      metadata,
+      updated_at: this.clock.now().toISOString(),
+    };
+    await this.environments.put(updated);
+    return renderEnvironment(updated);
+  }
+
+  async archive(owner: string, id: string) {
+    const env = await this.find(owner, id);
+    if (env.archived_at !== null) return renderEnvironment(env);
+    const now = this.clock.now().toISOString();
+    const archived: EnvironmentRecord = { ...env, archived_at: now, updated_at: now };
+    await this.environments.put(archived);
+    return renderEnvironment(archived);
+  }
+
+  async delete(owner: string, id: string) {
+    const env = await this.find(owner, id);
+    await this.environments.put({ ...env, deleted: true, updated_at: this.clock.now().toISOString() });
+    return { id: env.id, type: 'environment_deleted' };
+  }
+}

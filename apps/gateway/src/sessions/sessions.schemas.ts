@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import { ContentBlockSchema } from '@berth/contracts';
+import { defineRoute } from '../http/route';
+import { IdempotencyHeaders, MetadataPatchSchema, MetadataSchema, PageQueryShape, QueryArray, QueryBool, QueryInt, QueryOrder, QueryString, QueryTime, idParam } from '../http/schemas';
+
+export const UserMessageSchema = z.object({ type: z.literal('user.message'), content: z.array(ContentBlockSchema).min(1).max(1000) });
+
+const AgentRefSchema = z.union([
+  idParam('agent', 'agent'),
+  z.object({ type: z.literal('agent'), id: idParam('agent.id', 'agent'), version: z.number().int().positive().optional() }),
+]);
+
+export const SessionCreateBody = z.object({
+  agent: AgentRefSchema,
+  environment_id: idParam('environment_id', 'env'),
+  title: z.string().max(512).nullish(),
+  metadata: MetadataSchema.optional(),
+  initial_events: z.array(UserMessageSchema).max(50).optional(),
+  // Accepted for compatibility; Berth has no budgets, resources or vaults yet, so only empty values pass.
+  resources: z.array(z.unknown()).max(0, 'session resources are not supported').optional(),
+  vault_ids: z.array(z.string()).max(0, 'vaults are not supported').optional(),
+});
+
+export const SessionUpdateBody = z.object({
+  title: z.string().max(512).nullish(),
+  metadata: MetadataPatchSchema.nullish(),
+  vault_ids: z.array(z.string()).max(0, 'vault_ids is reserved').optional(),
+});
+
+const Statuses = z.enum(['rescheduling', 'running', 'idle', 'terminated']);
+const SessionIdParams = z.object({ session_id: idParam('session_id', 'sesn') });
+
+export const SessionRoutes = {
+  create: defineRoute({ method: 'POST', path: '/v1/sessions', tag: 'sessions', summary: 'Create a session (`Idempotency-Key` supported)', body: SessionCreateBody, headers: IdempotencyHeaders }),
+  list: defineRoute({
+    method: 'GET',
+    path: '/v1/sessions',
+    tag: 'sessions',
+    summary: 'List sessions',
+    query: z.object({
+      ...PageQueryShape,
+      agent_id: QueryString(128).optional(),
+      agent_version: QueryInt(1, 1_000_000).optional(),
+      include_archived: QueryBool.optional(),
+      order: QueryOrder.optional(),
+      statuses: QueryArray(Statuses).optional(),
+      'created_at[gt]': QueryTime.optional(),
+      'created_at[gte]': QueryTime.optional(),
+      'created_at[lt]': QueryTime.optional(),
+      'created_at[lte]': QueryTime.optional(),
+    }),
+  }),
+  get: defineRoute({ method: 'GET', path: '/v1/sessions/{session_id}', tag: 'sessions', summary: 'Retrieve a session', params: SessionIdParams }),
+  update: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}', tag: 'sessions', summary: 'Update title and metadata', params: SessionIdParams, body: SessionUpdateBody }),
+  delete: defineRoute({ method: 'DELETE', path: '/v1/sessions/{session_id}', tag: 'sessions', summary: 'Delete a session', params: SessionIdParams }),
+  archive: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/archive', tag: 'sessions', summary: 'Archive a session', params: SessionIdParams }),
+  recover: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/recover', tag: 'sessions', summary: 'Berth: recover the session sandbox explicitly', params: SessionIdParams }),
+  terminate: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/terminate', tag: 'sessions', summary: 'Berth: stop and release the session sandbox', params: SessionIdParams }),
+} as const;
+
+export { SessionIdParams };

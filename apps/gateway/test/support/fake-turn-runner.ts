@@ -1,0 +1,59 @@
+import { randomIds } from '@berth/core';
+import type { RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { CommandBus } from '@berth/ports';
+import type { InMemoryEventFeed } from './in-memory-event-feed';
+
+/**
+ * Stands in for the sandbox-manager until turns run in real sandboxes: binds a sandbox when one is
+ * requested and answers every turn with one agent message ("echo: <text>") and a completion.
+ */
+export class FakeTurnRunner {
+  private readonly generation = new Map<string, number>();
+  private readonly waitingTurn = new Map<string, string>();
+  private readonly stop: () => void;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly bus: CommandBus,
+    feed: InMemoryEventFeed,
+  ) {
+    this.stop = feed.onEvent((event) => {
+      this.chain = this.chain.then(() => this.react(event)).catch(() => undefined);
+    });
+  }
+
+  close(): void {
+    this.stop();
+  }
+
+  private async react(event: RecordedEvent): Promise<void> {
+    const sessionId = event.session_id;
+    if (event.type === 'SandboxRequested') {
+      await this.send(sessionId, 'BindSandbox', { sandbox_id: `sbx_fake_${event.data.generation}`, generation: event.data.generation, expires_at: null, warm: false });
+    } else if (event.type === 'SandboxBound') {
+      this.generation.set(sessionId, event.data.generation);
+      const waiting = this.waitingTurn.get(sessionId);
+      if (waiting) await this.answer(sessionId, waiting);
+    } else if (event.type === 'TurnStarted') {
+      if (this.generation.has(sessionId)) await this.answer(sessionId, event.data.turn_id);
+      else this.waitingTurn.set(sessionId, event.data.turn_id);
+    } else if (event.type === 'UserMessageReceived') {
+      this.lastText.set(event.data.turn_id, event.data.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+    }
+  }
+
+  private readonly lastText = new Map<string, string>();
+
+  private async answer(sessionId: string, turnId: string): Promise<void> {
+    this.waitingTurn.delete(sessionId);
+    const generation = this.generation.get(sessionId) ?? 1;
+    const text = `echo: ${this.lastText.get(turnId) ?? ''}`;
+    await this.send(sessionId, 'RecordAgentOutput', { turn_id: turnId, generation, offset: 0, outputs: [{ kind: 'message', content: [{ type: 'text', text }] }], harness_session_id: null });
+    await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null });
+  }
+
+  private async send(sessionId: string, type: SessionCommand['type'], data: unknown): Promise<void> {
+    const command = { type, data, meta: { command_id: randomIds.next('cmd'), session_id: sessionId, actor: 'fake-turn-runner', issued_at: new Date().toISOString() } } as SessionCommand;
+    await this.bus.send(command);
+  }
+}

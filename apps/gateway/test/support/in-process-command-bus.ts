@@ -1,0 +1,36 @@
+import type { CommandOutcome, RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { CommandBus, SessionJournal } from '@berth/ports';
+import type { InMemoryEventFeed } from './in-memory-event-feed';
+
+export type Kernel = Readonly<{ execute(command: SessionCommand): Promise<CommandOutcome> }>;
+
+/** Hands commands straight to a kernel in this process and publishes what it appended (the outbox relay's job). */
+export class InProcessCommandBus implements CommandBus {
+  /** Commands seen, in order (tests assert "no second command"). */
+  readonly sent: SessionCommand[] = [];
+  /** When set, `send` never answers (to exercise the gateway's timeout). */
+  stall = false;
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly journal: SessionJournal,
+    private readonly feed: InMemoryEventFeed,
+  ) {}
+
+  async send(command: SessionCommand): Promise<CommandOutcome> {
+    this.sent.push(command);
+    if (this.stall) return new Promise<CommandOutcome>(() => undefined);
+    const outcome = await this.kernel.execute(command);
+    if (outcome.ok && outcome.events.length > 0) {
+      const seqs = outcome.events.map((e) => e.seq);
+      const appended: RecordedEvent[] = await this.journal.readEvents(command.meta.session_id, { afterSeq: Math.min(...seqs) - 1, limit: seqs.length });
+      // Published after the reply, like the relay, so streams see a real race.
+      setImmediate(() => this.feed.publish(appended));
+    }
+    return outcome;
+  }
+
+  async dispatch(command: SessionCommand): Promise<void> {
+    await this.send(command);
+  }
+}
