@@ -1,0 +1,117 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { runCli } from './cli';
+import { ExitCode } from './exit-codes';
+import { JournalServer, type StreamEvent } from './test-support/journal-server';
+
+// `berth` end to end against a loopback HTTP server playing the API: what it prints and the
+// exit code a script would branch on.
+
+const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const apiError = (res: ServerResponse, status: number, type: string, code: string, message: string) => json(res, status, { type: 'error', error: { type, message, code } });
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { out: (t: string) => out.push(t), err: (t: string) => err.push(t) } };
+}
+
+let server: JournalServer | null = null;
+afterEach(async () => {
+  await server?.stop();
+  server = null;
+});
+
+const agent = { id: 'agent_1', type: 'agent', name: 'coder', model: { id: 'claude-sonnet-4-5' }, version: 1, system: null, description: null, created_at: 't', updated_at: 't', archived_at: null };
+
+function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | undefined) {
+  const bodies: { method: string; path: string; body: unknown; headers: IncomingMessage['headers'] }[] = [];
+  const srv = new JournalServer({
+    events,
+    dropAfter,
+    route: (req, res, body) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      bodies.push({ method: req.method ?? '', path, body: body ? JSON.parse(body) : null, headers: req.headers });
+      if (req.headers['x-api-key'] !== 'good') return apiError(res, 401, 'authentication_error', 'UNAUTHENTICATED', 'invalid API key'), true;
+      if (req.method === 'GET' && path === '/v1/agents') return json(res, 200, { data: [agent], next_page: null }), true;
+      if (req.method === 'POST' && path === '/v1/agents') return json(res, 200, agent), true;
+      if (path === '/v1/agents/agent_404') return apiError(res, 404, 'not_found_error', 'AGENT_NOT_FOUND', 'agent agent_404 not found'), true;
+      if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
+      if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
+        return json(res, 200, { data: [{ id: 'sevt_msg', type: 'user.message', processed_at: null, content: [{ type: 'text', text: 'hi' }] }] }), true;
+      }
+      return false;
+    },
+  });
+  return { srv, bodies };
+}
+
+const env = (url: string, key = 'good') => ({ BERTH_API_URL: url, BERTH_API_KEY: key });
+
+describe('berth against a loopback API', () => {
+  it('lists agents as a table, or as JSON with --json', async () => {
+    const { srv } = api();
+    server = await srv.start();
+    const human = capture();
+    expect(await runCli(['agents', 'list'], { env: env(server.url), io: human.io })).toBe(ExitCode.ok);
+    expect(human.out.join('\n')).toMatch(/^ID\s+NAME\s+MODEL\s+VERSION\s+ARCHIVED\nagent_1\s+coder\s+claude-sonnet-4-5\s+v1$/);
+    const machine = capture();
+    expect(await runCli(['agents', 'list', '--json'], { env: env(server.url), io: machine.io })).toBe(ExitCode.ok);
+    expect(JSON.parse(machine.out.join('\n')).data[0].id).toBe('agent_1');
+  });
+
+  it('sends what the options say', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(['agents', 'create', '--name', 'coder', '--model', 'claude-sonnet-4-5', '--system', 'be brief'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/agents', body: { name: 'coder', model: 'claude-sonnet-4-5', system: 'be brief' } });
+    expect(bodies.at(-1)?.headers['anthropic-version']).toBe('2023-06-01');
+  });
+
+  it.each([
+    [['agents', 'get', 'agent_404'], 'good', ExitCode.notFound, 'error: agent agent_404 not found (code AGENT_NOT_FOUND, HTTP 404)'],
+    [['agents', 'list'], 'bad', ExitCode.auth, 'error: invalid API key (code UNAUTHENTICATED, HTTP 401)'],
+    [['sessions', 'recover', 'sesn_bad'], 'good', ExitCode.apiError, 'error: session is deleted (code ILLEGAL_STATE, HTTP 409)'],
+    [['agents', 'get'], 'good', ExitCode.usage, 'error: missing <agent>'],
+  ])('%j exits with a code that says what went wrong', async (argv, key, code, message) => {
+    const { srv } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(argv, { env: env(server.url, key), io: c.io })).toBe(code);
+    expect(c.err[0].split('\n')[0]).toBe(message);
+  });
+
+  it('exits 5 when the API cannot be reached', async () => {
+    const { srv } = api();
+    const down = await srv.start();
+    const url = down.url;
+    await down.stop();
+    const c = capture();
+    expect(await runCli(['agents', 'list'], { env: env(url), io: c.io })).toBe(ExitCode.connection);
+    expect(c.err[0]).toMatch(/^error: cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
+  });
+
+  it('send --wait follows its turn through a dropped connection and prints the answer', async () => {
+    const e = (seq: number, id: string, type: string, fields: Record<string, unknown> = {}): StreamEvent => ({ seq, event: { id, type, processed_at: 't', ...fields } });
+    const history = [
+      e(1, 'sevt_old', 'user.message', { content: [{ type: 'text', text: 'earlier' }] }),
+      e(2, 'sevt_r0', 'session.status_running'),
+      e(3, 'sevt_old_answer', 'agent.message', { content: [{ type: 'text', text: 'old answer' }] }),
+      e(4, 'sevt_i0', 'session.status_idle', { stop_reason: { type: 'end_turn' } }),
+      e(5, 'sevt_msg', 'user.message', { content: [{ type: 'text', text: 'hi' }] }),
+      e(6, 'sevt_r1', 'session.status_running'),
+      e(7, 'sevt_tool', 'agent.tool_use', { name: 'bash', input: { command: 'ls' }, evaluated_permission: 'allow' }),
+      e(8, 'sevt_res', 'agent.tool_result', { tool_use_id: 'sevt_tool', content: [{ type: 'text', text: 'a.txt' }], is_error: false }),
+      e(9, 'sevt_answer', 'agent.message', { content: [{ type: 'text', text: 'One file: a.txt' }] }),
+      e(10, 'sevt_i1', 'session.status_idle', { stop_reason: { type: 'end_turn' } }),
+    ];
+    const { srv } = api(history, (n) => (n === 0 ? 7 : undefined));
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(['send', 'sesn_1', 'hi', '--wait'], { env: env(server.url), io: c.io, streamBackoffMs: 5 })).toBe(ExitCode.ok);
+    expect(c.out).toEqual(['One file: a.txt']);
+    expect(c.err.some((l) => l.startsWith('connection lost') && l.includes('resuming after #7'))).toBe(true);
+    expect(c.err.filter((l) => l.includes('agent.tool_result'))).toHaveLength(1);
+    expect(server.requests.map((r) => r.lastEventId)).toEqual([null, '7']);
+  });
+});
