@@ -16,8 +16,9 @@ CODEX_VERSION=0.171.0
 PI_VERSION=0.73.1
 BASE=berth/base:bookworm
 
-# Concurrent callers (test workers) wait for one build instead of racing it.
-exec 8>/tmp/berth-docker-build.lock
+# Concurrent callers (test workers) wait for one build instead of racing it; the base and the
+# harness have separate locks so a caller needing only the base never waits for a harness build.
+exec 8>/tmp/berth-docker-build-base.lock
 flock 8
 
 debian_mirror() {
@@ -39,6 +40,10 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/tmp/berth-debootstrap.log 2>&1 || {
     tail -n 20 /tmp/berth-debootstrap.log >&2; exit 1; }
   rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+  # The sandbox user's writable places exist in every Berth image, owned by uid 1000, so a
+  # read-only-root sandbox's anonymous volumes there start out writable by it.
+  mkdir -p "$rootfs/workspace" "$rootfs/home/agent"
+  chown 1000:1000 "$rootfs/workspace" "$rootfs/home/agent"
   tar -C "$rootfs" -c . | docker import \
     --change 'CMD ["/bin/sh", "-c", "trap '"'"'exit 0'"'"' TERM INT; sleep infinity & wait"]' \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
@@ -46,8 +51,11 @@ if ! docker image inspect "$BASE" >/dev/null 2>&1; then
   rm -rf "$rootfs"; trap - EXIT
   echo "build-images: $BASE built in $(( $(date +%s) - start ))s" >&2
 fi
+flock -u 8
 echo "base=$BASE"
 [ "${1:-}" = "--base-only" ] && exit 0
+exec 7>/tmp/berth-docker-build-harness.lock
+flock 7
 
 node_bin="$(command -v node)"
 npm_dir="$(dirname "$(readlink -f "$(command -v npm)")")/.."
@@ -55,7 +63,8 @@ npm_dir="$(readlink -f "$npm_dir")"
 base_id="$(docker image inspect --format '{{.Id}}' "$BASE")"
 hash="$( { sha256sum harness.Dockerfile "$node_bin" | awk '{print $1}'
            echo "$CLAUDE_CODE_VERSION $CODEX_VERSION $PI_VERSION $base_id"
-           cat "$npm_dir/package.json"; } | sha256sum | cut -c1-16)"
+           cat "$npm_dir/package.json"
+           cat /usr/local/share/ca-certificates/*.crt 2>/dev/null || true; } | sha256sum | cut -c1-16)"
 HARNESS="berth/harness:$hash"
 
 if ! docker image inspect "$HARNESS" >/dev/null 2>&1; then
@@ -64,6 +73,8 @@ if ! docker image inspect "$HARNESS" >/dev/null 2>&1; then
   cp harness.Dockerfile "$ctx/Dockerfile"
   cp "$node_bin" "$ctx/node"
   cp -a "$npm_dir" "$ctx/npm"
+  mkdir -p "$ctx/build-ca"
+  cp /usr/local/share/ca-certificates/*.crt "$ctx/build-ca/" 2>/dev/null || true
   start=$(date +%s)
   echo "build-images: building $HARNESS" >&2
   docker build --network host -q \

@@ -10,16 +10,20 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY node /usr/local/bin/node
 COPY npm /usr/local/lib/node_modules/npm
+# build-ca/: the build host's extra CA certificates (e.g. a TLS-inspecting egress proxy), trusted
+# by npm for this one step only; empty when the host has none.
+COPY build-ca /tmp/build-ca
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
- && npm install -g --no-fund --no-audit --loglevel=error \
+ && cat /etc/ssl/certs/ca-certificates.crt /tmp/build-ca/*.crt > /tmp/build-ca/bundle.pem 2>/dev/null; \
+    NODE_EXTRA_CA_CERTS=/tmp/build-ca/bundle.pem npm install -g --no-fund --no-audit --loglevel=error \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
       "@openai/codex@${CODEX_VERSION}" \
       "@mariozechner/pi-coding-agent@${PI_VERSION}" \
- && npm cache clean --force \
- && claude --version && codex --version && pi --version
-RUN useradd --uid 1000 --user-group --create-home --home-dir /home/agent --shell /bin/bash agent \
- && mkdir -p /workspace && chown agent:agent /workspace
+ && rm -rf /tmp/build-ca && npm cache clean --force \
+ && claude --version && codex --version && PI_OFFLINE=1 pi --version
+RUN useradd --uid 1000 --user-group --no-create-home --home-dir /home/agent --shell /bin/bash agent \
+ && cp -rT /etc/skel /home/agent && mkdir -p /workspace && chown -R agent:agent /home/agent /workspace
 USER agent
 WORKDIR /workspace
 CMD ["/bin/sh", "-c", "trap 'exit 0' TERM INT; sleep infinity & wait"]

@@ -17,7 +17,11 @@ export type SandboxSpec = Readonly<{
   readOnlyRoot: boolean;
   /** Command that keeps the container alive (the harness runs through exec). */
   cmd: readonly string[];
+  /** Extra mounts (e.g. a persistent workspace volume). A bind of the Docker socket is refused. */
+  mounts?: readonly SandboxMount[];
 }>;
+
+export type SandboxMount = Readonly<{ type: 'volume' | 'bind' | 'tmpfs'; source?: string; target: string; readOnly?: boolean }>;
 
 export type SandboxInfo = Readonly<{
   id: string;
@@ -45,6 +49,8 @@ export type ExecHandle = Readonly<{
   /** Writes to stdin (for harnesses that read JSON lines). */
   write(data: string): void;
   closeStdin(): void;
+  /** The last few KiB of stderr, for error messages (never streamed into events). */
+  stderrTail?(): string;
 }>;
 
 export type SandboxRuntimeEvent = Readonly<{

@@ -1,0 +1,191 @@
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import type { SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the shared engine fixture lives in the testing library
+import { ensureDockerTestEngine } from '@berth/testing';
+import { DockerSandboxRuntime } from './docker-sandbox-runtime';
+
+jest.setTimeout(60_000);
+
+const engine = ensureDockerTestEngine();
+const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+const run = `t${randomBytes(4).toString('hex')}`;
+const TEST_LABEL = 'berth.test-run';
+
+const spec = (suffix: string, overrides: Partial<SandboxSpec> = {}): SandboxSpec => ({
+  name: `berth-s-${run}${suffix}-g1`,
+  image: engine.baseImage,
+  labels: { 'berth.managed': 'true', 'berth.session': `${run}${suffix}`, 'berth.generation': '1', 'berth.environment': 'env_test', [TEST_LABEL]: run },
+  env: { HOME: '/tmp' },
+  network: 'none',
+  user: '1000:1000',
+  workdir: '/tmp',
+  memoryBytes: 128 * 1024 * 1024,
+  nanoCpus: 500_000_000,
+  pidsLimit: 64,
+  readOnlyRoot: false,
+  cmd: ['/bin/sh', '-c', "trap 'exit 0' TERM INT; sleep infinity & wait"],
+  ...overrides,
+});
+
+const docker = (...args: string[]) => execFileSync('docker', args, { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: engine.dockerHost } });
+
+async function collect(lines: AsyncIterable<string>): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of lines) out.push(line);
+  return out;
+}
+
+afterAll(async () => {
+  for (const info of await runtime.list({ [TEST_LABEL]: run })) await runtime.remove(info.id);
+});
+
+describe('DockerSandboxRuntime against the real engine', () => {
+  it('creates a running sandbox, and ensureRunning again is the same container', async () => {
+    const first = await runtime.ensureRunning(spec('a'));
+    expect(first).toMatchObject({ name: `berth-s-${run}a-g1`, running: true, exitCode: null });
+    expect(first.startedAt).not.toBeNull();
+    const second = await runtime.ensureRunning(spec('a'));
+    expect(second.id).toBe(first.id);
+    expect(await runtime.list({ [TEST_LABEL]: run, 'berth.session': `${run}a` })).toHaveLength(1);
+  });
+
+  it('runs hardened: non-root, all capabilities dropped, no-new-privileges, limits, no engine socket', async () => {
+    const info = await runtime.ensureRunning(spec('h'));
+    const [inspected] = JSON.parse(docker('inspect', info.id));
+    expect(inspected.Config.User).toBe('1000:1000');
+    expect(inspected.HostConfig.CapDrop).toEqual(['ALL']);
+    expect(inspected.HostConfig.CapAdd ?? []).toEqual([]);
+    expect(inspected.HostConfig.SecurityOpt).toContain('no-new-privileges');
+    expect(inspected.HostConfig.Privileged).toBe(false);
+    expect(inspected.HostConfig.PidsLimit).toBe(64);
+    expect(inspected.HostConfig.Memory).toBe(128 * 1024 * 1024);
+    expect(inspected.HostConfig.NanoCpus).toBe(500_000_000);
+    expect(inspected.HostConfig.NetworkMode).toBe('none');
+    const mounts = JSON.stringify([inspected.Mounts, inspected.HostConfig.Binds ?? []]);
+    expect(mounts).not.toMatch(/docker\.sock/);
+    // And from inside: the process really is uid 1000 with no effective capabilities.
+    const id = await collect((await runtime.exec(info.id, { cmd: ['/bin/sh', '-c', 'id -u; grep CapEff /proc/self/status'] })).lines);
+    expect(id[0]).toBe('1000');
+    expect(id[1]).toMatch(/CapEff:\s+0+$/);
+  });
+
+  it('refuses a spec that binds the Docker socket or runs as root, before touching the engine', async () => {
+    await expect(runtime.ensureRunning(spec('x', { mounts: [{ type: 'bind', source: '/run/berth-docker.sock', target: '/var/run/docker.sock' }] }))).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+    });
+    await expect(runtime.ensureRunning(spec('y', { user: 'root' }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect(await runtime.inspect(spec('x').name)).toBeNull();
+  });
+
+  it('read-only root keeps /workspace, home and /tmp writable', async () => {
+    const info = await runtime.ensureRunning(spec('ro', { readOnlyRoot: true, env: { HOME: '/home/agent' }, workdir: '/workspace' }));
+    const handle = await runtime.exec(info.id, { cmd: ['/bin/sh', '-c', 'touch /workspace/a /tmp/b /home/agent/c && echo ok; touch /etc/x 2>/dev/null || echo denied'] });
+    expect(await collect(handle.lines)).toEqual(['ok', 'denied']);
+    await runtime.writeFile(info.id, '/workspace/notes.txt', 'kept');
+    expect((await runtime.readFile(info.id, '/workspace/notes.txt'))?.toString()).toBe('kept');
+  });
+
+  it('stop and remove are idempotent, including on containers that never existed', async () => {
+    const info = await runtime.ensureRunning(spec('s'));
+    await runtime.stop(info.id, 1);
+    await runtime.stop(info.id, 1);
+    expect(await runtime.inspect(info.id)).toMatchObject({ running: false });
+    await runtime.remove(info.id);
+    await runtime.remove(info.id);
+    await runtime.stop('berth-s-never-existed-g1');
+    expect(await runtime.inspect(info.id)).toBeNull();
+  });
+
+  it('ensureRunning restarts a stopped container with the same name instead of failing', async () => {
+    const first = await runtime.ensureRunning(spec('r'));
+    await runtime.stop(first.id, 1);
+    const again = await runtime.ensureRunning(spec('r'));
+    expect(again).toMatchObject({ id: first.id, running: true });
+  });
+
+  it('exec streams stdout lines as they come, keeps stderr apart, takes stdin and reports the exit code', async () => {
+    const info = await runtime.ensureRunning(spec('e'));
+    const handle = await runtime.exec(info.id, { cmd: ['/bin/sh', '-c', 'echo first; echo oops >&2; while read l; do echo "got $l"; done; exit 3'] });
+    const iterator = handle.lines[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toBe('first');
+    handle.write('one\n');
+    expect((await iterator.next()).value).toBe('got one');
+    handle.write('two\n');
+    handle.closeStdin();
+    expect((await iterator.next()).value).toBe('got two');
+    expect((await iterator.next()).done).toBe(true);
+    expect(await handle.exit).toBe(3);
+    expect(handle.stderrTail?.()).toBe('oops\n');
+  });
+
+  it('exec with stdin given up front feeds it and closes it', async () => {
+    const info = await runtime.ensureRunning(spec('e'));
+    const handle = await runtime.exec(info.id, { cmd: ['wc', '-l'], stdin: 'a\nb\nc\n' });
+    expect(await collect(handle.lines)).toEqual(['3']);
+    expect(await handle.exit).toBe(0);
+  });
+
+  it('writes and reads files through the archive API, owned by the sandbox user', async () => {
+    const info = await runtime.ensureRunning(spec('f'));
+    const body = Buffer.from(JSON.stringify({ hello: 'world', big: 'x'.repeat(3000) }));
+    await runtime.writeFile(info.id, '/tmp/config.json', body, 0o600);
+    expect(await runtime.readFile(info.id, '/tmp/config.json')).toEqual(body);
+    const ls = await collect((await runtime.exec(info.id, { cmd: ['stat', '-c', '%u %a', '/tmp/config.json'] })).lines);
+    expect(ls).toEqual(['1000 600']);
+    expect(await runtime.readFile(info.id, '/tmp/missing.json')).toBeNull();
+  });
+
+  it('docker kill → the events iterator yields die within a second', async () => {
+    const info = await runtime.ensureRunning(spec('k'));
+    const abort = new AbortController();
+    const events: SandboxRuntimeEvent[] = [];
+    const died = (async () => {
+      for await (const event of runtime.events(abort.signal)) {
+        events.push(event);
+        if (event.kind === 'die' && event.containerId === info.id) return Date.now();
+      }
+      return null;
+    })();
+    // The subscription is live once the engine answers an unrelated event: poll for that.
+    await waitFor(async () => {
+      const probe = await runtime.ensureRunning(spec(`p${events.length}`));
+      await runtime.remove(probe.id);
+      return events.some((e) => e.name === probe.name);
+    });
+    const killedAt = Date.now();
+    docker('kill', info.id);
+    const diedAt = await died;
+    abort.abort();
+    expect(diedAt).not.toBeNull();
+    expect((diedAt as number) - killedAt).toBeLessThan(1000);
+    const die = events.find((e) => e.kind === 'die' && e.containerId === info.id);
+    expect(die).toMatchObject({ name: info.name, exitCode: 137, labels: expect.objectContaining({ 'berth.session': `${run}k`, 'berth.generation': '1' }) });
+  });
+
+  it('the events iterator ends when its signal aborts', async () => {
+    const abort = new AbortController();
+    const iterating = (async () => {
+      for await (const _ of runtime.events(abort.signal)) void _;
+      return 'ended';
+    })();
+    abort.abort();
+    await expect(iterating).resolves.toBe('ended');
+  });
+
+  it('rename fails when the target name is taken (the last guard of a warm claim)', async () => {
+    const a = await runtime.ensureRunning(spec('n1'));
+    const b = await runtime.ensureRunning(spec('n2'));
+    await expect(runtime.relabel(b.id, a.name)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    await runtime.relabel(b.id, `berth-s-${run}n3-g1`);
+    expect(await runtime.inspect(`berth-s-${run}n3-g1`)).toMatchObject({ id: b.id });
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

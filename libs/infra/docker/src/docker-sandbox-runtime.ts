@@ -1,0 +1,183 @@
+import { posix } from 'node:path';
+import { ValidationError } from '@berth/core';
+import type { ExecHandle, ExecSpec, SandboxInfo, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
+import Docker from 'dockerode';
+import { engineError, isConflict, isNotFound, isNotModified } from './docker-errors';
+import { startExec } from './docker-exec';
+import { watchEvents } from './docker-events';
+import { containerCreateOptions } from './host-config';
+import { firstFile, packFile } from './tar';
+
+export type DockerSandboxRuntimeOptions = Readonly<{
+  /** Engine address; defaults to `$DOCKER_HOST`, else Berth's own socket. */
+  dockerHost?: string;
+  /** Only containers with these labels are listed in events (Berth's managed marker by default). */
+  managedLabels?: Readonly<Record<string, string>>;
+  /** Owner given to files written with writeFile (the sandbox user). */
+  fileOwner?: Readonly<{ uid: number; gid: number }>;
+}>;
+
+export const DEFAULT_DOCKER_HOST = 'unix:///run/berth-docker.sock';
+// Mirrors SandboxLabels.managed in @berth/sandbox-domain (infra may not import domain code).
+const DEFAULT_MANAGED_LABELS = { 'berth.managed': 'true' } as const;
+
+export function dockerFromHost(host: string = process.env['DOCKER_HOST'] ?? DEFAULT_DOCKER_HOST): Docker {
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
+  const url = new URL(host.replace(/^tcp:/, 'http:'));
+  return new Docker({ host: url.hostname, port: Number(url.port || 2375), protocol: 'http' });
+}
+
+const bareName = (name: string): string => (name.startsWith('/') ? name.slice(1) : name);
+
+function infoFromInspect(info: Docker.ContainerInspectInfo): SandboxInfo {
+  const running = info.State.Running === true;
+  const started = info.State.StartedAt;
+  return {
+    id: info.Id,
+    name: bareName(info.Name),
+    labels: { ...(info.Config.Labels ?? {}) },
+    running,
+    exitCode: running ? null : (info.State.ExitCode ?? null),
+    oomKilled: info.State.OOMKilled === true,
+    startedAt: started && !started.startsWith('0001-') ? started : null,
+  };
+}
+
+/**
+ * `SandboxRuntime` on a Docker engine through dockerode. Every operation is idempotent: a
+ * create that finds the name taken starts the existing container, stop/remove of a missing or
+ * already-stopped container succeed. Containers are always created hardened (see host-config).
+ */
+export class DockerSandboxRuntime implements SandboxRuntime {
+  readonly docker: Docker;
+  private readonly managedLabels: Readonly<Record<string, string>>;
+  private readonly fileOwner: Readonly<{ uid: number; gid: number }>;
+
+  constructor(options: DockerSandboxRuntimeOptions & { docker?: Docker } = {}) {
+    this.docker = options.docker ?? dockerFromHost(options.dockerHost);
+    this.managedLabels = options.managedLabels ?? DEFAULT_MANAGED_LABELS;
+    this.fileOwner = options.fileOwner ?? { uid: 1000, gid: 1000 };
+  }
+
+  async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
+    const options = containerCreateOptions(spec);
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer(options);
+    } catch (error) {
+      if (!isConflict(error)) throw engineError('create', spec.name, error);
+      container = this.docker.getContainer(spec.name);
+    }
+    try {
+      await container.start();
+    } catch (error) {
+      if (!isNotModified(error)) throw engineError('start', spec.name, error);
+    }
+    const info = await this.inspect(container.id);
+    if (info === null) throw engineError('inspect', spec.name, new Error('container vanished right after start'));
+    return info;
+  }
+
+  async inspect(nameOrId: string): Promise<SandboxInfo | null> {
+    try {
+      return infoFromInspect(await this.docker.getContainer(nameOrId).inspect());
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw engineError('inspect', nameOrId, error);
+    }
+  }
+
+  async stop(nameOrId: string, timeoutSeconds = 5): Promise<void> {
+    try {
+      await this.docker.getContainer(nameOrId).stop({ t: timeoutSeconds });
+    } catch (error) {
+      if (isNotFound(error) || isNotModified(error)) return;
+      throw engineError('stop', nameOrId, error);
+    }
+  }
+
+  async remove(nameOrId: string): Promise<void> {
+    try {
+      // v: anonymous volumes (the read-only-root workspace) go with the container.
+      await this.docker.getContainer(nameOrId).remove({ force: true, v: true });
+    } catch (error) {
+      // 409 here means "removal already in progress": someone else is doing our job.
+      if (isNotFound(error) || isConflict(error)) return;
+      throw engineError('remove', nameOrId, error);
+    }
+  }
+
+  async list(labels: Readonly<Record<string, string>>): Promise<readonly SandboxInfo[]> {
+    let summaries: Docker.ContainerInfo[];
+    try {
+      summaries = await this.docker.listContainers({
+        all: true,
+        filters: { label: Object.entries(labels).map(([k, v]) => `${k}=${v}`) },
+      });
+    } catch (error) {
+      throw engineError('list', JSON.stringify(labels), error);
+    }
+    const infos = await Promise.all(summaries.map((s) => this.inspect(s.Id)));
+    return infos.filter((i): i is SandboxInfo => i !== null);
+  }
+
+  async exec(nameOrId: string, spec: ExecSpec): Promise<ExecHandle> {
+    if (spec.cmd.length === 0) throw new ValidationError('cmd must not be empty', 'cmd');
+    try {
+      return await startExec(this.docker, this.docker.getContainer(nameOrId), spec);
+    } catch (error) {
+      throw engineError('exec', nameOrId, error);
+    }
+  }
+
+  /**
+   * Renames (Docker labels are immutable after create, so a claimed pool container keeps its pool
+   * labels and its new name says whose it is). Fails with a conflict if `newName` is taken.
+   */
+  async relabel(nameOrId: string, newName: string): Promise<void> {
+    try {
+      await this.docker.getContainer(nameOrId).rename({ name: newName });
+    } catch (error) {
+      throw engineError('rename', nameOrId, error);
+    }
+  }
+
+  async readFile(nameOrId: string, path: string): Promise<Buffer | null> {
+    if (!posix.isAbsolute(path)) throw new ValidationError('path must be absolute', 'path');
+    let archive: NodeJS.ReadableStream;
+    try {
+      archive = await this.docker.getContainer(nameOrId).getArchive({ path });
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw engineError('getArchive', `${nameOrId}:${path}`, error);
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of archive) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    return firstFile(Buffer.concat(chunks));
+  }
+
+  async writeFile(nameOrId: string, path: string, data: Buffer | string, mode = 0o644): Promise<void> {
+    if (!posix.isAbsolute(path) || path.endsWith('/')) throw new ValidationError('path must be an absolute file path', 'path');
+    const tar = packFile({
+      name: posix.basename(path),
+      data: Buffer.isBuffer(data) ? data : Buffer.from(data),
+      mode,
+      uid: this.fileOwner.uid,
+      gid: this.fileOwner.gid,
+      mtime: new Date(),
+    });
+    try {
+      await this.docker.getContainer(nameOrId).putArchive(tar, { path: posix.dirname(path) });
+    } catch (error) {
+      throw engineError('putArchive', `${nameOrId}:${path}`, error);
+    }
+  }
+
+  events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent> {
+    return watchEvents(
+      this.docker,
+      Object.entries(this.managedLabels).map(([k, v]) => `${k}=${v}`),
+      signal,
+    );
+  }
+}

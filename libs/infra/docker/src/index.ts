@@ -1,0 +1,3 @@
+export * from './docker-sandbox-runtime';
+export { assertHardenedSpec, containerCreateOptions } from './host-config';
+export { toRuntimeEvent } from './docker-events';

@@ -1,0 +1,127 @@
+import { FixedClock } from '@berth/core/testing';
+import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName, sessionSandboxSpec } from '@berth/sandbox-domain';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the in-memory runtime fake lives in the testing library
+import { InMemorySandboxRuntime } from '@berth/testing';
+import { InMemoryClaimLedger } from './claim-ledger';
+import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
+import { sweepExpiredLeases } from './lease-sweep';
+import type { BoundSandbox } from './sandbox-bindings';
+import { reconcileAtStart } from './startup-reconcile';
+import { WarmPool } from './warm-pool';
+
+const config = (size: number): SandboxConfig => ({ ...DEFAULT_SANDBOX_CONFIG, warmPool: { size, ttlSeconds: 600 } });
+
+async function until(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function world(poolSize = 1) {
+  const clock = new FixedClock(new Date('2026-01-01T00:00:00Z'));
+  const runtime = new InMemorySandboxRuntime({ now: () => clock.now() });
+  let slot = 0;
+  const makePool = () => {
+    const pool = new WarmPool({ runtime, ledger: new InMemoryClaimLedger(), clock, nextSlot: () => `s${++slot}` });
+    pool.configure([{ environmentId: 'env_a', config: config(poolSize) }]);
+    return pool;
+  };
+  return { clock, runtime, makePool };
+}
+
+describe('death watcher', () => {
+  it('reports one death per session container (oom, die, destroy collapse) and drops dead warm ones from the pool', async () => {
+    const { runtime, makePool } = world(1);
+    const pool = makePool();
+    pool.refill();
+    await pool.idle();
+    const abort = new AbortController();
+    const deaths: SandboxDeath[] = [];
+    const watching = watchSandboxDeaths({ runtime, signal: abort.signal, pool, onDeath: (d) => void deaths.push(d) });
+
+    const box = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_1', generation: 2, environmentId: 'env_a', config: config(1) }));
+    runtime.kill(box.id, { oom: true });
+    await runtime.remove(box.id);
+    const [warm] = await runtime.list({ 'berth.pool': 'env_a' });
+    runtime.kill(warm.id);
+
+    await until(() => deaths.length === 1 && pool.readyCount('env_a') === 1);
+    await pool.idle();
+    abort.abort();
+    await watching;
+    expect(deaths).toEqual([
+      expect.objectContaining({ sessionId: 'sesn_1', generation: 2, sandboxId: sessionSandboxName('sesn_1', 2), reason: 'oom_killed', exitCode: 137 }),
+    ]);
+    const stillReady = (await runtime.list({ 'berth.pool': 'env_a' })).filter((i) => i.running);
+    expect(stillReady.map((i) => i.id)).not.toContain(warm.id);
+  });
+});
+
+describe('restart reconcile', () => {
+  it('a new manager adopts bound and warm containers without creating duplicates, and reaps orphans', async () => {
+    const { runtime, clock, makePool } = world(1);
+    const first = makePool();
+    first.refill();
+    await first.idle();
+    const bound = await first.claim({ environmentId: 'env_a', sessionId: 'sesn_1', generation: 1 });
+    await first.idle();
+    const orphan = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_gone', generation: 1, environmentId: 'env_a', config: config(1) }));
+    const createdBefore = runtime.created;
+
+    const second = makePool();
+    const bindings = { listBound: async () => [{ sessionId: 'sesn_1', generation: 1, sandboxId: sessionSandboxName('sesn_1', 1), expiresAt: null }] };
+    const plan = await reconcileAtStart({ runtime, bindings, pool: second, clock, onDead: () => undefined });
+    await second.idle();
+
+    expect(plan.adopt.map((a) => a.sandbox.id)).toEqual([bound?.id]);
+    expect(plan.warm).toHaveLength(1);
+    expect(plan.reap.map((r) => r.sandbox.id)).toEqual([orphan.id]);
+    expect(runtime.created).toBe(createdBefore);
+    expect(second.readyCount('env_a')).toBe(1);
+    const again = await reconcileAtStart({ runtime, bindings, pool: second, clock, onDead: () => undefined });
+    expect(again.reap).toEqual([]);
+  });
+
+  it('reports bound containers that died while no manager was running', async () => {
+    const { runtime, clock, makePool } = world(0);
+    const box = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_1', generation: 3, environmentId: 'env_a', config: config(0) }));
+    runtime.kill(box.id);
+    const deaths: SandboxDeath[] = [];
+    await reconcileAtStart({
+      runtime,
+      bindings: { listBound: async () => [{ sessionId: 'sesn_1', generation: 3, sandboxId: box.name, expiresAt: null }] },
+      pool: makePool(),
+      clock,
+      onDead: (d) => void deaths.push(d),
+    });
+    expect(deaths).toEqual([expect.objectContaining({ sessionId: 'sesn_1', generation: 3, sandboxId: box.name })]);
+  });
+});
+
+describe('lease sweep', () => {
+  it('reports only bound sandboxes whose lease is in the past, and keeps going when one report fails', async () => {
+    const clock = new FixedClock(new Date('2026-01-01T12:00:00Z'));
+    const rows: BoundSandbox[] = [
+      { sessionId: 'a', generation: 1, sandboxId: 'berth-s-a-g1', expiresAt: '2026-01-01T11:59:59Z' },
+      { sessionId: 'b', generation: 1, sandboxId: 'berth-s-b-g1', expiresAt: '2026-01-01T12:00:01Z' },
+      { sessionId: 'c', generation: 1, sandboxId: 'berth-s-c-g1', expiresAt: null },
+      { sessionId: 'd', generation: 1, sandboxId: 'berth-s-d-g1', expiresAt: '2025-12-31T00:00:00' },
+    ];
+    const reported: string[] = [];
+    const failed: string[] = [];
+    const expired = await sweepExpiredLeases({
+      bindings: { listBound: async () => rows },
+      clock,
+      onExpired: (b) => {
+        if (b.sessionId === 'a') throw new Error('bus down');
+        reported.push(b.sessionId);
+      },
+      onError: (_e, b) => failed.push(b.sessionId),
+    });
+    expect(expired.map((b) => b.sessionId)).toEqual(['a', 'd']);
+    expect(reported).toEqual(['d']);
+    expect(failed).toEqual(['a']);
+  });
+});

@@ -1,0 +1,7 @@
+export * from './claim-ledger';
+export * from './warm-pool';
+export * from './sandbox-provisioner';
+export * from './death-watcher';
+export * from './sandbox-bindings';
+export * from './lease-sweep';
+export * from './startup-reconcile';

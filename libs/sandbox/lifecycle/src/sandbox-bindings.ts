@@ -1,0 +1,7 @@
+/** A session's current sandbox binding as the read side knows it (`sandboxId` = container name). */
+export type BoundSandbox = Readonly<{ sessionId: string; generation: number; sandboxId: string; expiresAt: string | null }>;
+
+/** Where the sandbox lifecycle reads which sessions hold which sandbox (the session read model). */
+export interface SandboxBindings {
+  listBound(): Promise<readonly BoundSandbox[]>;
+}

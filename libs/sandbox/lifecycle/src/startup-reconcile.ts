@@ -1,0 +1,39 @@
+import type { Clock } from '@berth/core';
+import type { SandboxRuntime } from '@berth/ports';
+import { planStartup, SandboxLabels, type StartupPlan } from '@berth/sandbox-domain';
+import type { SandboxBindings } from './sandbox-bindings';
+import type { SandboxDeath } from './death-watcher';
+import type { WarmPool } from './warm-pool';
+
+/**
+ * What a (re)starting sandbox-manager does before serving: list every managed container, adopt
+ * the ones the store still binds and the fresh warm ones, report bound-but-dead ones (kept: a
+ * stopped container's files can still be read for turn recovery; once the kernel clears the
+ * binding the next reconcile reaps it), remove orphans, then top the pools up.
+ */
+export async function reconcileAtStart(input: {
+  runtime: SandboxRuntime;
+  bindings: SandboxBindings;
+  pool: WarmPool;
+  clock: Clock;
+  onDead: (death: SandboxDeath) => Promise<void> | void;
+}): Promise<StartupPlan> {
+  const live = await input.runtime.list({ [SandboxLabels.managed]: 'true' });
+  const bound = await input.bindings.listBound();
+  const plan = planStartup({ live, bindings: bound, pools: input.pool.targets(), now: input.clock.now() });
+  input.pool.adopt(plan.warm);
+  for (const { sandbox, sessionId, generation } of plan.dead) {
+    await input.onDead({
+      sessionId,
+      generation,
+      sandboxId: sandbox.name.replace(/^\//, ''),
+      containerId: sandbox.id,
+      reason: 'exited',
+      exitCode: null,
+      at: input.clock.now().toISOString(),
+    });
+  }
+  await Promise.all(plan.reap.map(({ sandbox }) => input.runtime.remove(sandbox.id)));
+  input.pool.refill();
+  return plan;
+}

@@ -1,0 +1,170 @@
+import type { Clock } from '@berth/core';
+import type { SandboxInfo, SandboxRuntime } from '@berth/ports';
+import { isWarmExpired, poolSandboxSpec, refillCount, type SandboxConfig, sessionSandboxName, type StartupPlan } from '@berth/sandbox-domain';
+import type { ClaimLedger } from './claim-ledger';
+
+export type PoolEnvironment = Readonly<{ environmentId: string; config: SandboxConfig }>;
+
+type Warm = Readonly<{ id: string; name: string; startedAt: string | null }>;
+
+export type WarmPoolDeps = Readonly<{
+  runtime: SandboxRuntime;
+  ledger: ClaimLedger;
+  clock: Clock;
+  /** Draws a slot token for a new pool container name (lowercase letters and digits). */
+  nextSlot: () => string;
+  onError?: (error: unknown, context: string) => void;
+}>;
+
+/**
+ * Per-environment pools of started, unclaimed sandboxes. A claim takes the oldest fresh one out
+ * of the in-process list (synchronously: one claimer per process), wins it in the ledger (one
+ * claimer across processes), then renames it to the session's deterministic name — the rename
+ * fails if the session already has a container, so a session never gets two either. Claims
+ * trigger a background refill; `sweep` drops containers past their TTL.
+ */
+export class WarmPool {
+  private readonly environments = new Map<string, SandboxConfig>();
+  private readonly ready = new Map<string, Map<string, Warm>>();
+  private readonly starting = new Map<string, number>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly deps: WarmPoolDeps) {
+    if (!deps.runtime.relabel) throw new Error('a warm pool needs a runtime that can rename containers (relabel)');
+  }
+
+  /** Sets the pools to keep (an environment absent here or with size 0 keeps none). */
+  configure(environments: readonly PoolEnvironment[]): void {
+    this.environments.clear();
+    for (const e of environments) this.environments.set(e.environmentId, e.config);
+  }
+
+  targets(): readonly { environmentId: string; size: number; ttlSeconds: number }[] {
+    return [...this.environments].map(([environmentId, c]) => ({ environmentId, size: c.warmPool.size, ttlSeconds: c.warmPool.ttlSeconds }));
+  }
+
+  /** Takes over warm containers found at start (see `planStartup`). */
+  adopt(warm: StartupPlan['warm']): void {
+    for (const { sandbox, environmentId } of warm) this.readyOf(environmentId).set(sandbox.id, sandbox);
+  }
+
+  readyCount(environmentId: string): number {
+    return this.ready.get(environmentId)?.size ?? 0;
+  }
+
+  /** A warm container that died or was removed is no longer offered. */
+  forget(containerId: string): void {
+    for (const pool of this.ready.values()) pool.delete(containerId);
+  }
+
+  /** The claimed sandbox, renamed for the session; null when none is ready (start one cold). */
+  async claim(input: { environmentId: string; sessionId: string; generation: number }): Promise<SandboxInfo | null> {
+    const config = this.environments.get(input.environmentId);
+    const pool = this.ready.get(input.environmentId);
+    if (!config || !pool) return null;
+    const name = sessionSandboxName(input.sessionId, input.generation);
+    try {
+      for (let warm = this.takeOldest(pool); warm !== null; warm = this.takeOldest(pool)) {
+        if (isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, this.deps.clock.now())) {
+          this.background(this.discard(warm.id), 'reap expired warm sandbox');
+          continue;
+        }
+        if (!(await this.deps.ledger.tryClaim(warm.id, input.sessionId))) continue;
+        const claimed = await this.handOver(warm, name);
+        if (claimed === 'name-taken') {
+          pool.set(warm.id, warm);
+          return null;
+        }
+        if (claimed !== null) return claimed;
+      }
+      return null;
+    } finally {
+      this.refill(input.environmentId);
+    }
+  }
+
+  private async handOver(warm: Warm, name: string): Promise<SandboxInfo | null | 'name-taken'> {
+    try {
+      await this.deps.runtime.relabel?.(warm.id, name);
+    } catch {
+      // Either the session already has a container by that name, or the warm one is gone.
+      await this.deps.ledger.release(warm.id);
+      return (await this.deps.runtime.inspect(warm.id))?.running ? 'name-taken' : null;
+    }
+    const info = await this.deps.runtime.inspect(warm.id);
+    if (info?.running) return info;
+    this.background(this.discard(warm.id), 'remove dead claimed sandbox');
+    return null;
+  }
+
+  /** Starts containers until ready + starting reaches each target; returns at once. */
+  refill(environmentId?: string): void {
+    const ids = environmentId ? [environmentId] : [...this.environments.keys()];
+    for (const id of ids) {
+      const config = this.environments.get(id);
+      if (!config) continue;
+      const missing = refillCount(config.warmPool.size, this.readyCount(id), this.starting.get(id) ?? 0);
+      for (let i = 0; i < missing; i++) this.background(this.startOne(id, config), `refill pool ${id}`);
+    }
+  }
+
+  /** Removes warm containers past their TTL and from pools no longer configured; then refills. */
+  async sweep(): Promise<void> {
+    const now = this.deps.clock.now();
+    const removals: Promise<void>[] = [];
+    for (const [environmentId, pool] of this.ready) {
+      const config = this.environments.get(environmentId);
+      for (const warm of [...pool.values()]) {
+        if (!config || config.warmPool.size === 0 || isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, now)) {
+          pool.delete(warm.id);
+          removals.push(this.discard(warm.id));
+        }
+      }
+    }
+    await Promise.all(removals);
+    this.refill();
+  }
+
+  /** Resolves when no refill or removal is running (tests, benchmarks, shutdown). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async startOne(environmentId: string, config: SandboxConfig): Promise<void> {
+    this.starting.set(environmentId, (this.starting.get(environmentId) ?? 0) + 1);
+    try {
+      const spec = poolSandboxSpec({ environmentId, slot: this.deps.nextSlot(), config });
+      const info = await this.deps.runtime.ensureRunning(spec);
+      if (this.environments.has(environmentId)) this.readyOf(environmentId).set(info.id, info);
+      else await this.discard(info.id);
+    } finally {
+      this.starting.set(environmentId, (this.starting.get(environmentId) ?? 1) - 1);
+    }
+  }
+
+  private async discard(containerId: string): Promise<void> {
+    await this.deps.runtime.remove(containerId);
+    await this.deps.ledger.release(containerId);
+  }
+
+  private takeOldest(pool: Map<string, Warm>): Warm | null {
+    let oldest: Warm | null = null;
+    for (const warm of pool.values()) {
+      if (oldest === null || Date.parse(warm.startedAt ?? '') < Date.parse(oldest.startedAt ?? '')) oldest = warm;
+    }
+    if (oldest) pool.delete(oldest.id);
+    return oldest;
+  }
+
+  private readyOf(environmentId: string): Map<string, Warm> {
+    let pool = this.ready.get(environmentId);
+    if (!pool) this.ready.set(environmentId, (pool = new Map()));
+    return pool;
+  }
+
+  private background(work: Promise<unknown>, context: string): void {
+    const tracked = work.catch((error: unknown) => this.deps.onError?.(error, context));
+    this.inFlight.add(tracked);
+    void tracked.finally(() => this.inFlight.delete(tracked));
+  }
+}

@@ -1,0 +1,188 @@
+import type { ExecHandle, ExecSpec, SandboxInfo, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
+
+type Box = { id: string; name: string; spec: SandboxSpec; running: boolean; exitCode: number | null; oomKilled: boolean; startedAt: string | null; files: Map<string, Buffer> };
+
+/** What a scripted exec prints and how it ends; `stdin` is everything written before close. */
+export type ExecScript = (input: { container: string; spec: ExecSpec; stdin: Promise<string> }) => { lines: readonly string[]; exitCode: number } | Promise<{ lines: readonly string[]; exitCode: number }>;
+
+class Channel<T> implements AsyncIterable<T> {
+  private items: T[] = [];
+  private waiting: ((r: IteratorResult<T>) => void) | null = null;
+  private closed = false;
+  push(item: T): void {
+    if (this.closed) return;
+    if (this.waiting) {
+      const w = this.waiting;
+      this.waiting = null;
+      w({ value: item, done: false });
+    } else this.items.push(item);
+  }
+  close(): void {
+    this.closed = true;
+    this.waiting?.({ value: undefined, done: true });
+    this.waiting = null;
+  }
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return {
+      next: () => {
+        if (this.items.length > 0) return Promise.resolve({ value: this.items.shift() as T, done: false });
+        if (this.closed) return Promise.resolve({ value: undefined, done: true });
+        return new Promise((resolve) => (this.waiting = resolve));
+      },
+      return: () => {
+        this.close();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}
+
+/**
+ * An in-memory `SandboxRuntime` with Docker's semantics where they matter for wiring tests:
+ * unique names (create of a taken name starts the existing one, rename onto a taken name fails),
+ * idempotent stop/remove, label-filtered list, files, scripted exec, and an event stream fed by
+ * `kill`/`stop`/`remove`. Counters (`created`) let tests assert "no duplicates".
+ */
+export class InMemorySandboxRuntime implements SandboxRuntime {
+  private readonly boxes = new Map<string, Box>();
+  private readonly listeners = new Set<Channel<SandboxRuntimeEvent>>();
+  private nextId = 1;
+  created = 0;
+
+  constructor(
+    private readonly options: { now?: () => Date; execScript?: ExecScript } = {},
+  ) {}
+
+  private now(): Date {
+    return this.options.now?.() ?? new Date();
+  }
+
+  private find(nameOrId: string): Box | undefined {
+    const bare = nameOrId.replace(/^\//, '');
+    return this.boxes.get(bare) ?? [...this.boxes.values()].find((b) => b.name === bare);
+  }
+
+  private info(box: Box): SandboxInfo {
+    return {
+      id: box.id,
+      name: box.name,
+      labels: { ...box.spec.labels },
+      running: box.running,
+      exitCode: box.running ? null : box.exitCode,
+      oomKilled: box.oomKilled,
+      startedAt: box.startedAt,
+    };
+  }
+
+  private emit(kind: SandboxRuntimeEvent['kind'], box: Box): void {
+    const event: SandboxRuntimeEvent = { kind, containerId: box.id, name: box.name, labels: { ...box.spec.labels }, exitCode: box.exitCode, at: this.now().toISOString() };
+    for (const listener of this.listeners) listener.push(event);
+  }
+
+  async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
+    let box = this.find(spec.name);
+    if (!box) {
+      box = { id: `fake${String(this.nextId++).padStart(12, '0')}`, name: spec.name, spec, running: false, exitCode: null, oomKilled: false, startedAt: null, files: new Map() };
+      this.boxes.set(box.id, box);
+      this.created++;
+    }
+    if (!box.running) {
+      box.running = true;
+      box.exitCode = null;
+      box.startedAt = this.now().toISOString();
+      this.emit('start', box);
+    }
+    return this.info(box);
+  }
+
+  async inspect(nameOrId: string): Promise<SandboxInfo | null> {
+    const box = this.find(nameOrId);
+    return box ? this.info(box) : null;
+  }
+
+  async stop(nameOrId: string): Promise<void> {
+    const box = this.find(nameOrId);
+    if (box?.running) this.die(box, 0, false);
+  }
+
+  async remove(nameOrId: string): Promise<void> {
+    const box = this.find(nameOrId);
+    if (!box) return;
+    if (box.running) this.die(box, 137, false);
+    this.boxes.delete(box.id);
+    this.emit('destroy', box);
+  }
+
+  /** Test hook: the container dies as under `docker kill` (or an OOM kill). */
+  kill(nameOrId: string, options: { oom?: boolean } = {}): void {
+    const box = this.find(nameOrId);
+    if (!box?.running) throw new Error(`no running container ${nameOrId}`);
+    this.die(box, 137, options.oom ?? false);
+  }
+
+  private die(box: Box, exitCode: number, oom: boolean): void {
+    box.running = false;
+    box.exitCode = exitCode;
+    box.oomKilled = oom;
+    if (oom) this.emit('oom', box);
+    this.emit('die', box);
+  }
+
+  async list(labels: Readonly<Record<string, string>>): Promise<readonly SandboxInfo[]> {
+    return [...this.boxes.values()].filter((b) => Object.entries(labels).every(([k, v]) => b.spec.labels[k] === v)).map((b) => this.info(b));
+  }
+
+  async relabel(nameOrId: string, newName: string): Promise<void> {
+    const box = this.find(nameOrId);
+    if (!box) throw Object.assign(new Error(`No such container: ${nameOrId}`), { statusCode: 404 });
+    if (this.find(newName)) throw Object.assign(new Error(`Conflict: name ${newName} is in use`), { statusCode: 409 });
+    box.name = newName;
+  }
+
+  async exec(nameOrId: string, spec: ExecSpec): Promise<ExecHandle> {
+    const box = this.find(nameOrId);
+    if (!box?.running) throw new Error(`container ${nameOrId} is not running`);
+    let stdin = spec.stdin ?? '';
+    let closeStdin!: () => void;
+    const stdinClosed = new Promise<string>((resolve) => (closeStdin = () => resolve(stdin)));
+    if (spec.stdin !== undefined) closeStdin();
+    const lines = new Channel<string>();
+    const script = this.options.execScript ?? (() => ({ lines: [], exitCode: 0 }));
+    const exit = Promise.resolve(script({ container: box.name, spec, stdin: stdinClosed })).then((result) => {
+      for (const line of result.lines) lines.push(line);
+      lines.close();
+      return result.exitCode;
+    });
+    return {
+      lines,
+      exit,
+      write: (data) => {
+        stdin += data;
+      },
+      closeStdin: () => closeStdin(),
+      stderrTail: () => '',
+    };
+  }
+
+  async readFile(nameOrId: string, path: string): Promise<Buffer | null> {
+    return this.find(nameOrId)?.files.get(path) ?? null;
+  }
+
+  async writeFile(nameOrId: string, path: string, data: Buffer | string): Promise<void> {
+    const box = this.find(nameOrId);
+    if (!box) throw Object.assign(new Error(`No such container: ${nameOrId}`), { statusCode: 404 });
+    box.files.set(path, Buffer.isBuffer(data) ? data : Buffer.from(data));
+  }
+
+  events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent> {
+    const channel = new Channel<SandboxRuntimeEvent>();
+    this.listeners.add(channel);
+    const close = () => {
+      this.listeners.delete(channel);
+      channel.close();
+    };
+    if (signal.aborted) close();
+    else signal.addEventListener('abort', close, { once: true });
+    return channel;
+  }
+}

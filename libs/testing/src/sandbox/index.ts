@@ -1,0 +1,2 @@
+export * from './in-memory-sandbox-runtime';
+export * from './docker-engine';
