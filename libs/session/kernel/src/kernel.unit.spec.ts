@@ -1,0 +1,183 @@
+import { FixedClock } from '@berth/core/testing';
+import type { CommandData, CommandType, SessionCommand, SessionCommandOf } from '@berth/contracts';
+import { createSessionKernel, type SessionKernelDeps } from './kernel';
+import { InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from './testing';
+
+const SID = 'sesn_k';
+let n = 0;
+function cmd<T extends CommandType>(type: T, data: CommandData<T>, commandId = `cmd_k${++n}`): SessionCommandOf<T> {
+  return { type, data, meta: { command_id: commandId, session_id: SID, actor: 'owner_1', issued_at: '2026-01-01T00:00:00.000Z' } } as unknown as SessionCommandOf<T>;
+}
+const create = (commandId?: string) =>
+  cmd(
+    'CreateSession',
+    {
+      owner_id: 'owner_1',
+      agent: { id: 'agent_1', version: 1 },
+      environment_id: 'env_1',
+      harness: 'claude-code',
+      title: 'hello',
+      metadata: {},
+      idempotency_key: null,
+      permission_mode: 'always_allow',
+    },
+    commandId,
+  );
+const bind = () => cmd('BindSandbox', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: false });
+const message = (turn_id: string) => cmd('SubmitUserMessage', { turn_id, content: [{ type: 'text', text: 'hi' }] });
+
+function setup(over: Partial<SessionKernelDeps> = {}) {
+  const journal = new InMemoryJournal();
+  const snapshots = new InMemorySnapshots();
+  const sessions = new InMemorySessionReadModel();
+  const clock = new FixedClock(new Date('2026-03-01T10:00:00.000Z'));
+  const failures: string[] = [];
+  const kernel = createSessionKernel({ journal, snapshots, sessions, clock, onBestEffortFailure: (what) => failures.push(what), ...over });
+  return { kernel, journal, snapshots, sessions, clock, failures };
+}
+
+describe('SessionKernel.execute', () => {
+  it('stamps events with gap-free seqs, deterministic ids, the clock and schema versions', async () => {
+    const { kernel, journal } = setup();
+    const outcome = await kernel.execute(create('cmd_c1'));
+    expect(outcome).toEqual({
+      ok: true,
+      command_id: 'cmd_c1',
+      session_id: SID,
+      duplicate: false,
+      last_seq: 2,
+      events: [
+        { id: 'sevt_c1_0', seq: 1, type: 'SessionCreated' },
+        { id: 'sevt_c1_1', seq: 2, type: 'SandboxRequested' },
+      ],
+    });
+    expect(journal.all(SID)[0]).toMatchObject({ session_id: SID, command_id: 'cmd_c1', schema_version: 1, occurred_at: '2026-03-01T10:00:00.000Z' });
+    await kernel.execute(bind());
+    expect(journal.all(SID).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('answers a redelivered command with its first outcome, marked duplicate, and appends nothing', async () => {
+    const { kernel, journal } = setup();
+    const first = await kernel.execute(create('cmd_dup'));
+    const again = await kernel.execute(create('cmd_dup'));
+    expect(again).toEqual({ ...first, duplicate: true });
+    expect(journal.appends).toHaveLength(1);
+  });
+
+  it('turns a refusal into an error outcome and writes nothing', async () => {
+    const { kernel, journal, sessions } = setup();
+    const outcome = await kernel.execute(message('turn_1'));
+    expect(outcome).toEqual({
+      ok: false,
+      command_id: expect.any(String),
+      session_id: SID,
+      error: { code: 'NOT_FOUND', status: 404, message: `session ${SID} not found`, details: {} },
+    });
+    expect(journal.appends).toHaveLength(0);
+    expect(await sessions.getById(SID)).toBeNull();
+  });
+
+  it('answers a no-op with no events and the current last seq', async () => {
+    const { kernel, journal } = setup();
+    await kernel.execute(create());
+    const outcome = await kernel.execute(cmd('InterruptTurn', {}));
+    expect(outcome).toMatchObject({ ok: true, events: [], duplicate: false, last_seq: 2 });
+    expect(journal.appends).toHaveLength(1);
+  });
+
+  it('upserts the read model with the public status after each commit', async () => {
+    const { kernel, sessions } = setup();
+    await kernel.execute(create());
+    await kernel.execute(bind());
+    await kernel.execute(message('turn_1'));
+    expect(await sessions.get('owner_1', SID)).toMatchObject({
+      id: SID,
+      owner_id: 'owner_1',
+      agent_id: 'agent_1',
+      title: 'hello',
+      status: 'running',
+      last_seq: 5,
+      created_at: '2026-03-01T10:00:00.000Z',
+      deleted: false,
+      view: { lifecycle: 'READY', turn: { id: 'turn_1', status: 'RUNNING' } },
+    });
+    expect(await sessions.get('owner_2', SID)).toBeNull();
+  });
+
+  it('catches up from the snapshot plus the journal tail', async () => {
+    const { kernel, journal, snapshots, sessions, clock } = setup();
+    await kernel.execute(create());
+    expect(snapshots.get(SID)?.version).toBe(2);
+    // Another kernel instance appended after the snapshot was taken.
+    const other = createSessionKernel({ journal, snapshots: new InMemorySnapshots(), sessions, clock });
+    await other.execute(bind());
+    const loaded = await kernel.load(SID);
+    expect(loaded.lastSeq).toBe(3);
+    expect(loaded.state.sandbox).toEqual({ sandbox_id: 'sbx_1', generation: 1, expires_at: null });
+  });
+
+  it('re-decides on fresh state after losing an append race', async () => {
+    const { kernel, journal } = setup();
+    await kernel.execute(create());
+    await kernel.execute(bind());
+    journal.failNextAppendWithConflict = 1;
+    const outcome = await kernel.execute(message('turn_1'));
+    expect(outcome).toMatchObject({ ok: true, duplicate: false, last_seq: 5 });
+    expect(journal.all(SID).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('sees what the winner of a race wrote before deciding again', async () => {
+    const { kernel, journal } = setup();
+    await kernel.execute(create());
+    await kernel.execute(bind());
+    const winner = createSessionKernel({ journal, snapshots: new InMemorySnapshots(), sessions: new InMemorySessionReadModel(), clock: new FixedClock() });
+    await winner.execute(message('turn_1'));
+    // Our kernel's snapshot is behind; it catches up from the tail, so turn_2 queues behind turn_1.
+    await kernel.execute(message('turn_2'));
+    expect(journal.all(SID).at(-1)).toMatchObject({ type: 'UserMessageReceived', data: { turn_id: 'turn_2', queued: true } });
+  });
+
+  it('gives up after maxConflictRetries lost races and lets the caller redeliver', async () => {
+    const { kernel, journal } = setup({ maxConflictRetries: 2 });
+    await kernel.execute(create());
+    journal.failNextAppendWithConflict = 3;
+    await expect(kernel.execute(bind())).rejects.toMatchObject({ code: 'CONCURRENCY_CONFLICT' });
+    journal.failNextAppendWithConflict = 0;
+    await expect(kernel.execute(bind())).resolves.toMatchObject({ ok: true });
+  });
+
+  it('treats snapshots as best effort: a failing snapshot store never fails a command', async () => {
+    const { kernel, snapshots, sessions, failures } = setup();
+    snapshots.failSaves = true;
+    snapshots.failLoads = true;
+    await expect(kernel.execute(create())).resolves.toMatchObject({ ok: true, last_seq: 2 });
+    await expect(kernel.execute(bind())).resolves.toMatchObject({ ok: true, last_seq: 3 });
+    expect((await sessions.getById(SID))?.view).toMatchObject({ lifecycle: 'READY' });
+    expect(failures).toContain('snapshot.save');
+    expect(failures).toContain('snapshot.load');
+  });
+
+  it('ignores a snapshot in a format it does not know and folds the journal instead', async () => {
+    const { kernel, snapshots } = setup();
+    await kernel.execute(create());
+    await snapshots.save({ sessionId: SID, version: 2, state: { something: 'else' }, updatedAt: 'x' }, 2);
+    expect((await kernel.load(SID)).state.exists).toBe(true);
+  });
+
+  it('repairs a read model a crash left behind when the command is redelivered', async () => {
+    const journal = new InMemoryJournal();
+    const sessions = new InMemorySessionReadModel();
+    const broken = new (class extends InMemorySessionReadModel {
+      override upsert(): Promise<void> {
+        return Promise.reject(new Error('read model down'));
+      }
+    })();
+    const clock = new FixedClock();
+    const first = createSessionKernel({ journal, snapshots: new InMemorySnapshots(), sessions: broken, clock });
+    const command: SessionCommand = create('cmd_crash');
+    await expect(first.execute(command)).rejects.toThrow('read model down');
+    const second = createSessionKernel({ journal, snapshots: new InMemorySnapshots(), sessions, clock });
+    await expect(second.execute(command)).resolves.toMatchObject({ ok: true, duplicate: true });
+    expect(await sessions.getById(SID)).toMatchObject({ last_seq: 2, status: 'idle' });
+  });
+});
