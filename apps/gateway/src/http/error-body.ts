@@ -48,10 +48,13 @@ export const errorBody = (status: number, code: string, message: string, details
   },
 });
 
-/** Errors body-parser raises (`type` like `entity.parse.failed`, with a 4xx `status`). */
-type ParserError = { type?: unknown; status?: unknown; expose?: unknown };
-const isParserError = (e: unknown): e is ParserError & { status: number; type: string } =>
-  typeof e === 'object' && e !== null && typeof (e as ParserError).type === 'string' && typeof (e as ParserError).status === 'number';
+/**
+ * Errors body-parser raises: http-errors with a 4xx `status`, usually with a `type` such as
+ * `entity.parse.failed` (a broken gzip body comes through as a bare zlib error with status 400).
+ */
+type ParserError = { type?: unknown; status?: unknown };
+const isParserError = (e: unknown): e is ParserError & { status: number } =>
+  typeof e === 'object' && e !== null && typeof (e as ParserError).status === 'number';
 
 const PARSER_MESSAGES: Readonly<Record<string, string>> = {
   'entity.parse.failed': 'request body is not valid JSON',
@@ -80,7 +83,8 @@ export function renderError(error: unknown): RenderedError & { unexpected: boole
   }
   if (isParserError(error) && error.status >= 400 && error.status < 500) {
     const code = error.status === 413 ? ErrorCodes.PAYLOAD_TOO_LARGE : error.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_BODY';
-    return { ...errorBody(error.status, code, PARSER_MESSAGES[error.type] ?? 'request body rejected'), unexpected: false };
+    const message = typeof error.type === 'string' ? PARSER_MESSAGES[error.type] : undefined;
+    return { ...errorBody(error.status, code, message ?? 'request body rejected'), unexpected: false };
   }
   return { ...errorBody(500, 'INTERNAL', 'internal server error'), unexpected: true };
 }

@@ -1,0 +1,58 @@
+import { startGateway, type GatewayHarness } from './support/gateway-harness';
+import { call, seedSession } from './support/api';
+import { concretePath, routeTable, validBody, type OwnedIds } from './support/route-samples';
+
+/**
+ * Owner B's key on owner A's ids answers 404 on every route of the route table (read from the
+ * running app, so a new route is swept without touching this test), and nothing of A's changes.
+ */
+describe('owner isolation over the whole route table', () => {
+  let gw: GatewayHarness;
+  let a: OwnedIds;
+
+  beforeAll(async () => {
+    gw = await startGateway();
+    a = await seedSession(gw.url, gw.keyA);
+  });
+  afterAll(() => gw.close());
+
+  it('answers 404 to another owner on every route that names a resource', async () => {
+    const routes = routeTable(gw).filter((r) => !r.public);
+    const withIds = routes.filter((r) => r.path.includes('{'));
+    expect(withIds.length).toBeGreaterThanOrEqual(17);
+    const answers: string[] = [];
+    for (const route of withIds) {
+      const res = await call(gw.url, gw.keyB, route.method, concretePath(route, a), validBody(route, a));
+      answers.push(`${route.method} ${route.path} → ${res.status} ${res.json?.error?.type ?? ''}`);
+    }
+    expect(answers).toEqual(withIds.map((r) => `${r.method} ${r.path} → 404 not_found_error`));
+  });
+
+  it('never lists or accepts another owner’s resources on collection routes', async () => {
+    const collections = routeTable(gw).filter((r) => !r.public && !r.path.includes('{'));
+    for (const route of collections) {
+      const res = await call(gw.url, gw.keyB, route.method, route.path, validBody(route, a));
+      if (route.method === 'GET') {
+        expect(res.status).toBe(200);
+        for (const id of Object.values(a)) expect(res.text).not.toContain(id);
+      } else if (route.path === '/v1/sessions') {
+        // Creating a session on A's agent and environment: they do not exist for B.
+        expect(res.status).toBe(404);
+      } else {
+        expect(res.status).toBe(200);
+      }
+    }
+    const filtered = await call(gw.url, gw.keyB, 'GET', `/v1/sessions?agent_id=${a.agentId}`);
+    expect(filtered.json.data).toEqual([]);
+  });
+
+  it('left every resource of A untouched', async () => {
+    const session = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${a.sessionId}`);
+    expect(session.status).toBe(200);
+    expect(session.json).toMatchObject({ title: null, archived_at: null });
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/agents/${a.agentId}`)).json).toMatchObject({ version: 1, archived_at: null });
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/environments/${a.envId}`)).json).toMatchObject({ name: 'e', archived_at: null });
+    const events = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${a.sessionId}/events`);
+    expect(events.json.data.some((e: { type: string }) => e.type === 'user.message')).toBe(false);
+  });
+});

@@ -1,0 +1,27 @@
+/** Plain HTTP calls for tests that look below the SDK (status codes, raw bodies, headers). */
+export async function call(base: string, key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { ...(key ? { 'x-api-key': key } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+/** An agent, an environment and a session owned by `key`'s owner. */
+export async function seedSession(base: string, key: string) {
+  const agent = await call(base, key, 'POST', '/v1/agents', { name: 'a', model: 'claude-sonnet-4-5' });
+  const env = await call(base, key, 'POST', '/v1/environments', { name: 'e' });
+  const session = await call(base, key, 'POST', '/v1/sessions', { agent: agent.json.id, environment_id: env.json.id });
+  if (session.status !== 200) throw new Error(`seed failed: ${session.text}`);
+  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string };
+}
+
+export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });

@@ -1,0 +1,35 @@
+import type { RouteSpec } from '../../src/http/route';
+import { RouteTable } from '../../src/http/route-table';
+import type { GatewayHarness } from './gateway-harness';
+
+export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string }>;
+
+/** Every route the running app serves, from Nest's own controller registry. */
+export const routeTable = (gw: GatewayHarness): RouteSpec[] => gw.app.get(RouteTable).routes();
+
+/** Fills `{agent_id}`-style placeholders with the given resource ids. */
+export function concretePath(route: RouteSpec, ids: OwnedIds): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    if (name === 'agent_id') return ids.agentId;
+    if (name === 'environment_id') return ids.envId;
+    if (name === 'session_id') return ids.sessionId;
+    throw new Error(`route ${route.path}: no sample id for {${name}}; add one in route-samples.ts`);
+  });
+}
+
+/** A valid body for each route that takes one, so a test reaches the ownership check, not validation. */
+export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
+  if (!route.body) return undefined;
+  const key = `${route.method} ${route.path}`;
+  const samples: Record<string, unknown> = {
+    'POST /v1/agents': { name: 'n', model: 'claude-sonnet-4-5' },
+    'POST /v1/agents/{agent_id}': { system: 'changed' },
+    'POST /v1/environments': { name: 'n' },
+    'POST /v1/environments/{environment_id}': { name: 'changed' },
+    'POST /v1/sessions': { agent: ids.agentId, environment_id: ids.envId },
+    'POST /v1/sessions/{session_id}': { title: 'changed' },
+    'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
+  };
+  if (!(key in samples)) throw new Error(`route ${key}: no sample body; add one in route-samples.ts`);
+  return samples[key];
+}
