@@ -53,6 +53,14 @@ describe('createStore', () => {
     expect((await second.journal.readEvents('sesn_1')).map((e) => e.seq)).toEqual([1, 2, 3]);
   });
 
+  it('accepts ?synchronous=normal|full on a SQLite URL and refuses other options', async () => {
+    await open(`sqlite:${join(dir, 'fast.db')}?synchronous=normal`).init();
+    await open(`sqlite:${join(dir, 'safe.db')}?synchronous=full`).init();
+    expect(existsSync(join(dir, 'fast.db'))).toBe(true);
+    expect(() => createStore(`sqlite:${join(dir, 'x.db')}?synchronous=off`)).toThrow(ValidationError);
+    expect(() => createStore(`sqlite:${join(dir, 'x.db')}?cache=shared`)).toThrow(/unknown option cache=shared/);
+  });
+
   it('builds a MongoDB store for mongodb:// and mongodb+srv:// URLs without connecting yet', () => {
     expect(open('mongodb://127.0.0.1:1/berth')).toBeInstanceOf(MongoStore);
     expect(open('mongodb+srv://cluster.example.invalid/berth')).toBeInstanceOf(MongoStore);

@@ -1,14 +1,18 @@
 import { ValidationError } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
 import { MongoStore } from './mongo/mongo-store';
+import type { SqliteOptions } from './sqlite/sqlite-db';
 import { SqliteStore } from './sqlite/sqlite-store';
 
-const USAGE = 'expected sqlite::memory:, sqlite:<path>, sqlite:///<absolute path>, mongodb://… or mongodb+srv://…';
+const USAGE = 'expected sqlite::memory:, sqlite:<path>, sqlite:///<absolute path> (optionally ?synchronous=full|normal), mongodb://… or mongodb+srv://…';
 
 /** Opens the store a URL names. The store is not initialised: call `init()` before use. */
 export function createStore(url: string): BerthStore {
   const text = typeof url === 'string' ? url.trim() : '';
-  if (text.startsWith('sqlite:')) return new SqliteStore(sqlitePath(text));
+  if (text.startsWith('sqlite:')) {
+    const [location = '', query] = text.split('?', 2) as [string, string | undefined];
+    return new SqliteStore(sqlitePath(location), sqliteOptions(text, query));
+  }
   if (text.startsWith('mongodb://') || text.startsWith('mongodb+srv://')) return new MongoStore(text);
   throw new ValidationError(`unsupported store URL ${JSON.stringify(redact(text))}: ${USAGE}`, 'store_url');
 }
@@ -22,6 +26,15 @@ function sqlitePath(url: string): string {
   }
   if (rest === '') throw new ValidationError(`SQLite URL ${JSON.stringify(url)} names no file: ${USAGE}`, 'store_url');
   return rest;
+}
+
+function sqliteOptions(url: string, query: string | undefined): SqliteOptions {
+  const options: { synchronous?: 'full' | 'normal' } = {};
+  for (const [name, value] of new URLSearchParams(query ?? '')) {
+    if (name === 'synchronous' && (value === 'full' || value === 'normal')) options.synchronous = value;
+    else throw new ValidationError(`SQLite URL ${JSON.stringify(url)} has an unknown option ${name}=${value}: ${USAGE}`, 'store_url');
+  }
+  return options;
 }
 
 /** Never echo credentials from a URL into an error message. */

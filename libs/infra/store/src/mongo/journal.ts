@@ -6,6 +6,7 @@ import { batchRange, gapError } from '../shared/checks';
 import { checkLimit } from '../shared/paging';
 import type { Collections, JournalDoc, JournalHeadDoc } from './collections';
 import { isDuplicateKey } from './errors';
+import { inSeqOrderPerSession } from './outbox-order';
 
 const parse = (docs: readonly { body: string }[]): RecordedEvent[] => docs.map((d) => JSON.parse(d.body) as RecordedEvent);
 
@@ -21,7 +22,8 @@ const SETTLE_ATTEMPTS = 3;
  * The events are then inserted into `journal` (idempotently: the unique (session_id, seq) index
  * drops repeats) and `pending` is cleared. Anyone who finds a head with `pending` (a writer that
  * crashed between the two steps) finishes the inserts itself before reading or appending, so a
- * committed batch is never lost and a lost race never leaves a partial batch.
+ * committed batch is never lost and a lost race never leaves a partial batch. (So one decision's
+ * events must fit in one 16 MB document; decisions are a handful of events.)
  */
 export class MongoJournal implements SessionJournal {
   constructor(private readonly c: Collections) {}
@@ -79,7 +81,7 @@ export class MongoJournal implements SessionJournal {
   async unpublished(limit: number): Promise<RecordedEvent[]> {
     checkLimit(limit);
     // Batches of crashed writers are committed: finish them so the relay publishes them too.
-    for (const head of await this.c.heads.find({ pending: { $exists: true } }).limit(100).toArray()) {
+    for (const head of await this.c.heads.find({ 'pending.batch': { $exists: true } }).limit(100).toArray()) {
       if (head.pending) await this.settle(head._id, head.pending);
     }
     const docs = await this.c.journal.find({ published: false }, { projection: { session_id: 1, seq: 1, body: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
@@ -123,14 +125,3 @@ export class MongoJournal implements SessionJournal {
   }
 }
 
-/**
- * `_id` order is commit order within a process, but two processes appending to one session in the
- * same second may mint ObjectIds out of seq order. Keep the page's interleaving of sessions and put
- * each session's events back in seq order within it.
- */
-function inSeqOrderPerSession<T extends { session_id: string; seq: number }>(docs: readonly T[]): T[] {
-  const bySession = new Map<string, T[]>();
-  for (const d of docs) bySession.set(d.session_id, [...(bySession.get(d.session_id) ?? []), d]);
-  for (const list of bySession.values()) list.sort((a, b) => a.seq - b.seq);
-  return docs.map((d) => bySession.get(d.session_id)?.shift() as T);
-}

@@ -23,11 +23,14 @@ export class MongoSessions implements SessionReadModel {
       last_seq: s.last_seq,
       record: JSON.stringify(s),
     };
+    const newer = { _id: s.id, last_seq: { $lt: s.last_seq } };
     try {
-      await this.c.sessions.updateOne({ _id: s.id, last_seq: { $lt: s.last_seq } }, { $set: fields }, { upsert: true });
+      await this.c.sessions.updateOne(newer, { $set: fields }, { upsert: true });
     } catch (e) {
-      // The stored projection is as new or newer, so the filter missed and the upsert hit the _id.
       if (!isDuplicateKey(e)) throw e;
+      // The document exists: either it is as new or newer (the filter rightly missed), or a racing
+      // first upsert created it after our filter ran; a plain update settles which.
+      await this.c.sessions.updateOne(newer, { $set: fields });
     }
   }
 
