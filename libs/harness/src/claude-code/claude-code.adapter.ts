@@ -1,0 +1,229 @@
+import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import type {
+  ConfirmationDecision,
+  HarnessAdapter,
+  ParseStep,
+  PendingConfirmation,
+  TranscriptLocation,
+  TurnInput,
+  TurnPlan,
+} from '../harness-adapter.port';
+import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
+import { emitToolUse, freshState, type ParseState } from '../parse-state';
+import { claudeProjectKey } from './claude-project-key';
+
+const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/**
+ * Claude Code in headless stream-json mode (`claude -p --input-format stream-json --output-format
+ * stream-json --verbose`). The prompt goes in as a `user` line; stdin stays open for the control
+ * protocol: `can_use_tool` permission prompts (with `--permission-prompt-tool stdio`) and
+ * `interrupt`. The `result` line ends the turn.
+ */
+export class ClaudeCodeAdapter implements HarnessAdapter {
+  readonly kind = 'claude-code' as const;
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true };
+
+  buildTurn(input: TurnInput): TurnPlan {
+    const argv = [
+      'claude',
+      '-p',
+      '--output-format=stream-json',
+      '--input-format=stream-json',
+      '--verbose',
+      `--model=${input.model.model ?? DEFAULT_MODEL}`,
+      ...permissionArgs(input.permissionMode),
+      // `=` keeps an id that starts with a dash from being read as a flag.
+      ...(input.resumeId === null ? [] : [`--resume=${input.resumeId}`]),
+    ];
+    return {
+      argv,
+      env: {
+        HOME: input.home,
+        ANTHROPIC_BASE_URL: input.model.baseUrl,
+        // Offline: no telemetry, auto-update or other start-up traffic.
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+        DISABLE_AUTOUPDATER: '1',
+        // The sandbox is the containment; this lets bypassPermissions run as root inside it.
+        IS_SANDBOX: '1',
+      },
+      secretEnv: { ANTHROPIC_API_KEY: input.model.apiKeyEnv },
+      stdinLines: [
+        JSON.stringify({ type: 'user', message: { role: 'user', content: input.prompt }, parent_tool_use_id: null, session_id: '' }),
+      ],
+      keepStdinOpen: true,
+      files: [],
+    };
+  }
+
+  initialState(permissionMode: PermissionMode): ParseState {
+    return freshState(permissionMode);
+  }
+
+  parseLine(line: string, state: ParseState): ParseStep {
+    const message = parseJsonLine(line);
+    if (message === null) return { state, outputs: [] };
+    // Sub-agent traffic (Task tool) stays inside the harness: only the main thread becomes events.
+    if (message['parent_tool_use_id'] !== null && message['parent_tool_use_id'] !== undefined) return { state, outputs: [] };
+    switch (message['type']) {
+      case 'system':
+        return this.system(message, state);
+      case 'assistant':
+        return this.assistant(message, state);
+      case 'user':
+        return this.toolResults(message, state);
+      case 'control_request':
+        return this.controlRequest(message, state);
+      case 'result':
+        return this.result(message, state);
+      default:
+        return { state, outputs: [] };
+    }
+  }
+
+  answerConfirmation(pending: PendingConfirmation, decision: ConfirmationDecision): string {
+    const response =
+      decision.result === 'allow'
+        ? { behavior: 'allow', updatedInput: pending.input }
+        : { behavior: 'deny', message: decision.denyMessage ?? 'The user denied this tool use.' };
+    return JSON.stringify({ type: 'control_response', response: { subtype: 'success', request_id: pending.requestId, response } });
+  }
+
+  interruptLine(): string {
+    return JSON.stringify({ type: 'control_request', request_id: `berth_interrupt_${Date.now().toString(36)}`, request: { subtype: 'interrupt' } });
+  }
+
+  transcriptLocations(home: string, cwd: string, sessionId: string): readonly TranscriptLocation[] {
+    const dir = `${home}/.claude/projects/${claudeProjectKey(cwd)}`;
+    return [
+      { dir, nameEndsWith: `${sessionId}.jsonl`, recursive: false },
+      // Sub-agent transcripts and large tool outputs live in a directory named after the session.
+      { dir: `${dir}/${sessionId}`, nameEndsWith: '', recursive: true },
+    ];
+  }
+
+  private system(message: JsonObject, state: ParseState): ParseStep {
+    const sessionId = str(message['session_id']);
+    if (message['subtype'] !== 'init' || sessionId === undefined) return { state, outputs: [] };
+    return { state: { ...state, sessionId }, outputs: [], harnessSessionId: sessionId };
+  }
+
+  private assistant(message: JsonObject, initial: ParseState): ParseStep {
+    let state = initial;
+    const outputs: AgentOutput[] = [];
+    for (const raw of arr(obj(message['message'])['content'])) {
+      const block = obj(raw);
+      switch (block['type']) {
+        case 'text':
+          if (str(block['text'])) outputs.push({ kind: 'message', content: textContent(block['text'] as string) });
+          break;
+        case 'thinking':
+        case 'redacted_thinking':
+          outputs.push({ kind: 'thinking' });
+          break;
+        case 'tool_use': {
+          const toolUse = {
+            kind: 'tool_use' as const,
+            tool_use_id: str(block['id']) ?? '',
+            name: str(block['name']) ?? 'unknown',
+            input: { ...obj(block['input']) },
+            needs_confirmation: false,
+          };
+          if (state.permissionMode === 'always_ask') {
+            // Hold it: a `can_use_tool` request (ask) or its result (no ask needed) decides how it is emitted.
+            state = { ...state, held: [...state.held, toolUse] };
+          } else {
+            const step = emitToolUse(state, toolUse);
+            state = step.state;
+            outputs.push(...step.outputs);
+          }
+          break;
+        }
+      }
+    }
+    return { state, outputs };
+  }
+
+  private toolResults(message: JsonObject, initial: ParseState): ParseStep {
+    let state = initial;
+    const outputs: AgentOutput[] = [];
+    for (const raw of arr(obj(message['message'])['content'])) {
+      const block = obj(raw);
+      if (block['type'] !== 'tool_result') continue;
+      const toolUseId = str(block['tool_use_id']) ?? '';
+      const released = this.release(state, toolUseId, false);
+      state = released.state;
+      outputs.push(...released.outputs, {
+        kind: 'tool_result',
+        tool_use_id: toolUseId,
+        content: contentBlocks(block['content']),
+        is_error: block['is_error'] === true,
+      });
+    }
+    return { state, outputs };
+  }
+
+  private controlRequest(message: JsonObject, state: ParseState): ParseStep {
+    const request = obj(message['request']);
+    const requestId = str(message['request_id']);
+    const toolUseId = str(request['tool_use_id']);
+    if (request['subtype'] !== 'can_use_tool' || requestId === undefined || toolUseId === undefined) return { state, outputs: [] };
+    const released = this.release(state, toolUseId, true, str(request['tool_name']), obj(request['input']));
+    return { ...released, confirmation: { toolUseId, requestId, input: { ...obj(request['input']) } } };
+  }
+
+  /** Emits a held tool use (or a fresh one for an unseen id), marked as waiting or not. */
+  private release(state: ParseState, toolUseId: string, needsConfirmation: boolean, name?: string, input?: JsonObject): { state: ParseState; outputs: AgentOutput[] } {
+    const held = state.held.find((t) => t.tool_use_id === toolUseId);
+    const toolUse = held ?? { kind: 'tool_use' as const, tool_use_id: toolUseId, name: name ?? 'unknown', input: { ...(input ?? {}) }, needs_confirmation: false };
+    const rest = { ...state, held: state.held.filter((t) => t.tool_use_id !== toolUseId) };
+    return emitToolUse(rest, { ...toolUse, needs_confirmation: needsConfirmation });
+  }
+
+  private result(message: JsonObject, initial: ParseState): ParseStep {
+    // Anything still held never asked and never ran (e.g. interrupted): show it rather than lose it.
+    let state = initial;
+    const outputs: AgentOutput[] = [];
+    for (const held of initial.held) {
+      const step = emitToolUse(state, held);
+      state = step.state;
+      outputs.push(...step.outputs);
+    }
+    state = { ...state, held: [] };
+    const usage = obj(message['usage']);
+    outputs.push({
+      kind: 'usage',
+      usage: {
+        input_tokens: num(usage['input_tokens']),
+        output_tokens: num(usage['output_tokens']),
+        cache_creation_input_tokens: num(usage['cache_creation_input_tokens']),
+        cache_read_input_tokens: num(usage['cache_read_input_tokens']),
+      },
+    });
+    const terminalReason = str(message['terminal_reason']) ?? '';
+    const interrupted = terminalReason.startsWith('aborted');
+    const failed = message['is_error'] === true && !interrupted;
+    const sessionId = str(message['session_id']);
+    return {
+      state: { ...state, sessionId: sessionId ?? state.sessionId },
+      outputs,
+      ...(sessionId === undefined ? {} : { harnessSessionId: sessionId }),
+      terminal: {
+        ok: !failed,
+        interrupted,
+        error: failed ? resultError(message) : null,
+      },
+    };
+  }
+}
+
+function resultError(message: JsonObject): string {
+  const errors = arr(message['errors']).filter((e): e is string => typeof e === 'string');
+  return str(message['result']) || errors.join('; ') || `claude ended the turn with ${str(message['subtype']) ?? 'an error'}`;
+}
+
+function permissionArgs(mode: PermissionMode): string[] {
+  return mode === 'always_ask'
+    ? ['--permission-mode=default', '--permission-prompt-tool=stdio']
+    : ['--permission-mode=bypassPermissions'];
+}

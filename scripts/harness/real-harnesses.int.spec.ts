@@ -1,0 +1,108 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AgentOutput } from '@berth/contracts';
+import { harnessAdapterFor, type TurnInput } from '@berth/harness';
+import { AnthropicMessagesServer, OpenAiResponsesServer, reply, type ScriptedModelServer } from '@berth/testing';
+import { harnessBinDir } from './cli-prefix';
+import { recordFixture } from './fixture-recorder';
+import { runLocalTurn } from './local-turn-runner';
+
+/**
+ * Each real harness CLI, on this host, against a scripted model server: a tool call writes a file,
+ * the outputs show it, and a resumed second turn carries the first turn's conversation.
+ */
+const SECRETS = { BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key' };
+
+const kinds = (outputs: readonly AgentOutput[]) => outputs.map((o) => o.kind);
+const messages = (outputs: readonly AgentOutput[]) =>
+  outputs.flatMap((o) => (o.kind === 'message' ? o.content.map((b) => (b.type === 'text' ? b.text : '')) : []));
+
+interface Case {
+  readonly kind: 'claude-code' | 'codex' | 'pi';
+  readonly cli: 'claude' | 'codex' | 'pi';
+  readonly server: () => ScriptedModelServer;
+  /** The model's tool call that writes `out.txt` in the cwd. */
+  readonly writeFileCall: { name: string; input: Record<string, unknown> };
+}
+
+const cases: Case[] = [
+  { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'Bash', input: { command: 'echo hello > out.txt', description: 'write out.txt' } } },
+  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), writeFileCall: { name: 'exec_command', input: { cmd: 'echo hello > out.txt' } } },
+  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'bash', input: { command: 'echo hello > out.txt' } } },
+];
+
+describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server: makeServer, writeFileCall }) => {
+  const { binDir, reason } = harnessBinDir(cli);
+  if (binDir === null) {
+    it.skip(`skipped: ${reason}`, () => undefined);
+    // A skipped suite must say why, plainly.
+    console.warn(`real ${kind} tests skipped: ${reason}`);
+    return;
+  }
+  let server: ScriptedModelServer;
+  let root: string;
+  let input: TurnInput;
+  const adapter = harnessAdapterFor(kind);
+
+  beforeEach(async () => {
+    server = await makeServer().start();
+    root = mkdtempSync(join(tmpdir(), `berth-${kind}-`));
+    input = {
+      prompt: 'Please write hello into out.txt',
+      resumeId: null,
+      model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+      permissionMode: 'always_allow',
+      cwd: join(root, 'work'),
+      home: join(root, 'home'),
+    };
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('runs a tool that writes a file, then resumes the same conversation', async () => {
+    server.script(
+      { kind: 'turn', thinking: 'I will write the file.', text: 'Writing the file.', toolCalls: [writeFileCall] },
+      reply.text('The file is written.'),
+      reply.text('You asked me to write out.txt.'),
+    );
+
+    const first = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS });
+    recordFixture(kind, 'tool-turn', first.stdoutLines, root);
+
+    expect(first.stderr).not.toContain(SECRETS.BERTH_MODEL_API_KEY);
+    expect(first.terminal).toEqual({ ok: true, interrupted: false, error: null });
+    expect(readFileSync(join(input.cwd, 'out.txt'), 'utf8')).toBe('hello\n');
+    expect(kinds(first.outputs)).toEqual(expect.arrayContaining(['thinking', 'tool_use', 'tool_result', 'message', 'usage']));
+    const toolUse = first.outputs.find((o) => o.kind === 'tool_use');
+    const toolResult = first.outputs.find((o) => o.kind === 'tool_result');
+    expect(toolUse && toolResult && toolUse.kind === 'tool_use' && toolResult.kind === 'tool_result' && toolResult.tool_use_id === toolUse.tool_use_id).toBe(true);
+    expect(kinds(first.outputs).indexOf('tool_use')).toBeLessThan(kinds(first.outputs).indexOf('tool_result'));
+    expect(messages(first.outputs).at(-1)).toBe('The file is written.');
+    expect(first.outputs.at(-1)?.kind).toBe('usage');
+    expect(first.harnessSessionId).toEqual(expect.any(String));
+    const transcript = adapter.transcriptLocations(input.home, input.cwd, first.harnessSessionId ?? '')[0];
+    expect(transcript && existsSync(transcript.dir)).toBe(true);
+
+    const second = await runLocalTurn({ adapter, input: { ...input, prompt: 'What did I ask you before?', resumeId: first.harnessSessionId }, binDir, secrets: SECRETS });
+    recordFixture(kind, 'resumed-turn', second.stdoutLines, root);
+
+    expect(second.terminal).toEqual({ ok: true, interrupted: false, error: null });
+    expect(messages(second.outputs)).toEqual(['You asked me to write out.txt.']);
+    const lastRequest = JSON.stringify(server.modelRequests.at(-1)?.body);
+    expect(lastRequest).toContain('Please write hello into out.txt');
+    expect(lastRequest).toContain('The file is written.');
+    expect(lastRequest).toContain('What did I ask you before?');
+  }, 90_000);
+
+  it('reports a model failure as a failed turn', async () => {
+    server.setDefaultReply(reply.error(400, 'scripted bad request'));
+
+    const turn = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS });
+    recordFixture(kind, 'model-error', turn.stdoutLines, root);
+
+    expect(turn.terminal?.ok === false || turn.exitCode !== 0).toBe(true);
+  }, 90_000);
+});
