@@ -87,12 +87,12 @@ describe('property-based fuzz of every route: never a 5xx', () => {
     expect(await malformed.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'request body is not valid JSON', code: 'INVALID_BODY' } });
     const large = await post('/v1/agents', JSON.stringify({ name: 'x', model: 'm', system: 'y'.repeat(1_100_000) }));
     expect(large.status).toBe(413);
-    expect((await large.json()).error).toMatchObject({ type: 'request_too_large', code: 'PAYLOAD_TOO_LARGE' });
+    expect(((await large.json()) as any).error).toMatchObject({ type: 'request_too_large', code: 'PAYLOAD_TOO_LARGE' });
     const unknown = await fetch(`${gw.url}/v1/nowhere`, { headers: { 'x-api-key': gw.keyA } });
     expect(unknown.status).toBe(404);
-    expect((await unknown.json()).error).toMatchObject({ type: 'not_found_error', code: 'NOT_FOUND' });
+    expect(((await unknown.json()) as any).error).toMatchObject({ type: 'not_found_error', code: 'NOT_FOUND' });
     const field = await post('/v1/agents', JSON.stringify({ name: 'x', model: 42 }));
     expect(field.status).toBe(400);
-    expect((await field.json()).error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'model' } });
+    expect(((await field.json()) as any).error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'model' } });
   });
 });
