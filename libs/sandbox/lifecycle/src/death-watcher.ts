@@ -28,10 +28,13 @@ export async function watchSandboxDeaths(input: {
   pool?: WarmPool;
   onDeath: (death: SandboxDeath) => Promise<void> | void;
   onError?: (error: unknown) => void;
+  /** Only containers with these labels are this manager's (see WarmPoolDeps.scopeLabels). */
+  scopeLabels?: Readonly<Record<string, string>>;
 }): Promise<void> {
   const reported = new Set<string>();
+  const inScope = (labels: Readonly<Record<string, string>>) => Object.entries(input.scopeLabels ?? {}).every(([k, v]) => labels[k] === v);
   for await (const event of input.runtime.events(input.signal)) {
-    if (event.kind === 'start') continue;
+    if (event.kind === 'start' || !inScope(event.labels)) continue;
     const owner = sandboxOwner(event.name, event.labels);
     if (owner === null) continue;
     if (owner.kind === 'pool') {

@@ -10,7 +10,7 @@ export type Provisioned = Readonly<{ sandbox: SandboxInfo; source: 'existing' | 
  * a warm-pool claim, then a cold start. A retry can therefore never create a second container.
  */
 export class SandboxProvisioner {
-  constructor(private readonly deps: { runtime: SandboxRuntime; pool?: WarmPool }) {}
+  constructor(private readonly deps: { runtime: SandboxRuntime; pool?: WarmPool; scopeLabels?: Readonly<Record<string, string>> }) {}
 
   async acquire(input: { sessionId: string; generation: number; environmentId: string; config: SandboxConfig }): Promise<Provisioned> {
     const name = sessionSandboxName(input.sessionId, input.generation);
@@ -20,7 +20,8 @@ export class SandboxProvisioner {
       const warm = await this.deps.pool.claim(input);
       if (warm) return { sandbox: warm, source: 'warm' };
     }
-    return { sandbox: await this.deps.runtime.ensureRunning(sessionSandboxSpec(input)), source: 'cold' };
+    const spec = sessionSandboxSpec(input);
+    return { sandbox: await this.deps.runtime.ensureRunning({ ...spec, labels: { ...spec.labels, ...this.deps.scopeLabels } }), source: 'cold' };
   }
 
   /** Stops and removes a session's sandbox (terminate, delete, rebuild); missing is fine. */

@@ -17,8 +17,10 @@ export async function reconcileAtStart(input: {
   pool: WarmPool;
   clock: Clock;
   onDead: (death: SandboxDeath) => Promise<void> | void;
+  /** Only containers with these labels are this manager's (see WarmPoolDeps.scopeLabels). */
+  scopeLabels?: Readonly<Record<string, string>>;
 }): Promise<StartupPlan> {
-  const live = await input.runtime.list({ [SandboxLabels.managed]: 'true' });
+  const live = await input.runtime.list({ ...input.scopeLabels, [SandboxLabels.managed]: 'true' });
   const bound = await input.bindings.listBound();
   const plan = planStartup({ live, bindings: bound, pools: input.pool.targets(), now: input.clock.now() });
   input.pool.adopt(plan.warm);

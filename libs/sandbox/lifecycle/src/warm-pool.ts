@@ -14,6 +14,8 @@ export type WarmPoolDeps = Readonly<{
   /** Draws a slot token for a new pool container name (lowercase letters and digits). */
   nextSlot: () => string;
   onError?: (error: unknown, context: string) => void;
+  /** Labels added to every pool container, e.g. an installation id when several share one engine. */
+  scopeLabels?: Readonly<Record<string, string>>;
 }>;
 
 /**
@@ -134,7 +136,7 @@ export class WarmPool {
     this.starting.set(environmentId, (this.starting.get(environmentId) ?? 0) + 1);
     try {
       const spec = poolSandboxSpec({ environmentId, slot: this.deps.nextSlot(), config });
-      const info = await this.deps.runtime.ensureRunning(spec);
+      const info = await this.deps.runtime.ensureRunning({ ...spec, labels: { ...spec.labels, ...this.deps.scopeLabels } });
       if (this.environments.has(environmentId)) this.readyOf(environmentId).set(info.id, info);
       else await this.discard(info.id);
     } finally {

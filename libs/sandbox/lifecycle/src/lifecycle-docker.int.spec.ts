@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { systemClock } from '@berth/core';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- integration test: wires the real Docker adapter
+import { DockerSandboxRuntime } from '@berth/docker';
+import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName } from '@berth/sandbox-domain';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the shared engine fixture lives in the testing library
+import { ensureDockerTestEngine } from '@berth/testing';
+import { InMemoryClaimLedger } from './claim-ledger';
+import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
+import { SandboxProvisioner } from './sandbox-provisioner';
+import { reconcileAtStart } from './startup-reconcile';
+import { WarmPool } from './warm-pool';
+
+jest.setTimeout(90_000);
+
+const engine = ensureDockerTestEngine();
+const run = `t${randomBytes(4).toString('hex')}`;
+const scopeLabels = { 'berth.test-run': run };
+const environmentId = `env_${run}`;
+const config = (size: number): SandboxConfig => ({
+  ...DEFAULT_SANDBOX_CONFIG,
+  image: engine.baseImage,
+  network: 'none',
+  memoryBytes: 128 * 1024 * 1024,
+  nanoCpus: 500_000_000,
+  pidsLimit: 64,
+  warmPool: { size, ttlSeconds: 600 },
+});
+let slot = 0;
+const newManager = (size: number, ledger = new InMemoryClaimLedger()) => {
+  const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+  const pool = new WarmPool({ runtime, ledger, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
+  pool.configure([{ environmentId, config: config(size) }]);
+  return { runtime, pool, ledger, provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels }) };
+};
+const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+const ours = () => cleanupRuntime.list({ ...scopeLabels, 'berth.managed': 'true' });
+
+afterEach(async () => {
+  for (const info of await ours()) await cleanupRuntime.remove(info.id);
+});
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('sandbox lifecycle on the real engine', () => {
+  it('concurrent claims of one warm container from two managers: exactly one wins', async () => {
+    const ledger = new InMemoryClaimLedger();
+    const a = newManager(1, ledger);
+    a.pool.refill();
+    await a.pool.idle();
+    const [warm] = await ours();
+    const b = newManager(1, ledger);
+    b.pool.adopt([{ sandbox: warm, environmentId }]);
+    // No refills: this is about the one container both managers believe is free.
+    a.pool.configure([{ environmentId, config: config(0) }]);
+    b.pool.configure([{ environmentId, config: config(0) }]);
+
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => (i % 2 ? b : a).pool.claim({ environmentId, sessionId: `sesn_${run}_${i}`, generation: 1 })),
+    );
+    const winners = claims.filter((c) => c !== null);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0]!;
+    const after = await cleanupRuntime.inspect(warm.id);
+    expect(after?.name).toBe(winner.name);
+    expect((await ours()).map((i) => i.name)).toEqual([winner.name]);
+  });
+
+  it('a restarted manager adopts bound and warm containers without creating duplicates, and reaps orphans', async () => {
+    const first = newManager(2);
+    first.pool.refill();
+    await first.pool.idle();
+    const bound = await first.provisioner.acquire({ sessionId: `sesn_${run}_a`, generation: 1, environmentId, config: config(2) });
+    expect(bound.source).toBe('warm');
+    await first.pool.idle();
+    const orphan = await first.provisioner.acquire({ sessionId: `sesn_${run}_orphan`, generation: 1, environmentId, config: config(2) });
+    await first.pool.idle();
+    const before = (await ours()).map((i) => i.id).sort();
+    expect(before).toHaveLength(4);
+
+    // "Restart": a brand-new runtime and pool, knowing only what the store binds.
+    const second = newManager(2);
+    const bindings = { listBound: async () => [{ sessionId: `sesn_${run}_a`, generation: 1, sandboxId: bound.sandbox.name, expiresAt: null }] };
+    const plan = await reconcileAtStart({ runtime: second.runtime, bindings, pool: second.pool, clock: systemClock, onDead: () => undefined, scopeLabels });
+    await second.pool.idle();
+    expect(plan.adopt.map((x) => x.sandbox.id)).toEqual([bound.sandbox.id]);
+    expect(plan.warm).toHaveLength(2);
+    expect(plan.reap.map((x) => x.sandbox.id)).toEqual([orphan.sandbox.id]);
+    const after = (await ours()).map((i) => i.id).sort();
+    expect(after).toEqual(before.filter((id) => id !== orphan.sandbox.id));
+
+    // The session asking again gets the very same container.
+    const again = await second.provisioner.acquire({ sessionId: `sesn_${run}_a`, generation: 1, environmentId, config: config(2) });
+    expect(again).toMatchObject({ source: 'existing', sandbox: { id: bound.sandbox.id } });
+  });
+
+  it('docker kill of a session container → one death reported within a second', async () => {
+    const manager = newManager(0);
+    const { sandbox } = await manager.provisioner.acquire({ sessionId: `sesn_${run}_k`, generation: 4, environmentId, config: config(0) });
+    const abort = new AbortController();
+    const deaths: (SandboxDeath & { seenAt: number })[] = [];
+    const watching = watchSandboxDeaths({ runtime: manager.runtime, signal: abort.signal, scopeLabels, onDeath: (d) => void deaths.push({ ...d, seenAt: Date.now() }) });
+    // Wait until the subscription is live: a throwaway session container's death is seen.
+    const probe = await manager.provisioner.acquire({ sessionId: `sesn_${run}_probe`, generation: 1, environmentId, config: config(0) });
+    await until(async () => {
+      await manager.runtime.stop(probe.sandbox.id, 0);
+      return deaths.some((d) => d.containerId === probe.sandbox.id);
+    });
+    const killedAt = Date.now();
+    execFileSync('docker', ['kill', sandbox.id], { env: { ...process.env, DOCKER_HOST: engine.dockerHost } });
+    await until(() => deaths.some((d) => d.containerId === sandbox.id), 5000);
+    await manager.runtime.remove(sandbox.id);
+    await new Promise((r) => setTimeout(r, 200));
+    abort.abort();
+    await watching;
+    const mine = deaths.filter((d) => d.containerId === sandbox.id);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ sessionId: `sesn_${run}_k`, generation: 4, sandboxId: sessionSandboxName(`sesn_${run}_k`, 4), reason: 'exited', exitCode: 137 });
+    expect(mine[0].seenAt - killedAt).toBeLessThan(1000);
+  });
+});
