@@ -31,7 +31,8 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
     const nowMs = Date.parse(input.now);
     switch (input.kind) {
       case 'event':
-        return onEvent(state, foldEvent(state, input.event, nowMs, policy.probeAfterMs), nowMs);
+        // Events only update the view; decisions wait for the sweep, which first catches up on the journal.
+        return nothing(foldEvent(state, input.event, nowMs, policy.probeAfterMs));
       case 'tick':
         return onTick(state, nowMs);
       case 'observed':
@@ -84,15 +85,6 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
     if (attempts < policy.maxAttempts) return nothing(withTurn(state, next));
     const reason = state.sandbox === 'lost' ? 'sandbox_lost' : 'no_progress';
     return fail(state, next, nowMs, reason, `Recovery gave up after ${attempts} attempts: ${why}`);
-  };
-
-  const onEvent = (before: TurnReconcileState, after: TurnReconcileState, nowMs: number): Step => {
-    const turn = activeTurn(after);
-    const sandboxJustLost = before.sandbox !== 'lost' && after.sandbox === 'lost';
-    const busy = turn?.pending?.step === 'settle' || turn?.pending?.step === 'restoreTranscriptAndResume';
-    // A lost sandbox is evidence enough to look right away instead of waiting for silence.
-    if (turn && sandboxJustLost && !busy) return probe(after, turn, nowMs);
-    return nothing(after);
   };
 
   const onTick = (state: TurnReconcileState, nowMs: number): Step => {

@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@berth/contracts';
+import type { EventType, RecordedEvent } from '@berth/contracts';
 import type { TurnEffectName } from './outputs';
 
 /** A step the reconciler asked for and has not heard back about (`settle`: a terminal command was sent). */
@@ -64,10 +64,24 @@ const progressed = (turn: OpenTurn, atMs: number, probeAfterMs: number, offset?:
   last_progress_ms: Math.max(turn.last_progress_ms, atMs),
   next_check_ms: Math.max(turn.last_progress_ms, atMs) + probeAfterMs,
   attempts: 0,
-  // Progress answers whatever we were waiting for, except a terminal command already on its way.
-  pending: turn.pending?.step === 'settle' ? turn.pending : null,
+  // New output answers a probe or a reattach; a recovery in flight produces output itself and still
+  // has to report back (its result settles the turn).
+  pending: turn.pending?.step === 'probe' || turn.pending?.step === 'reattach' ? null : turn.pending,
   given_up: false,
 });
+
+/**
+ * The sandbox is gone: the open turn is due at the next sweep (which reads the journal first, so it
+ * decides on the whole commit, e.g. the loss and the transcript-pending mark together). Whatever was
+ * asked of the old sandbox is moot, except a transcript restore or a terminal already on its way.
+ */
+const lose = (s: TurnReconcileState, atMs: number): TurnReconcileState => {
+  if (s.sandbox === 'lost') return s;
+  const turn = s.turn;
+  if (!turn) return { ...s, sandbox: 'lost' };
+  const keep = turn.pending?.step === 'settle' || turn.pending?.step === 'restoreTranscriptAndResume';
+  return { ...s, sandbox: 'lost', turn: { ...turn, next_check_ms: Math.min(turn.next_check_ms, atMs), pending: keep ? turn.pending : null } };
+};
 
 /** Folds one journal event into the reconciler's view of the session. Events of other turns leave the turn alone. */
 export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs: number, probeAfterMs: number): TurnReconcileState {
@@ -138,12 +152,51 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
         : s;
     case 'SandboxStartFailed':
     case 'SandboxLost':
-      return event.data.generation === s.generation ? { ...s, sandbox: 'lost' } : s;
+      return event.data.generation === s.generation ? lose(s, at) : s;
     case 'SessionTerminated':
-      return { ...s, sandbox: s.sandbox === 'none' ? 'none' : 'lost' };
+      return s.sandbox === 'none' ? s : lose(s, at);
     case 'SessionDeleted':
       return { ...s, deleted: true, turn: null };
     default:
       return s;
   }
 }
+
+/** The journal events the reconciler folds; everything else leaves its view unchanged. */
+export const TURN_RECONCILE_EVENT_TYPES: readonly EventType[] = [
+  'TurnStarted',
+  'AgentMessageRecorded',
+  'AgentThinkingRecorded',
+  'AgentToolUseRecorded',
+  'AgentToolResultRecorded',
+  'UsageRecorded',
+  'HarnessSessionRecorded',
+  'TurnAwaitingConfirmation',
+  'ToolUseConfirmed',
+  'TurnResumed',
+  'TurnTranscriptPending',
+  'TurnCompleted',
+  'TurnFailed',
+  'TurnRecovered',
+  'SandboxRequested',
+  'SandboxBound',
+  'SandboxStartFailed',
+  'SandboxLost',
+  'SessionTerminated',
+  'SessionDeleted',
+];
+
+/** Events that only occur while a turn is open: seeing one for a session not tracked means "read its journal". */
+export const OPEN_TURN_EVENT_TYPES: readonly EventType[] = [
+  'TurnStarted',
+  'AgentMessageRecorded',
+  'AgentThinkingRecorded',
+  'AgentToolUseRecorded',
+  'AgentToolResultRecorded',
+  'UsageRecorded',
+  'HarnessSessionRecorded',
+  'TurnAwaitingConfirmation',
+  'ToolUseConfirmed',
+  'TurnResumed',
+  'TurnTranscriptPending',
+];
