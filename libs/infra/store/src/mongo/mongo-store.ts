@@ -1,3 +1,4 @@
+import { BerthError, ErrorCodes } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
 import { MongoClient } from 'mongodb';
 import { MongoAgents } from './agents';
@@ -48,8 +49,13 @@ export class MongoStore implements BerthStore {
     this.transcripts = new MongoTranscripts(this.c);
   }
 
+  /** Connects and creates indexes; an unreachable server is a coded UNAVAILABLE, not a driver error. */
   async init(): Promise<void> {
-    await this.client.connect();
+    try {
+      await this.client.connect();
+    } catch (e) {
+      throw new BerthError(ErrorCodes.UNAVAILABLE, 503, `MongoDB is unreachable: ${e instanceof Error ? e.message : String(e)}`);
+    }
     await ensureIndexes(this.c);
   }
 
