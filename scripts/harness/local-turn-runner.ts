@@ -17,8 +17,8 @@ export interface LocalTurnOptions {
   /** Secret values by name; only the ones the plan references are passed on. */
   readonly secrets: Readonly<Record<string, string>>;
   readonly onConfirmation?: (pending: PendingConfirmation) => ConfirmationDecision;
-  /** Called with every output as it is parsed (e.g. to interrupt mid-stream). */
-  readonly onOutput?: (output: AgentOutput, control: { interrupt: () => void }) => void;
+  /** Interrupt the turn (stdin line or SIGINT, as the adapter says) once this settles. */
+  readonly interruptWhen?: Promise<unknown>;
   readonly timeoutMs?: number;
 }
 
@@ -60,6 +60,7 @@ export async function runLocalTurn(options: LocalTurnOptions): Promise<LocalTurn
     if (line !== null && child.stdin.writable) child.stdin.write(`${line}\n`);
     else child.kill('SIGINT');
   };
+  void options.interruptWhen?.then(interrupt, () => undefined);
   for (const line of plan.stdinLines) child.stdin.write(`${line}\n`);
   if (!plan.keepStdinOpen) child.stdin.end();
 
@@ -75,10 +76,7 @@ export async function runLocalTurn(options: LocalTurnOptions): Promise<LocalTurn
       const step = adapter.parseLine(line, state);
       state = step.state;
       if (step.harnessSessionId) harnessSessionId = step.harnessSessionId;
-      for (const output of step.outputs) {
-        outputs.push(output);
-        options.onOutput?.(output, { interrupt });
-      }
+      outputs.push(...step.outputs);
       if (step.confirmation) {
         const decision = options.onConfirmation?.(step.confirmation) ?? { result: 'deny' as const, denyMessage: 'no confirmation handler' };
         const answer = adapter.answerConfirmation(step.confirmation, decision);

@@ -97,6 +97,23 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     expect(lastRequest).toContain('What did I ask you before?');
   }, 90_000);
 
+  it('stops a turn in the middle of a streamed answer within 2 s of the interrupt', async () => {
+    server.script(reply.text('a long answer that streams very slowly '.repeat(10), { chunkDelayMs: 250, chunkSize: 8 }));
+    let interruptedAt = 0;
+    const interruptWhen = server.waitForModelRequests(1, 30_000).then(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      interruptedAt = Date.now();
+    });
+
+    const turn = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS, interruptWhen });
+    recordFixture(kind, 'interrupted-turn', turn.stdoutLines, root);
+
+    expect(interruptedAt).toBeGreaterThan(0);
+    expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+    // Harnesses that report the interrupt say so; Codex (SIGINT) just exits before its terminal.
+    if (turn.terminal !== null) expect(turn.terminal.ok && !turn.terminal.interrupted).toBe(false);
+  }, 90_000);
+
   it('reports a model failure as a failed turn', async () => {
     server.setDefaultReply(reply.error(400, 'scripted bad request'));
 
@@ -105,4 +122,70 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
 
     expect(turn.terminal?.ok === false || turn.exitCode !== 0).toBe(true);
   }, 90_000);
+});
+
+describe('real claude-code in always_ask mode', () => {
+  const { binDir, reason } = harnessBinDir('claude');
+  if (binDir === null) {
+    it.skip(`skipped: ${reason}`, () => undefined);
+    return;
+  }
+  const adapter = harnessAdapterFor('claude-code');
+  let server: AnthropicMessagesServer;
+  let root: string;
+  beforeEach(async () => {
+    server = await new AnthropicMessagesServer().start();
+    root = mkdtempSync(join(tmpdir(), 'berth-claude-ask-'));
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const askTurn = (decision: 'allow' | 'deny') => {
+    server.script(reply.toolCall('Bash', { command: 'echo asked > asked.txt', description: 'write asked.txt' }), reply.text(`after ${decision}`));
+    const input: TurnInput = {
+      prompt: 'write asked.txt',
+      resumeId: null,
+      model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+      permissionMode: 'always_ask',
+      cwd: join(root, 'work'),
+      home: join(root, 'home'),
+    };
+    const asked: string[] = [];
+    const turn = runLocalTurn({
+      adapter,
+      input,
+      binDir,
+      secrets: SECRETS,
+      onConfirmation: (pending) => {
+        asked.push(pending.toolUseId);
+        return { result: decision, denyMessage: decision === 'deny' ? 'not this time' : null };
+      },
+    });
+    return { turn, asked, cwd: input.cwd };
+  };
+
+  it('holds the tool use for confirmation, runs it when allowed', async () => {
+    const { turn, asked, cwd } = askTurn('allow');
+    const result = await turn;
+    recordFixture('claude-code', 'ask-allowed', result.stdoutLines, root);
+
+    const toolUse = result.outputs.find((o) => o.kind === 'tool_use');
+    expect(toolUse).toMatchObject({ name: 'Bash', needs_confirmation: true });
+    expect(asked).toEqual([toolUse?.kind === 'tool_use' ? toolUse.tool_use_id : '']);
+    expect(readFileSync(join(cwd, 'asked.txt'), 'utf8')).toBe('asked\n');
+    expect(messages(result.outputs).at(-1)).toBe('after allow');
+  }, 60_000);
+
+  it('does not run a denied tool, and the model sees the deny message', async () => {
+    const { turn, cwd } = askTurn('deny');
+    const result = await turn;
+    recordFixture('claude-code', 'ask-denied', result.stdoutLines, root);
+
+    expect(existsSync(join(cwd, 'asked.txt'))).toBe(false);
+    expect(result.outputs.find((o) => o.kind === 'tool_result')).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'not this time' }] });
+    expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('not this time');
+    expect(result.terminal).toEqual({ ok: true, interrupted: false, error: null });
+  }, 60_000);
 });

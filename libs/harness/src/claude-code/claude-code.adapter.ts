@@ -109,6 +109,8 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
   }
 
   private assistant(message: JsonObject, initial: ParseState): ParseStep {
+    // A failed model call shows up as a synthetic assistant line; the `result` line reports it as the turn's error.
+    if (message['is_api_error_message'] === true) return { state: initial, outputs: [] };
     let state = initial;
     const outputs: AgentOutput[] = [];
     for (const raw of arr(obj(message['message'])['content'])) {

@@ -1,0 +1,105 @@
+import { ValidationError } from '@berth/core';
+import type { TurnInput } from '../harness-adapter.port';
+import { replay, summarize } from '../testing/replay-fixture';
+import { CodexAdapter } from './codex.adapter';
+import interrupted from './fixtures/interrupted-turn.stdout.json';
+import modelError from './fixtures/model-error.stdout.json';
+import resumed from './fixtures/resumed-turn.stdout.json';
+import toolTurn from './fixtures/tool-turn.stdout.json';
+
+const adapter = new CodexAdapter();
+const input: TurnInput = {
+  prompt: '-p looks like a flag',
+  resumeId: null,
+  model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+  permissionMode: 'always_allow',
+  cwd: '/workspace',
+  home: '/home/agent',
+};
+
+describe('CodexAdapter.buildTurn', () => {
+  it('runs codex exec --json with the prompt after --, and a custom Responses provider in config.toml', () => {
+    const plan = adapter.buildTurn(input);
+
+    expect(plan.argv).toEqual(['codex', 'exec', '--json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--', '-p looks like a flag']);
+    expect(plan.env).toEqual({ HOME: '/home/agent', CODEX_HOME: '/home/agent/.codex' });
+    expect(plan.files).toHaveLength(1);
+    expect(plan.files[0]?.path).toBe('/home/agent/.codex/config.toml');
+    expect(plan.files[0]?.content).toContain('base_url = "http://model.internal:8080/v1"');
+    expect(plan.files[0]?.content).toContain('env_key = "BERTH_MODEL_API_KEY"');
+    expect(plan.files[0]?.content).toContain('wire_api = "responses"');
+    expect(plan.secretEnv).toEqual({ BERTH_MODEL_API_KEY: 'BERTH_MODEL_API_KEY' });
+    expect(plan.keepStdinOpen).toBe(false);
+  });
+
+  it('resumes with exec resume <thread id>', () => {
+    expect(adapter.buildTurn({ ...input, resumeId: 'thread-1' }).argv.slice(5)).toEqual(['resume', 'thread-1', '--', '-p looks like a flag']);
+  });
+
+  it('refuses always_ask: codex exec cannot hold a tool use for confirmation', () => {
+    expect(() => adapter.buildTurn({ ...input, permissionMode: 'always_ask' })).toThrow(ValidationError);
+  });
+});
+
+describe('CodexAdapter.parseLine over recorded codex 0.171.0 output', () => {
+  it('maps a tool turn to thinking, messages, the command as a tool use with its result, and usage', () => {
+    const run = replay(adapter, toolTurn);
+
+    expect(summarize(run.outputs)).toEqual([
+      'thinking',
+      'message:Writing the file.',
+      'tool_use:command_execution',
+      'tool_result',
+      'message:The file is written.',
+      'usage',
+    ]);
+    expect(run.outputs[2]).toMatchObject({ tool_use_id: 'item_3', input: { command: "/bin/bash -lc 'echo hello > out.txt'" } });
+    expect(run.outputs[3]).toMatchObject({ tool_use_id: 'item_3', is_error: false });
+    expect(run.outputs[5]).toEqual({
+      kind: 'usage',
+      usage: { input_tokens: 20353, output_tokens: 169, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    });
+    expect(run.sessionIds).toEqual(['01a22d47-5478-7e53-95c9-50fc3f414285']);
+    expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
+  });
+
+  it('continues the same thread on resume', () => {
+    const run = replay(adapter, resumed);
+    expect(run.sessionIds).toEqual(replay(adapter, toolTurn).sessionIds);
+    expect(summarize(run.outputs)).toEqual(['message:You asked me to write out.txt.', 'usage']);
+  });
+
+  it('reports turn.failed as a failed turn with the model error', () => {
+    const run = replay(adapter, modelError);
+    expect(run.terminal).toMatchObject({ ok: false, interrupted: false });
+    expect(run.terminal?.error).toContain('scripted bad request');
+  });
+
+  it('has no terminal line when interrupted (SIGINT): the runner, which sent it, ends the turn', () => {
+    expect(replay(adapter, interrupted).terminal).toBeNull();
+    expect(adapter.interruptLine()).toBeNull();
+  });
+
+  it('counts cached input apart, as Managed Agents usage does', () => {
+    const line = JSON.stringify({ type: 'turn.completed', usage: { input_tokens: 100, cached_input_tokens: 60, output_tokens: 5 } });
+    expect(adapter.parseLine(line, adapter.initialState('always_allow')).outputs).toEqual([
+      { kind: 'usage', usage: { input_tokens: 40, output_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 60 } },
+    ]);
+  });
+
+  it('marks a failing command as an error result and reports file changes', () => {
+    const lines = [
+      JSON.stringify({ type: 'item.completed', item: { id: 'item_1', type: 'command_execution', command: 'false', aggregated_output: 'nope', exit_code: 1, status: 'failed' } }),
+      JSON.stringify({ type: 'item.completed', item: { id: 'item_2', type: 'file_change', changes: [{ path: 'a.txt', kind: 'add' }], status: 'completed' } }),
+    ];
+    const run = replay(adapter, lines);
+    expect(summarize(run.outputs)).toEqual(['tool_use:command_execution', 'tool_result:error', 'tool_use:file_change', 'tool_result']);
+    expect(run.outputs[3]).toMatchObject({ content: [{ type: 'text', text: 'add a.txt' }] });
+  });
+
+  it('finds the rollout by thread id under CODEX_HOME/sessions', () => {
+    expect(adapter.transcriptLocations('/home/agent', '/workspace', 't1')).toEqual([
+      { dir: '/home/agent/.codex/sessions', nameEndsWith: '-t1.jsonl', recursive: true },
+    ]);
+  });
+});

@@ -1,0 +1,89 @@
+import { ValidationError } from '@berth/core';
+import type { TurnInput } from '../harness-adapter.port';
+import { replay, summarize } from '../testing/replay-fixture';
+import interrupted from './fixtures/interrupted-turn.stdout.json';
+import modelError from './fixtures/model-error.stdout.json';
+import resumed from './fixtures/resumed-turn.stdout.json';
+import toolTurn from './fixtures/tool-turn.stdout.json';
+import { PiAdapter, piSessionDirName } from './pi.adapter';
+
+const adapter = new PiAdapter();
+const input: TurnInput = {
+  prompt: 'write a file',
+  resumeId: null,
+  model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY', model: 'claude-x' },
+  permissionMode: 'always_allow',
+  cwd: '/workspace',
+  home: '/home/agent',
+};
+
+describe('PiAdapter.buildTurn', () => {
+  it('runs pi --mode rpc offline, asks for the session id first, then sends the prompt', () => {
+    const plan = adapter.buildTurn(input);
+
+    expect(plan.argv).toEqual(['pi', '--mode', 'rpc', '--provider', 'berth', '--model', 'claude-x']);
+    expect(plan.env['PI_OFFLINE']).toBe('1');
+    expect(plan.stdinLines.map((l) => JSON.parse(l).type)).toEqual(['get_state', 'prompt']);
+    expect(JSON.parse(plan.stdinLines[1] ?? '{}')).toMatchObject({ message: 'write a file' });
+    expect(plan.keepStdinOpen).toBe(true);
+  });
+
+  it('writes a models.json provider that names the key variable instead of holding the key', () => {
+    const [file] = adapter.buildTurn(input).files;
+
+    expect(file?.path).toBe('/home/agent/.pi/agent/models.json');
+    expect(JSON.parse(file?.content ?? '{}')).toEqual({
+      providers: { berth: { baseUrl: 'http://model.internal:8080', api: 'anthropic-messages', apiKey: 'BERTH_MODEL_API_KEY', models: [{ id: 'claude-x', reasoning: true }] } },
+    });
+    expect(adapter.buildTurn(input).secretEnv).toEqual({ BERTH_MODEL_API_KEY: 'BERTH_MODEL_API_KEY' });
+  });
+
+  it('resumes with --session <id> and refuses always_ask', () => {
+    expect(adapter.buildTurn({ ...input, resumeId: 's-1' }).argv.slice(-2)).toEqual(['--session', 's-1']);
+    expect(() => adapter.buildTurn({ ...input, permissionMode: 'always_ask' })).toThrow(ValidationError);
+  });
+});
+
+describe('PiAdapter.parseLine over recorded pi 0.73.1 RPC output', () => {
+  it('maps a tool turn to thinking, messages, the bash tool use with its result, and summed usage', () => {
+    const run = replay(adapter, toolTurn);
+
+    expect(summarize(run.outputs)).toEqual([
+      'thinking',
+      'message:Writing the file.',
+      'tool_use:bash',
+      'tool_result',
+      'message:The file is written.',
+      'usage',
+    ]);
+    expect(run.outputs[2]).toMatchObject({ input: { command: 'echo hello > out.txt' } });
+    const usage = run.outputs.at(-1);
+    expect(usage?.kind === 'usage' && usage.usage.input_tokens > 0 && usage.usage.output_tokens > 0).toBe(true);
+    expect(run.sessionIds).toHaveLength(1);
+    expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
+  });
+
+  it('keeps the session on resume', () => {
+    const run = replay(adapter, resumed);
+    expect(run.sessionIds).toEqual(replay(adapter, toolTurn).sessionIds);
+    expect(summarize(run.outputs)).toEqual(['message:You asked me to write out.txt.', 'usage']);
+  });
+
+  it('ends an aborted turn as interrupted', () => {
+    expect(replay(adapter, interrupted).terminal).toEqual({ ok: true, interrupted: true, error: null });
+    expect(JSON.parse(adapter.interruptLine())).toEqual({ type: 'abort' });
+  });
+
+  it('reports a model error as a failed turn', () => {
+    const run = replay(adapter, modelError);
+    expect(run.terminal?.ok).toBe(false);
+    expect(run.terminal?.error).toContain('scripted bad request');
+  });
+
+  it('files sessions under a directory named after the cwd', () => {
+    expect(piSessionDirName('/tmp/probe/cwd5')).toBe('--tmp-probe-cwd5--');
+    expect(adapter.transcriptLocations('/home/agent', '/workspace', 's1')).toEqual([
+      { dir: '/home/agent/.pi/agent/sessions/--workspace--', nameEndsWith: '_s1.jsonl', recursive: false },
+    ]);
+  });
+});

@@ -1,0 +1,43 @@
+import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import type { HarnessAdapter, PendingConfirmation, TurnTerminal } from '../harness-adapter.port';
+
+export interface Replay {
+  readonly outputs: readonly AgentOutput[];
+  readonly sessionIds: readonly string[];
+  readonly terminal: TurnTerminal | null;
+  readonly confirmations: readonly PendingConfirmation[];
+}
+
+/** Feeds recorded stdout lines through an adapter, as the runner does, and collects what it produced. */
+export function replay(adapter: HarnessAdapter, lines: readonly string[], mode: PermissionMode = 'always_allow'): Replay {
+  let state = adapter.initialState(mode);
+  const outputs: AgentOutput[] = [];
+  const sessionIds: string[] = [];
+  const confirmations: PendingConfirmation[] = [];
+  let terminal: TurnTerminal | null = null;
+  for (const line of lines) {
+    const step = adapter.parseLine(line, state);
+    state = step.state;
+    outputs.push(...step.outputs);
+    if (step.harnessSessionId !== undefined) sessionIds.push(step.harnessSessionId);
+    if (step.confirmation !== undefined) confirmations.push(step.confirmation);
+    if (step.terminal !== undefined) terminal = step.terminal;
+  }
+  return { outputs, sessionIds: [...new Set(sessionIds)], terminal, confirmations };
+}
+
+/** A compact view of outputs for assertions: `kind` or `kind:detail`. */
+export function summarize(outputs: readonly AgentOutput[]): string[] {
+  return outputs.map((o) => {
+    switch (o.kind) {
+      case 'message':
+        return `message:${o.content.map((b) => (b.type === 'text' ? b.text : b.type)).join('')}`;
+      case 'tool_use':
+        return `tool_use:${o.name}${o.needs_confirmation ? ':ask' : ''}`;
+      case 'tool_result':
+        return `tool_result${o.is_error ? ':error' : ''}`;
+      default:
+        return o.kind;
+    }
+  });
+}
