@@ -2,7 +2,19 @@
 # Ensures a Docker engine answers on Berth's own socket and prints the DOCKER_HOST to use.
 # Idempotent: an engine already answering is reused. Only ever touches our socket, never the
 # system's /var/run/docker.sock. Needs root to install docker.io and run dockerd.
+#   ensure-engine.sh              prints the DOCKER_HOST value
+#   ensure-engine.sh --print-env  prints `export DOCKER_HOST=…` and `export BERTH_ENGINE_STARTED=0|1`
+#                                 (1 when this call started dockerd), for `source <(…)`
 set -euo pipefail
+PRINT_ENV=0
+[ "${1:-}" = "--print-env" ] && PRINT_ENV=1
+report() {
+  if [ "$PRINT_ENV" = 1 ]; then
+    printf 'export DOCKER_HOST=%q\nexport BERTH_ENGINE_STARTED=%s\n' "$SOCK_URL" "$1"
+  else
+    echo "$SOCK_URL"
+  fi
+}
 
 SOCK_URL="${DOCKER_HOST:-unix:///run/berth-docker.sock}"
 case "$SOCK_URL" in
@@ -20,14 +32,14 @@ WAIT_SECONDS="${BERTH_DOCKER_WAIT_SECONDS:-60}"
 answers() { DOCKER_HOST="$SOCK_URL" docker info --format '{{.ServerVersion}}' >/dev/null 2>&1; }
 
 if command -v docker >/dev/null 2>&1 && answers; then
-  echo "$SOCK_URL"; exit 0
+  report 0; exit 0
 fi
 
 # Serialise concurrent callers (parallel test workers) so only one installs and starts dockerd.
 exec 9>/tmp/berth-docker-engine.lock
 flock 9
 if command -v docker >/dev/null 2>&1 && answers; then
-  echo "$SOCK_URL"; exit 0
+  report 0; exit 0
 fi
 
 if ! command -v dockerd >/dev/null 2>&1; then
@@ -39,7 +51,9 @@ fi
 
 # A stale pidfile from a crashed engine would make dockerd refuse to start.
 if [ -f "$PIDFILE" ] && ! kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then rm -f "$PIDFILE"; fi
+STARTED=0
 if [ ! -f "$PIDFILE" ]; then
+  STARTED=1
   mkdir -p "$DATA_ROOT" "$(dirname "$LOG")"
   rm -f "$SOCK"
   # --bridge=none/--iptables=false: sandboxes use network `none` or `host`, nothing is NATed.
@@ -57,4 +71,4 @@ until answers; do
   fi
   sleep 0.2
 done
-echo "$SOCK_URL"
+report "$STARTED"

@@ -86,15 +86,15 @@ export class WarmPool {
   }
 
   private async handOver(warm: Warm, name: string): Promise<SandboxInfo | null | 'name-taken'> {
-    try {
-      await this.deps.runtime.relabel?.(warm.id, name);
-    } catch {
+    // The liveness check runs beside the rename (the rename is the slow part of a claim).
+    const [renamed, state] = await Promise.allSettled([this.deps.runtime.relabel?.(warm.id, name), this.deps.runtime.inspect(warm.id)]);
+    const info = state.status === 'fulfilled' ? state.value : null;
+    if (renamed.status === 'rejected') {
       // Either the session already has a container by that name, or the warm one is gone.
       await this.deps.ledger.release(warm.id);
-      return (await this.deps.runtime.inspect(warm.id))?.running ? 'name-taken' : null;
+      return info?.running ? 'name-taken' : null;
     }
-    const info = await this.deps.runtime.inspect(warm.id);
-    if (info?.running) return info;
+    if (info?.running) return { ...info, name };
     this.background(this.discard(warm.id), 'remove dead claimed sandbox');
     return null;
   }
