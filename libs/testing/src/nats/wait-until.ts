@@ -2,13 +2,13 @@
 export async function waitUntil<T>(
   condition: () => T | Promise<T>,
   options: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<NonNullable<T>> {
+): Promise<Exclude<T, false | null | undefined | 0 | ''>> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let last: unknown;
   for (;;) {
     try {
       const value = await condition();
-      if (value) return value as NonNullable<T>;
+      if (value) return value as Exclude<T, false | null | undefined | 0 | ''>;
     } catch (e) {
       last = e;
     }

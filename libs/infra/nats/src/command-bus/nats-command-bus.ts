@@ -1,7 +1,7 @@
 import { CommandOutcomeSchema, Headers, Subjects, type CommandOutcome, type SessionCommand } from '@berth/contracts';
 import { BerthError, ErrorCodes } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
-import { createInbox, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { createInbox, nuid, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { decodeJson } from '../connection/codec';
 import type { JetStreamPublisher } from '../publishing/publisher';
 
@@ -13,6 +13,8 @@ export type NatsCommandBusOptions = Readonly<{ defaultTimeoutMs?: number }>;
  * Sends commands to the kernel over SESSION_CMD. `msgID` = command id, so a retried send inside the
  * duplicate window is dropped by the broker; the kernel answers on the core-NATS inbox named in the
  * `Berth-Reply-To` header, which this bus subscribes to once and matches by command id.
+ * A `send` whose publish the broker reports as duplicate is re-sent under a fresh message id, so a
+ * caller retrying a command that was already applied still gets its (duplicate) outcome.
  */
 export class NatsCommandBus implements CommandBus {
   private readonly inbox = createInbox();
@@ -48,7 +50,10 @@ export class NatsCommandBus implements CommandBus {
       this.waiters.set(commandId, [...(this.waiters.get(commandId) ?? []), waiter]);
     });
     try {
-      await this.publish(command, { [Headers.replyTo]: this.inbox });
+      const receipt = await this.publish(command, { [Headers.replyTo]: this.inbox }, commandId);
+      // The broker dropped a repeat inside its duplicate window, so the kernel will not see this
+      // copy: send one under a fresh message id and let the kernel's own dedupe answer it.
+      if (receipt.duplicate) await this.publish(command, { [Headers.replyTo]: this.inbox }, `${commandId}.resend.${nuid.next()}`);
     } catch (e) {
       this.settle(commandId, (w) => w.reject(e instanceof Error ? e : new Error(String(e))));
       throw unavailable(e);
@@ -58,7 +63,7 @@ export class NatsCommandBus implements CommandBus {
 
   async dispatch(command: SessionCommand): Promise<void> {
     try {
-      await this.publish(command, {});
+      await this.publish(command, {}, command.meta.command_id);
     } catch (e) {
       throw unavailable(e);
     }
@@ -73,12 +78,12 @@ export class NatsCommandBus implements CommandBus {
     }
   }
 
-  private publish(command: SessionCommand, headers: Record<string, string>) {
+  private publish(command: SessionCommand, headers: Record<string, string>, msgId: string) {
     const extra: Record<string, string> = { ...headers };
     if (command.meta.correlation_id) extra[Headers.correlationId] = command.meta.correlation_id;
     if (command.meta.causation_id) extra[Headers.causationId] = command.meta.causation_id;
     return this.publisher.publish(Subjects.command(command.meta.session_id, command.type), command, {
-      msgId: command.meta.command_id,
+      msgId,
       headers: extra,
     });
   }

@@ -1,0 +1,87 @@
+import 'reflect-metadata';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Consumers, Streams } from '@berth/contracts';
+import { systemClock } from '@berth/core';
+import { applyTopology, berthTopology, connectNats, JetStreamPublisher } from '@berth/nats';
+import { createJetStreamMicroservice, JetStreamTransport, loadConfig, onShutdownSignals } from '@berth/nest';
+import { createSessionKernel } from '@berth/session-kernel';
+import { createStore } from '@berth/store';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Logger } from '@nestjs/common';
+import { CommandProcessor } from './commands/command-processor';
+import { SessionLocks } from './commands/session-locks';
+import { crashPointsArmedAt } from './config/crash-points';
+import { KernelConfigSchema } from './config/kernel.config';
+import { sessionErrorForDeadLetter } from './dead-letters/raise-session-error';
+import { KernelModule } from './kernel.module';
+import { EventOutbox } from './outbox/event-outbox';
+
+/** Composition root: real adapters in, one JetStream consumer out. */
+async function main(): Promise<void> {
+  const log = new Logger('session-kernel');
+  const config = loadConfig(KernelConfigSchema);
+  ensureSqliteDir(config.storeUrl);
+  const store = createStore(config.storeUrl);
+  await store.init();
+
+  const nc = await connectNats({ url: config.natsUrl, name: 'session-kernel' });
+  await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }));
+
+  const crash = crashPointsArmedAt(config.crashPoint);
+  const locks = new SessionLocks();
+  const outbox = new EventOutbox(store.journal, new JetStreamPublisher(jetstream(nc)), locks, crash, log);
+  const processor = new CommandProcessor({
+    kernel: createSessionKernel({
+      journal: store.journal,
+      snapshots: store.snapshots,
+      sessions: store.sessions,
+      clock: systemClock,
+      onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed for ${sessionId}: ${String(error)}`),
+    }),
+    journal: store.journal,
+    outbox,
+    locks,
+    replies: nc,
+    crash,
+  });
+
+  // Whatever a crash left between commit and publish goes out before new commands are taken.
+  const relayed = await outbox.relay();
+  if (relayed > 0) log.log(`outbox: republished ${relayed} event(s) left unpublished`);
+  outbox.startRelay(config.relayIntervalMs);
+
+  const transport = new JetStreamTransport({
+    connection: nc,
+    stream: Streams.commands,
+    consumer: Consumers.kernel,
+    maxDeliver: config.maxDeliver,
+    concurrency: config.concurrency,
+    retry: { baseDelayMs: config.retryBaseMs, maxDelayMs: 30_000 },
+    unhandled: 'dead-letter',
+    onDeadLetter: async (deadLetter) => {
+      const command = sessionErrorForDeadLetter(deadLetter, systemClock);
+      if (command) await processor.apply(command);
+    },
+  });
+  const app = await createJetStreamMicroservice(KernelModule.forRoot(processor), transport);
+  onShutdownSignals([
+    { name: 'stop consuming and drain in-flight commands', run: () => app.close() },
+    { name: 'stop the outbox relay', run: () => outbox.stopRelay() },
+    { name: 'drain the NATS connection', run: () => nc.drain() },
+    { name: 'close the store', run: () => store.close() },
+  ]);
+  await app.listen();
+  log.log(`ready: consuming ${Streams.commands}/${Consumers.kernel} from ${config.natsUrl}`);
+}
+
+/** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */
+function ensureSqliteDir(storeUrl: string): void {
+  const path = storeUrl.startsWith('sqlite:') ? storeUrl.slice('sqlite:'.length).replace(/^\/\//, '') : '';
+  if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+}
+
+main().catch((e) => {
+  console.error(`session-kernel failed to start: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+import { Headers, Subjects, type RecordedEvent } from '@berth/contracts';
+import type { JetStreamPublisher } from '@berth/nats';
+import type { SessionJournal } from '@berth/ports';
+import type { CrashPoints } from '../config/crash-points';
+import type { SessionLocks } from '../commands/session-locks';
+
+/** The deterministic broker message id of an event: a republish is dropped by JetStream dedupe. */
+export const eventMsgId = (e: Pick<RecordedEvent, 'session_id' | 'seq'>): string => `${e.session_id}:${e.seq}`;
+
+/**
+ * Publishes committed events to SESSION_EVT and marks them published in the journal. Right after a
+ * commit the kernel publishes the command's events; the relay republishes whatever a crash left
+ * unpublished (at start and periodically). Both go through the session lock, so one session's
+ * events are published in seq order.
+ */
+export class EventOutbox {
+  private timer: NodeJS.Timeout | null = null;
+  private relaying: Promise<number> | null = null;
+
+  constructor(
+    private readonly journal: SessionJournal,
+    private readonly publisher: JetStreamPublisher,
+    private readonly locks: SessionLocks,
+    private readonly crash: CrashPoints,
+    private readonly log: Readonly<{ error(message: string): void }> = console,
+  ) {}
+
+  /** Caller holds the session lock. Publishes are pipelined: one connection keeps their order. */
+  async publish(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const ordered = [...events].sort((a, b) => a.seq - b.seq);
+    await Promise.all(
+      ordered.map((e) =>
+        this.publisher.publish(Subjects.event(sessionId, e.type), e, {
+          msgId: eventMsgId(e),
+          headers: { [Headers.causationId]: e.command_id },
+        }),
+      ),
+    );
+    this.crash.reached('after-publish-before-mark');
+    await this.journal.markPublished(sessionId, ordered.map((e) => e.seq));
+  }
+
+  /** Publishes the journal's unpublished events until none are left; returns how many. */
+  async relay(batchSize = 500): Promise<number> {
+    if (this.relaying) return this.relaying;
+    this.relaying = (async () => {
+      let total = 0;
+      for (;;) {
+        const pending = await this.journal.unpublished(batchSize);
+        if (pending.length === 0) return total;
+        const bySession = new Map<string, RecordedEvent[]>();
+        for (const e of pending) bySession.set(e.session_id, [...(bySession.get(e.session_id) ?? []), e]);
+        await Promise.all(
+          [...bySession].map(([sessionId, events]) => this.locks.run(sessionId, () => this.publish(sessionId, events))),
+        );
+        total += pending.length;
+      }
+    })().finally(() => {
+      this.relaying = null;
+    });
+    return this.relaying;
+  }
+
+  startRelay(intervalMs: number): void {
+    const tick = (): void => {
+      this.relay()
+        .catch((e) => this.log.error(`outbox relay failed (will retry): ${e instanceof Error ? e.message : String(e)}`))
+        .finally(() => {
+          if (this.timer) this.timer = setTimeout(tick, intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, intervalMs);
+  }
+
+  async stopRelay(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.relaying?.catch(() => undefined);
+  }
+}

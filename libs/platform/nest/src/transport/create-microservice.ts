@@ -1,0 +1,14 @@
+import type { INestMicroservice, Type, DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { JetStreamErrorsFilter } from './jetstream-errors.filter';
+import type { JetStreamTransport } from './jetstream.transport';
+
+/** A Nest application whose only entry point is a JetStream consumer (no HTTP server). */
+export async function createJetStreamMicroservice(
+  module: Type<unknown> | DynamicModule,
+  transport: JetStreamTransport,
+): Promise<INestMicroservice> {
+  const app = await NestFactory.createMicroservice(module, { strategy: transport, bufferLogs: false });
+  app.useGlobalFilters(new JetStreamErrorsFilter());
+  return app;
+}
