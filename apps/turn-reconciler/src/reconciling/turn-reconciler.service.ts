@@ -12,6 +12,7 @@ import {
   type TurnReconcileOutput,
   type TurnReconcileState,
 } from '@berth/turns-domain';
+import type { ReconcilerCrashPoint } from '../config/reconciler.config';
 import { KeyedLock } from './keyed-lock';
 import type { OpenTurnDirectory, SandboxManagerClient } from './sandbox-manager.port';
 
@@ -25,6 +26,8 @@ export type TurnReconcilerDeps = Readonly<{
   clock: Clock;
   policy: ReconcilePolicy;
   log: ReconcilerLog;
+  /** Chaos tests: die (SIGKILL) just before or just after sending a command. */
+  crashAt?: ReconcilerCrashPoint | null;
 }>;
 
 /** One open turn as the service reports it (health endpoint, logs, tests). */
@@ -162,8 +165,10 @@ export class TurnReconcilerService {
       data: output.command.data,
       meta: { command_id: output.command_id, session_id: output.session_id, actor: 'turn-reconciler', issued_at: this.now() },
     } as SessionCommand;
+    this.crashIf('before-command');
     try {
       await this.deps.commands.dispatch(command);
+      this.crashIf('after-command');
       this.deps.log.log(`turn ${output.command.data.turn_id} of ${output.session_id}: sent ${describe(output)}`);
     } catch (e) {
       this.deps.log.warn(`turn ${output.command.data.turn_id} of ${output.session_id}: could not send ${output.command.type}: ${message(e)}`);
@@ -219,6 +224,10 @@ export class TurnReconcilerService {
     } catch (error) {
       return failed(error);
     }
+  }
+
+  private crashIf(point: ReconcilerCrashPoint): void {
+    if (this.deps.crashAt === point) process.kill(process.pid, 'SIGKILL');
   }
 
   private now(): string {

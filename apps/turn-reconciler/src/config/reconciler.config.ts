@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/** Labelled places where chaos tests make the reconciler die with SIGKILL. */
+export const RECONCILER_CRASH_POINTS = ['before-command', 'after-command'] as const;
+export type ReconcilerCrashPoint = (typeof RECONCILER_CRASH_POINTS)[number];
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const ReconcilerConfigSchema = z
+  .object({
+    NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
+    BERTH_CRASH_POINT: z.enum(RECONCILER_CRASH_POINTS).optional(),
+    BERTH_NATS_ACK_WAIT_MS: int(30_000),
+    BERTH_NATS_MAX_DELIVER: int(5),
+    BERTH_RECONCILE_SWEEP_MS: int(1_000),
+    BERTH_RECONCILE_PROBE_AFTER_MS: int(5_000),
+    BERTH_RECONCILE_RETRY_MS: int(1_000),
+    BERTH_RECONCILE_PENDING_TIMEOUT_MS: int(5_000),
+    BERTH_RECONCILE_MAX_ATTEMPTS: int(5),
+    BERTH_RECONCILE_STALL_MS: int(10 * 60_000),
+    BERTH_RECONCILE_STARTUP_GRACE_MS: int(60_000),
+    BERTH_PROBE_TIMEOUT_MS: int(2_000),
+    BERTH_EFFECT_TIMEOUT_MS: int(4_000),
+  })
+  .refine((env) => env.BERTH_RECONCILE_PENDING_TIMEOUT_MS > Math.max(env.BERTH_PROBE_TIMEOUT_MS, env.BERTH_EFFECT_TIMEOUT_MS), {
+    message: 'must exceed BERTH_PROBE_TIMEOUT_MS and BERTH_EFFECT_TIMEOUT_MS (an effect still running must not count as lost)',
+    path: ['BERTH_RECONCILE_PENDING_TIMEOUT_MS'],
+  })
+  .transform((env) => ({
+    natsUrl: env.NATS_URL,
+    storeUrl: env.BERTH_STORE_URL,
+    crashPoint: env.BERTH_CRASH_POINT ?? null,
+    ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
+    maxDeliver: env.BERTH_NATS_MAX_DELIVER,
+    sweepIntervalMs: env.BERTH_RECONCILE_SWEEP_MS,
+    probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
+    effectTimeoutMs: env.BERTH_EFFECT_TIMEOUT_MS,
+    policy: {
+      probeAfterMs: env.BERTH_RECONCILE_PROBE_AFTER_MS,
+      retryAfterMs: env.BERTH_RECONCILE_RETRY_MS,
+      pendingTimeoutMs: env.BERTH_RECONCILE_PENDING_TIMEOUT_MS,
+      maxAttempts: env.BERTH_RECONCILE_MAX_ATTEMPTS,
+      stallMs: env.BERTH_RECONCILE_STALL_MS,
+      startupGraceMs: env.BERTH_RECONCILE_STARTUP_GRACE_MS,
+    },
+  }));
+export type ReconcilerConfig = z.infer<typeof ReconcilerConfigSchema>;
