@@ -17,6 +17,22 @@ const frameworkAndIo = [
   'node:child_process',
 ];
 
+// Nx's `bannedExternalImports` only sees npm packages, never Node built-ins, so the I/O built-ins are
+// refused in the framework-free projects' sources (tests may still start processes) with
+// `no-restricted-imports`. Keep this list in step with the type:core/contracts/ports/domain/application tags.
+const frameworkFreeSources = [
+  'libs/core/**/*.ts',
+  'libs/contracts/**/*.ts',
+  'libs/ports/**/*.ts',
+  'libs/harness/**/*.ts',
+  'libs/session/**/*.ts',
+  'libs/sandbox/domain/**/*.ts',
+  'libs/sandbox/lifecycle/**/*.ts',
+  'libs/turns/domain/**/*.ts',
+];
+const ioBuiltins = ['fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'child_process', 'node:child_process'];
+const deepImportPatterns = ['@berth/*/src/*', '**/libs/*/src/*'];
+
 export default [
   { ignores: ['**/node_modules/**', '**/dist/**', 'tmp/**', 'apps/console/dist/**', '.nx/**'] },
   ...tseslint.configs.recommended,
@@ -27,7 +43,7 @@ export default [
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
       '@typescript-eslint/no-explicit-any': 'error',
-      'no-restricted-imports': ['error', { patterns: ['@berth/*/src/*', '**/libs/*/src/*'] }],
+      'no-restricted-imports': ['error', { patterns: deepImportPatterns }],
       '@nx/enforce-module-boundaries': [
         'error',
         {
@@ -48,6 +64,19 @@ export default [
             { sourceTag: 'scope:sandbox', onlyDependOnLibsWithTags: ['scope:sandbox', 'scope:shared'] },
             { sourceTag: 'scope:turns', onlyDependOnLibsWithTags: ['scope:turns', 'scope:shared'] },
           ],
+        },
+      ],
+    },
+  },
+  {
+    files: frameworkFreeSources,
+    ignores: ['**/*.spec.ts', '**/testing/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: deepImportPatterns,
+          paths: ioBuiltins.map((name) => ({ name, message: 'framework-free code does no I/O itself: take a port instead.' })),
         },
       ],
     },
