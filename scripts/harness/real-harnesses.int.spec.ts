@@ -95,6 +95,8 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     expect(lastRequest).toContain('Please write hello into out.txt');
     expect(lastRequest).toContain('The file is written.');
     expect(lastRequest).toContain('What did I ask you before?');
+    // The servers answer every endpoint these CLIs call (anything else would be a 404 here).
+    expect(server.unroutedRequests).toEqual([]);
   }, 90_000);
 
   it('stops a turn in the middle of a streamed answer within 2 s of the interrupt', async () => {

@@ -96,5 +96,6 @@ describe('AnthropicMessagesServer (through the official SDK)', () => {
     expect(hello.status).toBe(200);
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ type: 'error', error: { type: 'not_found_error' } });
+    expect(server.unroutedRequests.map((r) => r.path)).toEqual(['/v1/unknown']);
   });
 });

@@ -20,7 +20,7 @@ export class AnthropicMessagesServer extends ScriptedModelServer {
       return sendJson(res, 200, { input_tokens: estimateTokens(JSON.stringify(request.body)) });
     }
     if (!this.isGeneration(request)) {
-      return sendJson(res, 404, anthropicError(404, `no scripted route for ${request.method} ${request.path}`));
+      return this.notFound(request, res, anthropicError(404, `no scripted route for ${request.method} ${request.path}`));
     }
     const body = (request.body ?? {}) as { model?: string; stream?: boolean };
     const scripted = this.nextReply();

@@ -18,7 +18,7 @@ export class OpenAiResponsesServer extends ScriptedModelServer {
   protected async respond(request: RecordedRequest, res: ServerResponse): Promise<void> {
     if (request.method === 'GET' && request.path === '/v1/models') return sendJson(res, 200, { object: 'list', data: [] });
     if (!this.isGeneration(request)) {
-      return sendJson(res, 404, openAiError(404, `no scripted route for ${request.method} ${request.path}`));
+      return this.notFound(request, res, openAiError(404, `no scripted route for ${request.method} ${request.path}`));
     }
     const body = (request.body ?? {}) as { model?: string; stream?: boolean };
     const scripted = this.nextReply();

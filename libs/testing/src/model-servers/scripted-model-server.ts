@@ -13,6 +13,7 @@ export abstract class ScriptedModelServer {
   private readonly queue: ScriptedReply[] = [];
   private fallback: ScriptedReply = reply.text('OK');
   private readonly recorded: RecordedRequest[] = [];
+  private readonly unanswered: RecordedRequest[] = [];
 
   /** Every request received, oldest first. */
   get requests(): readonly RecordedRequest[] {
@@ -22,6 +23,11 @@ export abstract class ScriptedModelServer {
   /** The requests that asked the model to generate (each consumed one scripted reply). */
   get modelRequests(): readonly RecordedRequest[] {
     return this.recorded.filter((r) => this.isGeneration(r));
+  }
+
+  /** Requests for routes this server does not script (answered 404): a harness calling something new. */
+  get unroutedRequests(): readonly RecordedRequest[] {
+    return this.unanswered;
   }
 
   /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash, no `/v1`). */
@@ -71,6 +77,12 @@ export abstract class ScriptedModelServer {
       await delay(20);
     }
     return this.modelRequests;
+  }
+
+  /** Answers a route the server does not script with the API's 404 body, and remembers it. */
+  protected notFound(request: RecordedRequest, res: ServerResponse, body: unknown): void {
+    this.unanswered.push(request);
+    sendJson(res, 404, body);
   }
 
   protected nextReply(): ScriptedReply {
