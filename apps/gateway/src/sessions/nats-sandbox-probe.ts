@@ -1,24 +1,37 @@
-import { SandboxProbeSchema, Subjects, type SandboxProbe as ProbeFacts } from '@berth/contracts';
+import { SandboxManagerQueries, Subjects, TurnProbeReplySchema, type SandboxProbe as ProbeFacts } from '@berth/contracts';
+import type { Clock } from '@berth/core';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { NO_SANDBOX, type SandboxProbe } from './sandbox-probe.port';
+import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
+
+/** Placeholder turn id when no turn is in flight: the probe still reports the sandbox itself. */
+const NO_TURN = 'turn_none';
 
 /**
- * Asks the sandbox-manager (NATS request/reply) what it knows about a session's sandbox. When no
- * manager answers in time, or the answer is malformed, recovery proceeds as if no sandbox exists.
+ * Asks the sandbox-manager (the same `probe` request/reply query the turn-reconciler uses) whether
+ * the bound sandbox exists and runs. The lease expiry comes from the binding the kernel recorded.
+ * No sandbox bound, no answer in time, a malformed answer or one about another generation all
+ * mean "no usable sandbox", and recovery starts a new one.
  */
 export class NatsSandboxProbe implements SandboxProbe {
   constructor(
     private readonly nc: NatsConnection,
+    private readonly clock: Clock,
     private readonly timeoutMs = 1_000,
   ) {}
 
-  async probe(sessionId: string): Promise<ProbeFacts> {
+  async probe(target: ProbeTarget): Promise<ProbeFacts> {
+    if (target.sandbox === null) return NO_SANDBOX;
+    const { generation, expires_at } = target.sandbox;
+    const expired = expires_at !== null && Date.parse(expires_at) <= this.clock.now().getTime();
     try {
-      const reply = await this.nc.request(Subjects.query('sandbox-manager', 'probe'), JSON.stringify({ session_id: sessionId }), { timeout: this.timeoutMs });
-      const parsed = SandboxProbeSchema.safeParse(reply.json());
-      return parsed.success ? parsed.data : NO_SANDBOX;
+      const request = { session_id: target.sessionId, turn_id: target.turnId ?? NO_TURN, generation };
+      const reply = await this.nc.request(Subjects.query('sandbox-manager', SandboxManagerQueries.probe), JSON.stringify(request), { timeout: this.timeoutMs });
+      const parsed = TurnProbeReplySchema.safeParse(reply.json());
+      if (!parsed.success || parsed.data.generation !== generation) return { ...NO_SANDBOX, expired };
+      const state = parsed.data.facts.sandbox;
+      return { exists: state !== 'missing', running: state === 'running', expiry_known: true, expired };
     } catch {
-      return NO_SANDBOX;
+      return { ...NO_SANDBOX, expired };
     }
   }
 }

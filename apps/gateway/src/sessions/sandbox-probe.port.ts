@@ -1,8 +1,17 @@
 import type { SandboxProbe as ProbeFacts } from '@berth/contracts';
 
-/** Facts about a session's sandbox, gathered before asking the kernel to recover it. */
+/** What the gateway knows of a session's sandbox from the read model, before asking about it. */
+export type ProbeTarget = Readonly<{
+  sessionId: string;
+  /** The turn in flight, if any (the sandbox-manager's probe is per turn). */
+  turnId: string | null;
+  /** The bound sandbox; null when none is bound. */
+  sandbox: Readonly<{ generation: number; expires_at: string | null }> | null;
+}>;
+
+/** Facts about a session's sandbox, gathered before asking the kernel to recover it (its decision stays pure). */
 export interface SandboxProbe {
-  probe(sessionId: string): Promise<ProbeFacts>;
+  probe(target: ProbeTarget): Promise<ProbeFacts>;
 }
 
 /** What recovery assumes when nobody can say: no sandbox, so recover by starting a new one. */

@@ -7,7 +7,7 @@ import { agentNotFound } from '../agents/agents.service';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
-import type { SandboxProbe } from './sandbox-probe.port';
+import type { ProbeTarget, SandboxProbe } from './sandbox-probe.port';
 import type { SessionCommands } from './session-commands';
 import { renderSession } from './session.render';
 import type { SessionCreateBody, SessionRoutes, SessionUpdateBody } from './sessions.schemas';
@@ -31,6 +31,15 @@ const PROJECTION_WAIT_MS = 2_000;
 /** Command ids of an idempotent create are derived from (owner, key): a retried create is deduplicated by the kernel. */
 const idempotentCommandId = (owner: string, key: string): string =>
   `cmd_idem_${createHash('sha256').update(`${owner}\u0000${key}`).digest('hex').slice(0, 40)}`;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/** The sandbox binding and turn the kernel's view records (absent or malformed → none). */
+function probeTarget(record: SessionRecord): ProbeTarget {
+  const { sandbox, turn } = record.view;
+  const bound = isObject(sandbox) && typeof sandbox.generation === 'number' ? { generation: sandbox.generation, expires_at: typeof sandbox.expires_at === 'string' ? sandbox.expires_at : null } : null;
+  return { sessionId: record.id, turnId: isObject(turn) && typeof turn.id === 'string' ? turn.id : null, sandbox: bound };
+}
 
 /** Session writes become kernel commands; reads come from the read model the kernel maintains. */
 export class SessionsService {
@@ -142,8 +151,8 @@ export class SessionsService {
 
   /** Probes the sandbox first: the kernel's recover decision is pure and needs the facts. */
   async recover(owner: string, id: string) {
-    await this.find(owner, id);
-    const probe = await this.d.probe.probe(id);
+    const record = await this.find(owner, id);
+    const probe = await this.d.probe.probe(probeTarget(record));
     const outcome = await this.d.commands.send(owner, id, 'RecoverSession', { probe });
     return this.render(await this.readAfter(owner, id, outcome.last_seq));
   }

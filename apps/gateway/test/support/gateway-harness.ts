@@ -1,6 +1,9 @@
+// The gateway must not import application code, but its tests need the real kernel behind the bus.
+/* eslint-disable @nx/enforce-module-boundaries */
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
+import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../src/app/create-gateway-app';
 import type { GatewayOptions } from '../../src/app/gateway-deps';
@@ -9,7 +12,6 @@ import { NO_SANDBOX } from '../../src/sessions/sandbox-probe.port';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';
-import { InProcessKernel } from './in-process-kernel';
 
 export type GatewayHarness = Readonly<{
   url: string;
@@ -24,14 +26,14 @@ export type GatewayHarness = Readonly<{
 }>;
 
 /**
- * A running gateway on a free loopback port: SQLite in memory, the kernel in-process, the live feed
+ * A running gateway on a free loopback port: SQLite in memory, the real session kernel in-process, the live feed
  * in memory and (unless disabled) a fake turn runner answering turns.
  */
 export async function startGateway(options: { turnRunner?: boolean; gateway?: Partial<GatewayOptions> } = {}): Promise<GatewayHarness> {
   const store = createStore('sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
-  const kernel = new InProcessKernel(store.journal, store.sessions, systemClock);
+  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, feed);
   const app = await createGatewayApp({

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Everything the gateway reads from its environment. */
+export const GatewayConfigSchema = z
+  .object({
+    NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
+    PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    BERTH_COMMAND_TIMEOUT_MS: int(10_000),
+    BERTH_SSE_HEARTBEAT_MS: int(15_000),
+    BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
+    BERTH_PROBE_TIMEOUT_MS: int(1_000),
+  })
+  .transform((env) => ({
+    natsUrl: env.NATS_URL,
+    storeUrl: env.BERTH_STORE_URL,
+    port: env.PORT,
+    host: env.HOST,
+    commandTimeoutMs: env.BERTH_COMMAND_TIMEOUT_MS,
+    heartbeatMs: env.BERTH_SSE_HEARTBEAT_MS,
+    bodyLimit: env.BERTH_BODY_LIMIT,
+    probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
+  }));
+export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
