@@ -7,6 +7,7 @@ import { AnthropicMessagesServer, OpenAiResponsesServer, reply, type ScriptedMod
 import { harnessBinDir } from './cli-prefix';
 import { recordFixture } from './fixture-recorder';
 import { runLocalTurn } from './local-turn-runner';
+import { copyTranscripts } from './transcript-copy';
 
 /**
  * Each real harness CLI, on this host, against a scripted model server: a tool call writes a file,
@@ -62,11 +63,12 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('runs a tool that writes a file, then resumes the same conversation', async () => {
+  it('runs a tool that writes a file, resumes the conversation, and resumes it again from a restored transcript in a new home', async () => {
     server.script(
       { kind: 'turn', thinking: 'I will write the file.', text: 'Writing the file.', toolCalls: [writeFileCall] },
       reply.text('The file is written.'),
       reply.text('You asked me to write out.txt.'),
+      reply.text('We talked about out.txt.'),
     );
 
     const first = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS });
@@ -95,6 +97,18 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     expect(lastRequest).toContain('Please write hello into out.txt');
     expect(lastRequest).toContain('The file is written.');
     expect(lastRequest).toContain('What did I ask you before?');
+
+    // A brand-new sandbox: empty home, only the transcript restored, same cwd.
+    const newHome = join(root, 'new-home');
+    const restored = copyTranscripts(adapter, input.home, newHome, input.cwd, first.harnessSessionId ?? '');
+    expect(restored.length).toBeGreaterThan(0);
+    const third = await runLocalTurn({ adapter, input: { ...input, home: newHome, prompt: 'Summarise our chat.', resumeId: first.harnessSessionId }, binDir, secrets: SECRETS });
+
+    expect(third.terminal).toEqual({ ok: true, interrupted: false, error: null });
+    expect(messages(third.outputs)).toEqual(['We talked about out.txt.']);
+    const restoredRequest = JSON.stringify(server.modelRequests.at(-1)?.body);
+    expect(restoredRequest).toContain('Please write hello into out.txt');
+    expect(restoredRequest).toContain('You asked me to write out.txt.');
     // The servers answer every endpoint these CLIs call (anything else would be a 404 here).
     expect(server.unroutedRequests).toEqual([]);
   }, 90_000);
