@@ -13,8 +13,12 @@ export type KernelProcess = Readonly<{
 }>;
 
 /** Spawns `node -r @swc-node/register apps/session-kernel/src/main.ts` and waits for its ready line. */
-export async function startKernelProcess(env: Record<string, string>, readyTimeoutMs = 30_000): Promise<KernelProcess> {
-  const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', MAIN], {
+export async function startKernelProcess(
+  env: Record<string, string>,
+  options: { readyTimeoutMs?: number; nodeArgs?: readonly string[] } = {},
+): Promise<KernelProcess> {
+  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '-r', '@swc-node/register', MAIN], {
     cwd: ROOT,
     env: { ...process.env, NO_COLOR: '1', BERTH_OUTBOX_RELAY_MS: '200', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
