@@ -29,7 +29,10 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
   }, [api, sessionId]);
 
   const timeline = useMemo(() => foldEvents(events), [events]);
-  useEffect(() => endRef.current?.scrollIntoView({ block: 'end' }), [timeline.blocks.length]);
+  // A block body on purpose: newer browsers make scrollIntoView return a promise, and an effect may only return a cleanup.
+  useEffect(() => {
+    endRef.current?.scrollIntoView({ block: 'end' });
+  }, [timeline.blocks.length]);
 
   const act = async (what: () => Promise<unknown>) => {
     setActionError(null);

@@ -1,0 +1,151 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { startGateway, type GatewayHarness } from '../../../gateway/test/support/gateway-harness';
+import { buildConsole, gatewayServesConsole, startConsoleHost } from './support/console-host';
+import { SCRIPT, ScriptedTurnRunner } from './support/scripted-turn-runner';
+
+/**
+ * The console in headless Chromium against a running gateway (in-memory SQLite, in-process
+ * kernel) whose turns a scripted runner answers with a tool use and a message: sign in, create
+ * an agent and an environment, start a session, watch a turn, reload, approve a tool use.
+ */
+jest.setTimeout(90_000);
+
+const CHROMIUM = '/usr/bin/chromium';
+const SCREENSHOTS = resolve(__dirname, '..', '..', '..', '..', 'artifacts', 'screenshots');
+
+let gw: GatewayHarness;
+let runner: ScriptedTurnRunner;
+let host: { url: string; close(): Promise<void> } | null = null;
+let consoleUrl: string;
+let context: BrowserContext;
+let page: Page;
+let profile: string;
+
+beforeAll(async () => {
+  buildConsole();
+  gw = await startGateway({ turnRunner: false });
+  runner = new ScriptedTurnRunner(gw.bus, gw.feed);
+  if (await gatewayServesConsole(gw.url)) {
+    consoleUrl = `${gw.url}/console/`;
+  } else {
+    // The gateway does not serve /console/ (yet): same-origin host for the built files.
+    host = await startConsoleHost(gw.url);
+    consoleUrl = `${host.url}/console/`;
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'berth-chromium-'));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+});
+
+afterAll(async () => {
+  await context?.close();
+  runner?.close();
+  await host?.close();
+  await gw?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+const shot = (name: string) => page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+const byTest = (id: string) => page.getByTestId(id);
+const waitForText = (id: string, text: string) => byTest(id).filter({ hasText: text }).first().waitFor({ timeout: 15_000 });
+
+describe('Berth console in Chromium', () => {
+  it('refuses a wrong key with a readable error', async () => {
+    await page.goto(consoleUrl);
+    await byTest('signin-key').fill('bk_wrong');
+    await byTest('signin-submit').click();
+    await byTest('error').waitFor();
+    expect(await byTest('error').innerText()).toMatch(/key|auth/i);
+    await shot('01-signin-error');
+  });
+
+  it('signs in and creates an agent and an environment', async () => {
+    await byTest('signin-key').fill(gw.keyA);
+    await byTest('signin-submit').click();
+    await byTest('nav-agents').click();
+    await byTest('empty').waitFor();
+    await byTest('agent-new').click();
+    await byTest('agent-name').fill('coder');
+    await byTest('agent-system').fill('Answer briefly.');
+    await byTest('agent-save').click();
+    await waitForText('agent-row', 'coder');
+    await shot('02-agents');
+
+    await byTest('nav-environments').click();
+    await byTest('env-new').click();
+    await byTest('env-name').fill('local sandbox');
+    await byTest('env-harness').selectOption('claude-code');
+    await byTest('env-save').click();
+    await waitForText('env-row', 'local sandbox');
+    expect(await byTest('env-row').first().innerText()).toContain('claude-code');
+    await shot('03-environments');
+  });
+
+  it('starts a session and shows the tool use folded with its result, then the answer', async () => {
+    await byTest('nav-sessions').click();
+    await byTest('session-new').click();
+    await byTest('session-title').fill('list files');
+    await byTest('session-create').click();
+    await page.waitForURL(/#\/sessions\/sesn_/);
+    await waitForText('stream-state', 'live');
+
+    await byTest('composer-input').fill('List the files here');
+    await byTest('composer-send').click();
+    await waitForText('block-user_message', 'List the files here');
+    await page.locator('[data-testid="tool-block"][data-tool-state="done"]').waitFor({ timeout: 15_000 });
+    await waitForText('block-agent_message', SCRIPT.answer);
+
+    const tool = byTest('tool-block').first();
+    expect(await tool.getByTestId('tool-name').innerText()).toBe('bash');
+    expect(await tool.getByTestId('tool-input').innerText()).toBe('command: ls');
+    expect(await tool.getByTestId('tool-result').innerText()).toBe(SCRIPT.output);
+    expect(await byTest('tool-block').count()).toBe(1);
+    expect(await byTest('status-badge').innerText()).toBe('idle');
+    await shot('04-session-turn');
+  });
+
+  it('shows the same history after a reload', async () => {
+    const before = await byTest('timeline').innerText();
+    await page.reload();
+    await waitForText('block-agent_message', SCRIPT.answer);
+    await page.waitForFunction((expected) => document.querySelector('[data-testid="timeline"]')?.textContent?.length === expected, (await byTest('timeline').textContent())?.length ?? 0);
+    expect(await byTest('timeline').innerText()).toBe(before);
+    expect(await byTest('block-user_message').count()).toBe(1);
+    expect(await byTest('tool-block').count()).toBe(1);
+    await shot('05-after-reload');
+  });
+
+  it('waits for approval of a tool use, and goes on once approved', async () => {
+    await byTest('composer-input').fill('Clean the build directory (ask)');
+    await byTest('composer-send').click();
+    const pending = page.locator('[data-testid="tool-block"][data-tool-state="needs approval"]');
+    await pending.waitFor({ timeout: 15_000 });
+    await waitForText('status-badge', 'waiting');
+    await shot('06-needs-approval');
+
+    await pending.getByTestId('tool-allow').click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid="tool-block"][data-tool-state="done"]').length === 2, undefined, { timeout: 15_000 });
+    await page.waitForFunction((answer) => [...document.querySelectorAll('[data-testid="block-agent_message"]')].filter((b) => b.textContent?.includes(answer)).length === 2, SCRIPT.answer);
+    expect(await byTest('tool-confirm').count()).toBe(0);
+    expect(await byTest('tool-block').nth(1).innerText()).toContain('approved');
+    await shot('07-approved');
+  });
+
+  it('lists the session with its status and filters it out by status', async () => {
+    await byTest('nav-sessions').click();
+    await waitForText('session-row', 'list files');
+    expect(await byTest('session-row').first().getByTestId('status-badge').innerText()).toBe('idle');
+    await byTest('filter-status').selectOption('running');
+    await byTest('empty').waitFor();
+    await shot('08-sessions-filtered');
+  });
+});
