@@ -1,7 +1,7 @@
 // Seed: CreateSessionIdempotencyTests (see docs/seed-map.md).
 import { sessionIdForIdempotencyKey } from '../flows/session-ids';
 import { commandsFor } from '../testing';
-import { seedHarness } from './harness';
+import { seedHarness } from '../testing/flow-harness';
 
 const input = (over: { owner_id?: string; agent_id?: string } = {}) => ({
   owner_id: over.owner_id ?? 'owner_1',

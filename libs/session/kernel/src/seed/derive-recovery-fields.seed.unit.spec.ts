@@ -1,6 +1,6 @@
 // Seed: DeriveRecoveryFieldsTests and the module-level projection-backed read test (see docs/seed-map.md).
 import { deriveRecoveryFields } from '@berth/session-domain';
-import { Probes, seedHarness } from './harness';
+import { Probes, seedHarness } from '../testing/flow-harness';
 
 describe('DeriveRecoveryFieldsTests', () => {
   it('outside RECOVERY_REQUIRED is (null, null)', () => {

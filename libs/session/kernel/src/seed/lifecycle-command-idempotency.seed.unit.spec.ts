@@ -1,5 +1,5 @@
 // Seed: LifecycleCommandIdempotencyTests (see docs/seed-map.md).
-import { seedHarness } from './harness';
+import { seedHarness } from '../testing/flow-harness';
 
 const OWNER = 'owner_1';
 

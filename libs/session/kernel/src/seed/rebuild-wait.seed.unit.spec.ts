@@ -1,5 +1,5 @@
 // Seed: RuntimeSubjectRebuildReadyTests (see docs/seed-map.md).
-import { ScriptedClock, seedHarness } from './harness';
+import { ScriptedClock, seedHarness } from '../testing/flow-harness';
 
 const OWNER = 'owner_1';
 

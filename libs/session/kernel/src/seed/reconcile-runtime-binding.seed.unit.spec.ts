@@ -2,7 +2,7 @@
 // AstraBox relinks a TERMINATED row that came back READY by force-writing the snapshot lifecycle.
 // Here the resurrection is the RecoverSession command itself: the kernel commits it, then saves the
 // snapshot and upserts the read model, so reads stop reporting a dead session.
-import { Probes, seedHarness } from './harness';
+import { Probes, seedHarness } from '../testing/flow-harness';
 
 const SID = 'sesn_res';
 const OWNER = 'owner_1';

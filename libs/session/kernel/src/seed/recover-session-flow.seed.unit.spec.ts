@@ -1,5 +1,5 @@
 // Seed: RecoverSessionFlowTests (see docs/seed-map.md).
-import { Probes, seedHarness } from './harness';
+import { Probes, seedHarness } from '../testing/flow-harness';
 
 const SID = 'sesn_rec';
 const OWNER = 'owner_1';

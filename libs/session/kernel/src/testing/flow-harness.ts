@@ -4,7 +4,10 @@ import type { SandboxBinding, SessionState } from '@berth/session-domain';
 import { createSessionLifecycle } from '../flows/session-lifecycle';
 import type { BackgroundTasks, SandboxProber, SandboxStartup, TurnReconcilePass } from '../flows/ports';
 import { createSessionKernel, type SessionKernel } from '../kernel';
-import { commandsFor, InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from '../testing';
+import { commandsFor } from './commands';
+import { InMemoryJournal } from './in-memory-journal';
+import { InMemorySessionReadModel } from './in-memory-read-model';
+import { InMemorySnapshots } from './in-memory-snapshots';
 
 /** A clock that answers a scripted sequence of instants first (to step time past a deadline), then stands still. */
 export class ScriptedClock extends FixedClock {
