@@ -62,6 +62,18 @@ describe('AnthropicMessagesServer (through the official SDK)', () => {
     expect((failure as InstanceType<typeof Anthropic.APIError>).error).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
   });
 
+  it('breaks a stream off with an in-stream overloaded error after some text', async () => {
+    server.script(reply.streamError('partial ans', 'Overloaded mid-stream'));
+    const stream = client.messages.stream(ask('go'));
+    const text: string[] = [];
+    stream.on('text', (delta) => text.push(delta));
+
+    const failure = await stream.finalMessage().catch((e: unknown) => e);
+
+    expect(text.join('')).toBe('partial ans');
+    expect(String(failure)).toContain('Overloaded mid-stream');
+  });
+
   it('records every request with the body and without the API key', async () => {
     await client.messages.create(ask('remember me'));
     await client.messages.countTokens({ model: 'claude-test', messages: [{ role: 'user', content: 'count me' }] });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { RecordedRequest } from './recorded-request';
 import { ScriptedModelServer, sendJson, streamSse, type SseEvent } from './scripted-model-server';
-import { chunksOf, estimateTokens, type ScriptedError, type ScriptedTurn } from './scripted-reply';
+import { chunksOf, estimateTokens, type ScriptedError, type ScriptedStreamFailure, type ScriptedTurn } from './scripted-reply';
 
 /**
  * The Anthropic Messages API, scripted: `POST /v1/messages` (SSE when `stream` is true, JSON
@@ -30,6 +30,10 @@ export class AnthropicMessagesServer extends ScriptedModelServer {
     const model = body.model ?? 'claude-scripted';
     const inputTokens = estimateTokens(JSON.stringify(request.body));
     const headers = { 'request-id': `req_${randomUUID().replace(/-/g, '')}` };
+    if (scripted.kind === 'stream_error') {
+      if (body.stream !== true) return sendJson(res, 529, anthropicError(529, scripted.message), headers);
+      return streamSse(res, anthropicFailingStream(scripted, model, inputTokens), headers);
+    }
     if (body.stream === true) return streamSse(res, anthropicStream(scripted, model, inputTokens), headers);
     return sendJson(res, 200, anthropicMessage(scripted, model, inputTokens), headers);
   }
@@ -118,6 +122,13 @@ export function anthropicStream(turn: ScriptedTurn, model: string, inputTokens: 
     { event: 'message_stop', data: { type: 'message_stop' } },
   );
   return events;
+}
+
+/** A stream that breaks off after some text with an in-stream `error` event, as the API does when overloaded mid-answer. */
+export function anthropicFailingStream(failure: ScriptedStreamFailure, model: string, inputTokens: number): SseEvent[] {
+  const started = anthropicStream({ kind: 'turn', text: failure.partialText, chunkDelayMs: failure.chunkDelayMs }, model, inputTokens);
+  const upToText = started.filter((e) => e.event !== 'content_block_stop' && e.event !== 'message_delta' && e.event !== 'message_stop');
+  return [...upToText, { event: 'error', data: anthropicError(529, failure.message) }];
 }
 
 const ERROR_TYPES: Record<number, string> = {

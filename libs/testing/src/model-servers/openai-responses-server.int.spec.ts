@@ -79,6 +79,15 @@ describe('OpenAiResponsesServer', () => {
     expect(await response.json()).toEqual({ error: { message: 'boom', type: 'server_error', param: null, code: null } });
   });
 
+  it('breaks a stream off with response.failed after some text', async () => {
+    server.script(reply.streamError('partial', 'server fell over'));
+
+    const frames = await readSse(await post({ stream: true }));
+
+    expect(frames.filter((f) => f.event === 'response.output_text.delta').map((f) => f.data['delta']).join('')).toBe('partial');
+    expect(frames.at(-1)).toMatchObject({ event: 'response.failed', data: { response: { status: 'failed', error: { message: 'server fell over' } } } });
+  });
+
   it('records requests (body kept, bearer token redacted) so tests can assert what the harness sent', async () => {
     await (await post({ stream: false, previous: 'turn one' })).text();
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { RecordedRequest } from './recorded-request';
 import { ScriptedModelServer, sendJson, streamSse, type SseEvent } from './scripted-model-server';
-import { chunksOf, estimateTokens, type ScriptedTurn } from './scripted-reply';
+import { chunksOf, estimateTokens, type ScriptedStreamFailure, type ScriptedTurn } from './scripted-reply';
 
 /**
  * The OpenAI Responses API, scripted: `POST /v1/responses` streaming SSE the way Codex reads it
@@ -27,6 +27,10 @@ export class OpenAiResponsesServer extends ScriptedModelServer {
     }
     const model = body.model ?? 'gpt-scripted';
     const inputTokens = estimateTokens(JSON.stringify(request.body));
+    if (scripted.kind === 'stream_error') {
+      if (body.stream !== true) return sendJson(res, 500, openAiError(500, scripted.message));
+      return streamSse(res, responsesFailingStream(scripted, model, inputTokens));
+    }
     if (body.stream === true) return streamSse(res, responsesStream(scripted, model, inputTokens));
     return sendJson(res, 200, responseObject(scripted, model, inputTokens, 'completed'));
   }
@@ -144,6 +148,16 @@ export function responsesStream(turn: ScriptedTurn, model: string, inputTokens: 
   });
   events.push(ev('response.completed', { response: responseObject(turn, model, inputTokens, 'completed', id, items) }));
   return events;
+}
+
+/** A stream that breaks off after some text with `response.failed`, as the API does on a server error mid-answer. */
+export function responsesFailingStream(failure: ScriptedStreamFailure, model: string, inputTokens: number): SseEvent[] {
+  const turn: ScriptedTurn = { kind: 'turn', text: failure.partialText, chunkDelayMs: failure.chunkDelayMs };
+  const events = responsesStream(turn, model, inputTokens);
+  const created = events[0]?.data as { response?: Record<string, unknown> } | undefined;
+  const upToText = events.filter((e) => e.event === 'response.created' || e.event === 'response.in_progress' || e.event === 'response.output_text.delta' || (e.event === 'response.output_item.added'));
+  const failed = { ...(created?.response ?? {}), status: 'failed', error: { code: 'server_error', message: failure.message } };
+  return [...upToText, { event: 'response.failed', data: { type: 'response.failed', sequence_number: events.length, response: failed } }];
 }
 
 const ERROR_TYPES: Record<number, string> = {

@@ -33,7 +33,15 @@ export interface ScriptedError {
   readonly retryable: boolean;
 }
 
-export type ScriptedReply = ScriptedTurn | ScriptedError;
+/** A stream that starts normally, sends `partialText`, then fails with the API's in-stream error event. */
+export interface ScriptedStreamFailure {
+  readonly kind: 'stream_error';
+  readonly partialText: string;
+  readonly message: string;
+  readonly chunkDelayMs?: number;
+}
+
+export type ScriptedReply = ScriptedTurn | ScriptedError | ScriptedStreamFailure;
 
 type TurnOptions = Omit<ScriptedTurn, 'kind' | 'text' | 'toolCalls'>;
 
@@ -51,6 +59,7 @@ export const reply = {
     message,
     retryable,
   }),
+  streamError: (partialText: string, message = 'Overloaded'): ScriptedStreamFailure => ({ kind: 'stream_error', partialText, message }),
 } as const;
 
 /** Splits streamed text into deltas of at most `size` characters. */
