@@ -31,7 +31,7 @@ export type TurnReconcilerDeps = Readonly<{
 }>;
 
 /** One open turn as the service reports it (health endpoint, logs, tests). */
-export type OpenTurnStatus = Readonly<{ session_id: string; turn_id: string; attempts: number; given_up: boolean }>;
+export type OpenTurnStatus = Readonly<{ session_id: string; turn_id: string; attempts: number; waiting_for: string | null }>;
 
 const RECONCILED = new Set<string>(TURN_RECONCILE_EVENT_TYPES);
 const OPENS_TURN = new Set<string>(OPEN_TURN_EVENT_TYPES);
@@ -104,7 +104,7 @@ export class TurnReconcilerService {
 
   openTurns(): OpenTurnStatus[] {
     return [...this.sessions.entries()].flatMap(([session_id, s]) =>
-      s.turn ? [{ session_id, turn_id: s.turn.turn_id, attempts: s.turn.attempts, given_up: s.turn.given_up }] : [],
+      s.turn ? [{ session_id, turn_id: s.turn.turn_id, attempts: s.turn.attempts, waiting_for: s.turn.pending?.step ?? null }] : [],
     );
   }
 
@@ -146,12 +146,13 @@ export class TurnReconcilerService {
     const next = this.workflow.evolve(state, input);
     if (next.turn) this.sessions.set(sessionId, next);
     else this.sessions.delete(sessionId);
-    if (next.turn?.given_up && !state.turn?.given_up) {
-      this.deps.log.warn(`turn ${next.turn.turn_id} of ${sessionId}: recovery gave up; its last failure was not taken by the kernel`);
-    }
     for (const output of outputs) {
-      if (output.kind === 'command') await this.send(output);
-      else this.launch(output);
+      if (output.kind === 'command') {
+        if (state.turn?.pending?.command?.command_id === output.command_id) {
+          this.deps.log.warn(`turn ${state.turn.turn_id} of ${sessionId}: ${describe(output)} not yet in the journal, sending it again`);
+        }
+        await this.send(output);
+      } else this.launch(output);
     }
   }
 

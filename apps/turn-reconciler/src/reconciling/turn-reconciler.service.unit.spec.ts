@@ -91,7 +91,7 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
     await p.sweepAfter(6_000);
     expect(p.sandboxManager.queries()).toEqual(['probe']);
     expect(p.kernel.reconcilerCommands()).toEqual([]);
-    expect(p.reconciler.openTurns()).toEqual([{ session_id: SESSION, turn_id: TURN, attempts: 0, given_up: false }]);
+    expect(p.reconciler.openTurns()).toEqual([{ session_id: SESSION, turn_id: TURN, attempts: 0, waiting_for: null }]);
   });
 
   it('sandbox killed mid-turn with a transcript mirror: the turn is recovered from it and the next message runs', async () => {
@@ -256,6 +256,7 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
 
     await p.sweepAfter(6_000);
     await p.sweepAfter(1_000);
+    await p.sweepAfter(1_000);
     expect(p.terminalOf()).toEqual([]);
     await p.sweepAfter(1_000);
 
@@ -273,6 +274,6 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
 
     await p.send('SubmitUserMessage', { turn_id: 'turn_2', content: [{ type: 'text', text: 'next' }] });
     await p.quiet();
-    expect(p.reconciler.openTurns()).toEqual([{ session_id: SESSION, turn_id: 'turn_2', attempts: 0, given_up: false }]);
+    expect(p.reconciler.openTurns()).toEqual([{ session_id: SESSION, turn_id: 'turn_2', attempts: 0, waiting_for: null }]);
   });
 });

@@ -2,7 +2,7 @@ import type { Workflow } from '@berth/core';
 import type { TurnFailureReason } from '@berth/contracts';
 import { reconcileCommandId } from './command-ids';
 import type { EffectSettled, FactsObserved, ObservedFacts, TurnReconcileInput } from './inputs';
-import type { TurnCommand, TurnEffect, TurnReconcileOutput } from './outputs';
+import type { SendCommand, TurnCommand, TurnEffect, TurnReconcileOutput } from './outputs';
 import { defaultReconcilePolicy, type ReconcilePolicy } from './policy';
 import { foldEvent, initialTurnReconcileState, type OpenTurn, type TurnReconcileState } from './turn-state';
 
@@ -47,30 +47,30 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
 
   /** The open turn, unless there is nothing the reconciler may still do for it. */
   const activeTurn = (state: TurnReconcileState): OpenTurn | null =>
-    state.turn && state.session_id && !state.deleted && !state.turn.given_up ? state.turn : null;
+    state.turn && state.session_id && !state.deleted ? state.turn : null;
 
   const effect = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, e: DistributiveOmit<TurnEffect, 'session_id' | 'turn_id' | 'generation'>): Step => ({
     state: withTurn(state, { ...turn, pending: { step: e.effect, since_ms: nowMs } }),
     outputs: [{ kind: 'effect', session_id: state.session_id as string, turn_id: turn.turn_id, generation: state.generation, ...e } as TurnReconcileOutput],
   });
 
-  const command = (state: TurnReconcileState, turn: OpenTurn, idStep: string, command: TurnCommand): TurnReconcileOutput => ({
+  const command = (state: TurnReconcileState, turn: OpenTurn, idStep: string, command: TurnCommand): SendCommand => ({
     kind: 'command',
     session_id: state.session_id as string,
     command_id: reconcileCommandId(turn.turn_id, state.generation, idStep),
     command,
   });
 
-  const settle = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, outputs: readonly TurnReconcileOutput[]): Step => ({
-    state: withTurn(state, { ...turn, pending: { step: 'settle', since_ms: nowMs } }),
-    outputs,
+  const settle = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, verdict: SendCommand): Step => ({
+    state: withTurn(state, { ...turn, pending: { step: 'settle', since_ms: nowMs, command: verdict } }),
+    outputs: [verdict],
   });
 
   const recover = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, method: 'replayed' | 'output_recovered' | 'transcript_recovered'): Step =>
-    settle(state, turn, nowMs, [command(state, turn, method, { type: 'RecoverTurn', data: { turn_id: turn.turn_id, method } })]);
+    settle(state, turn, nowMs, command(state, turn, method, { type: 'RecoverTurn', data: { turn_id: turn.turn_id, method } }));
 
   const fail = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, reason: TurnFailureReason, message: string): Step =>
-    settle(state, turn, nowMs, [command(state, turn, `fail_${reason}`, { type: 'FailTurn', data: { turn_id: turn.turn_id, reason, message } })]);
+    settle(state, turn, nowMs, command(state, turn, `fail_${reason}`, { type: 'FailTurn', data: { turn_id: turn.turn_id, reason, message } }));
 
   const probe = (state: TurnReconcileState, turn: OpenTurn, nowMs: number): Step => effect(state, turn, nowMs, { effect: 'probe' });
 
@@ -78,10 +78,13 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
   const waitAndSee = (state: TurnReconcileState, turn: OpenTurn, nowMs: number): Step =>
     nothing(withTurn(state, { ...turn, pending: null, next_check_ms: nowMs + policy.probeAfterMs }));
 
-  /** A step that did not help: retry soon, or settle once the attempts are used up. */
+  /**
+   * A step that did not help: retry with a doubling delay (a restarting sandbox-manager or broker
+   * gets a chance), or settle once the attempts are used up.
+   */
   const failedAttempt = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, why: string): Step => {
     const attempts = turn.attempts + 1;
-    const next = { ...turn, attempts, pending: null, next_check_ms: nowMs + policy.retryAfterMs };
+    const next = { ...turn, attempts, pending: null, next_check_ms: nowMs + policy.retryAfterMs * 2 ** (attempts - 1) };
     if (attempts < policy.maxAttempts) return nothing(withTurn(state, next));
     const reason = state.sandbox === 'lost' ? 'sandbox_lost' : 'no_progress';
     return fail(state, next, nowMs, reason, `Recovery gave up after ${attempts} attempts: ${why}`);
@@ -92,8 +95,10 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
     if (!turn) return nothing(state);
     if (turn.pending) {
       if (nowMs - turn.pending.since_ms < policy.pendingTimeoutMs) return nothing(state);
-      if (turn.pending.step === 'settle' && turn.attempts >= policy.maxAttempts) {
-        return nothing(withTurn(state, { ...turn, pending: null, given_up: true }));
+      // The final verdict went unanswered (broker or kernel down): deliver it again, same id, until the
+      // journal shows the turn settled. Earlier verdicts are re-derived from a fresh probe instead.
+      if (turn.pending.step === 'settle' && turn.pending.command && turn.attempts >= policy.maxAttempts) {
+        return settle(state, turn, nowMs, turn.pending.command);
       }
       return failedAttempt(state, turn, nowMs, `no answer to ${turn.pending.step} within ${policy.pendingTimeoutMs} ms`);
     }
@@ -143,7 +148,7 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
     if (f.transcript.present && f.transcript.bytes > 0) {
       const restore = effect(state, turn, nowMs, { effect: 'restoreTranscriptAndResume', transcript_bytes: f.transcript.bytes });
       if (turn.transcript_pending) return restore;
-      const mark = command(state, turn, 'transcript_pending', { type: 'MarkTranscriptPending', data: { turn_id: turn.turn_id } });
+      const mark: TurnReconcileOutput = command(state, turn, 'transcript_pending', { type: 'MarkTranscriptPending', data: { turn_id: turn.turn_id } });
       return { state: restore.state, outputs: [mark, ...restore.outputs] };
     }
     const sandboxGone = f.sandbox === 'missing' || f.sandbox === 'exited' || state.sandbox === 'lost';

@@ -292,29 +292,38 @@ describe('rung 4: the harness is gone', () => {
 describe('bounded attempts', () => {
   const failProbe = (ms: number) => settled(ms, 'probe', 'failed', { message: 'timeout' });
 
-  it('settles the turn as no_progress after the last failed probe', () => {
-    const history: TurnReconcileInput[] = [...runningTurn().history];
-    let ms = 6_000;
-    for (let i = 0; i < policy.maxAttempts - 1; i++) {
-      history.push(tick(ms), failProbe(ms + 100));
-      ms += policy.retryAfterMs + 200;
+  /** Probes that fail from `startMs` on, each retried when due (the delay doubles); ends with the last probe pending. */
+  function failingProbes(history: TurnReconcileInput[], startMs: number, failures: number): { story: TurnReconcileInput[]; ms: number } {
+    const story = [...history];
+    let ms = startMs;
+    for (let i = 0; i < failures; i++) {
+      story.push(tick(ms), failProbe(ms + 100));
+      ms += 100 + policy.retryAfterMs * 2 ** i;
     }
-    history.push(tick(ms));
+    story.push(tick(ms));
+    return { story, ms };
+  }
+
+  it('retries a failed probe after a delay that doubles with each failure', () => {
+    const { story, ms } = failingProbes(runningTurn().history, 6_000, 2);
+    const last = story.slice(0, -1);
+    // The second failure came at ms - 2 s: the next probe is due 2 s after it, not 1 s.
+    spec.given(last).when(tick(ms - 1_000)).thenNothing();
+    spec.given(last).when(tick(ms)).then([probe()]);
+  });
+
+  it('settles the turn as no_progress after the last failed probe', () => {
+    const { story, ms } = failingProbes(runningTurn().history, 6_000, policy.maxAttempts - 1);
     spec
-      .given(history)
+      .given(story)
       .when(failProbe(ms + 100))
       .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'no_progress', message: `Recovery gave up after ${policy.maxAttempts} attempts: probe failed: timeout` } } }]);
   });
 
   it('names the lost sandbox when the attempts run out after the journal reported it', () => {
-    const { j, history: base } = runningTurn();
-    const story: TurnReconcileInput[] = [...base, j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 1_000), tick(1_000), failProbe(1_100)];
-    let ms = 2_200;
-    for (let i = 1; i < policy.maxAttempts - 1; i++) {
-      story.push(tick(ms), failProbe(ms + 100));
-      ms += policy.retryAfterMs + 200;
-    }
-    story.push(tick(ms));
+    const { j, history } = runningTurn();
+    const lost = j.event('SandboxLost', { sandbox_id: 'sbx_1', generation: 1, cause: 'die' }, 1_000);
+    const { story, ms } = failingProbes([...history, lost], 1_000, policy.maxAttempts - 1);
     spec
       .given(story)
       .when(failProbe(ms + 100))
@@ -328,15 +337,20 @@ describe('bounded attempts', () => {
     spec.given(timedOut).when(tick(6_000 + policy.pendingTimeoutMs + policy.retryAfterMs)).then([probe()]);
   });
 
-  it('resends nothing after its own final failure went unanswered: the turn is given up, not looped on', () => {
-    const history: TurnReconcileInput[] = [...runningTurn().history];
-    let ms = 6_000;
-    for (let i = 0; i < policy.maxAttempts; i++) {
-      history.push(tick(ms), failProbe(ms + 100));
-      ms += policy.retryAfterMs + 200;
-    }
-    spec.given(history).when(tick(ms + policy.pendingTimeoutMs)).thenNothing();
-    spec.given([...history, tick(ms + policy.pendingTimeoutMs)]).when(tick(ms + 60_000)).thenNothing();
+  it('sends its final verdict again, with the same id, while the journal does not show it', () => {
+    const { story, ms } = failingProbes(runningTurn().history, 6_000, policy.maxAttempts - 1);
+    const verdictAt = ms + 100;
+    const withVerdict = [...story, failProbe(verdictAt)];
+    const verdict = workflow.decide(failProbe(verdictAt), story.reduce(workflow.evolve, workflow.initialState()));
+    spec.given(withVerdict).when(tick(verdictAt + policy.pendingTimeoutMs - 1)).thenNothing();
+    spec.given(withVerdict).when(tick(verdictAt + policy.pendingTimeoutMs)).then(verdict);
+  });
+
+  it('re-derives an earlier verdict from a fresh probe when it went unanswered', () => {
+    const lostFacts = facts({ sandbox: 'missing', harness: { alive: false, attached: false }, output: null });
+    const history = [...probedTurn().history, observed(6_100, lostFacts)];
+    spec.given(history).when(tick(6_100 + policy.pendingTimeoutMs)).thenNothing();
+    spec.given([...history, tick(6_100 + policy.pendingTimeoutMs)]).when(tick(6_100 + policy.pendingTimeoutMs + policy.retryAfterMs)).then([probe()]);
   });
 });
 

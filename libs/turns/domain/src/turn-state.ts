@@ -1,8 +1,11 @@
 import type { EventType, RecordedEvent } from '@berth/contracts';
-import type { TurnEffectName } from './outputs';
+import type { SendCommand, TurnEffectName } from './outputs';
 
-/** A step the reconciler asked for and has not heard back about (`settle`: a terminal command was sent). */
-export type Pending = Readonly<{ step: TurnEffectName | 'settle'; since_ms: number }>;
+/**
+ * A step the reconciler asked for and has not heard back about. `settle`: a terminal command was
+ * sent (kept, so the final verdict can be resent with the same id until the journal shows it).
+ */
+export type Pending = Readonly<{ step: TurnEffectName | 'settle'; since_ms: number; command?: SendCommand }>;
 
 /** The session's open turn as the reconciler sees it (at most one turn runs per session). */
 export type OpenTurn = Readonly<{
@@ -20,8 +23,6 @@ export type OpenTurn = Readonly<{
   /** Unsuccessful steps since the last progress. */
   attempts: number;
   pending: Pending | null;
-  /** The final `no_progress` failure was sent and not taken: nothing more is tried (visible as a counter). */
-  given_up: boolean;
 }>;
 
 /** The session's sandbox, from the journal: requested (starting), bound, or lost. */
@@ -67,7 +68,6 @@ const progressed = (turn: OpenTurn, atMs: number, probeAfterMs: number, offset?:
   // New output answers a probe or a reattach; a recovery in flight produces output itself and still
   // has to report back (its result settles the turn).
   pending: turn.pending?.step === 'probe' || turn.pending?.step === 'reattach' ? null : turn.pending,
-  given_up: false,
 });
 
 /**
@@ -104,7 +104,6 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
           next_check_ms: at + probeAfterMs,
           attempts: 0,
           pending: null,
-          given_up: false,
         },
       };
     case 'AgentMessageRecorded':
