@@ -1,7 +1,6 @@
 import { randomIds } from '@berth/core';
 import type { RecordedEvent, SessionCommand } from '@berth/contracts';
 import type { CommandBus } from '@berth/ports';
-import type { InMemoryEventFeed } from './in-memory-event-feed';
 
 /**
  * Stands in for the sandbox-manager until turns run in real sandboxes: binds a sandbox when one is
@@ -10,14 +9,16 @@ import type { InMemoryEventFeed } from './in-memory-event-feed';
 export class FakeTurnRunner {
   private readonly generation = new Map<string, number>();
   private readonly waitingTurn = new Map<string, string>();
+  private readonly lastText = new Map<string, string>();
   private readonly stop: () => void;
   private chain: Promise<unknown> = Promise.resolve();
 
+  /** `onEvent` delivers every session's events (in memory, or a NATS subscription) and returns an unsubscribe. */
   constructor(
     private readonly bus: CommandBus,
-    feed: InMemoryEventFeed,
+    onEvent: (listener: (event: RecordedEvent) => void) => () => void,
   ) {
-    this.stop = feed.onEvent((event) => {
+    this.stop = onEvent((event) => {
       this.chain = this.chain.then(() => this.react(event)).catch(() => undefined);
     });
   }
@@ -41,8 +42,6 @@ export class FakeTurnRunner {
       this.lastText.set(event.data.turn_id, event.data.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
     }
   }
-
-  private readonly lastText = new Map<string, string>();
 
   private async answer(sessionId: string, turnId: string): Promise<void> {
     this.waitingTurn.delete(sessionId);

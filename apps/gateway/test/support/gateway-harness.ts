@@ -35,7 +35,7 @@ export async function startGateway(options: { turnRunner?: boolean; gateway?: Pa
   const feed = new InMemoryEventFeed();
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
-  const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, feed);
+  const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
   const app = await createGatewayApp({
     store,
     commandBus: bus,
