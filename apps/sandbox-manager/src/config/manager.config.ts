@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { CRASH_POINTS } from './crash-points';
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? null : v.trim()));
+
+/** The sandbox-manager's environment. The model key is read here once and only ever passed to exec env. */
+export const ManagerConfigSchema = z
+  .object({
+    NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
+    DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
+    BERTH_MODEL_BASE_URL: optional,
+    BERTH_MODEL_API_KEY: optional,
+    BERTH_MODEL: optional,
+    BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
+    /** Labels this installation's containers, so several installations can share one engine. */
+    BERTH_SANDBOX_SCOPE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('default'),
+    BERTH_CRASH_POINT: z.enum(CRASH_POINTS).optional(),
+    BERTH_MANAGER_CONCURRENCY: int(64),
+    BERTH_NATS_ACK_WAIT_MS: int(30_000),
+    BERTH_NATS_MAX_DELIVER: int(5),
+    BERTH_LEASE_SWEEP_MS: int(15_000),
+    BERTH_POOL_SWEEP_MS: int(30_000),
+  })
+  .transform((env) => ({
+    natsUrl: env.NATS_URL,
+    storeUrl: env.BERTH_STORE_URL,
+    dockerHost: env.DOCKER_HOST,
+    model: { baseUrl: env.BERTH_MODEL_BASE_URL, apiKey: env.BERTH_MODEL_API_KEY, model: env.BERTH_MODEL },
+    sandboxImage: env.BERTH_SANDBOX_IMAGE,
+    scope: env.BERTH_SANDBOX_SCOPE,
+    crashPoint: env.BERTH_CRASH_POINT ?? null,
+    concurrency: env.BERTH_MANAGER_CONCURRENCY,
+    ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
+    maxDeliver: env.BERTH_NATS_MAX_DELIVER,
+    leaseSweepMs: env.BERTH_LEASE_SWEEP_MS,
+    poolSweepMs: env.BERTH_POOL_SWEEP_MS,
+  }));
+export type ManagerConfig = z.infer<typeof ManagerConfigSchema>;
+
+/** Where harnesses reach their model by default; an environment's `config.model` overrides it. */
+export type ModelDefaults = ManagerConfig['model'];

@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { systemClock } from '@berth/core';
+import { DockerSandboxRuntime } from '@berth/docker';
+import { connectNats } from '@berth/nats';
+import { loadConfig, onShutdownSignals } from '@berth/nest';
+import { createStore } from '@berth/store';
+import { Logger } from '@nestjs/common';
+import { startSandboxManager } from './app/start-sandbox-manager';
+import { crashPointsArmedAt } from './config/crash-points';
+import { ManagerConfigSchema } from './config/manager.config';
+
+/** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT. */
+async function main(): Promise<void> {
+  const log = new Logger('sandbox-manager');
+  const config = loadConfig(ManagerConfigSchema);
+  const store = createStore(config.storeUrl);
+  await store.init();
+  const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
+  const scopeLabels = { 'berth.scope': config.scope };
+  const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels } });
+  if (config.model.baseUrl === null) {
+    log.warn('no model configured: turns will fail until BERTH_MODEL_BASE_URL and BERTH_MODEL_API_KEY are set (or an environment sets config.model)');
+  }
+  const manager = await startSandboxManager({
+    nc,
+    store,
+    runtime,
+    clock: systemClock,
+    log,
+    model: config.model,
+    sandboxImage: config.sandboxImage,
+    scopeLabels,
+    crash: crashPointsArmedAt(config.crashPoint),
+    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },
+    leaseSweepMs: config.leaseSweepMs,
+    poolSweepMs: config.poolSweepMs,
+  });
+  onShutdownSignals([
+    { name: 'stop consuming and the watchers', run: () => manager.stop() },
+    { name: 'drain the NATS connection', run: () => nc.drain() },
+    { name: 'close the store', run: () => store.close() },
+  ]);
+  log.log(`ready: consuming SESSION_EVT/sandbox-manager from ${config.natsUrl}, docker ${config.dockerHost}`);
+}
+
+main().catch((e) => {
+  console.error(`sandbox-manager failed to start: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
+});

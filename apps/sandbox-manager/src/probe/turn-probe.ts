@@ -1,0 +1,60 @@
+import type { TurnProbeFacts, TurnProbeReply, TurnProbeRequest } from '@berth/contracts';
+import { harnessAdapterFor } from '@berth/harness';
+import type { SandboxRuntime } from '@berth/ports';
+import { sessionSandboxName } from '@berth/sandbox-domain';
+import { execAndCollect } from '../sandboxes/sandbox-exec';
+import type { SandboxService } from '../sandboxes/sandbox-service';
+import type { SessionFactsReader } from '../sessions/session-facts';
+import type { RunningTurns } from '../turns/running-turns';
+import { parseTurnStatus, turnFiles, turnStatusCommand } from '../turns/turn-files';
+
+/**
+ * What the manager can see of one turn right now, for the turn-reconciler and the gateway's
+ * recover: the container at the asked generation, whether the turn's harness lives (and whether
+ * this process streams it), and what its output file holds.
+ */
+export class TurnProbe {
+  constructor(
+    private readonly deps: Readonly<{ runtime: SandboxRuntime; sandboxes: SandboxService; running: RunningTurns; facts: SessionFactsReader }>,
+  ) {}
+
+  async probe(request: TurnProbeRequest): Promise<TurnProbeReply> {
+    return { ...request, facts: await this.facts(request) };
+  }
+
+  private async facts(request: TurnProbeRequest): Promise<TurnProbeFacts> {
+    const unknown: TurnProbeFacts = { sandbox: 'missing', harness: { alive: false, attached: false }, input_delivered: null, output: null };
+    if (request.generation < 1) return unknown;
+    if (this.deps.sandboxes.isStarting(request.session_id, request.generation)) return { ...unknown, sandbox: 'starting' };
+    const name = sessionSandboxName(request.session_id, request.generation);
+    const info = await this.deps.runtime.inspect(name);
+    if (info === null) return unknown;
+    const running = this.deps.running.get(request.session_id);
+    const attached = running !== undefined && running.turnId === request.turn_id && running.generation === request.generation && running.attached;
+    const status = info.running ? parseTurnStatus((await execAndCollect(this.deps.runtime, name, turnStatusCommand(request.turn_id))).lines[0]) : null;
+    return {
+      sandbox: info.running ? 'running' : 'exited',
+      harness: { alive: attached || (status?.alive ?? false), attached },
+      input_delivered: status === null ? null : true,
+      output: await this.output(name, request),
+    };
+  }
+
+  private async output(name: string, request: TurnProbeRequest): Promise<TurnProbeFacts['output']> {
+    const file = await this.deps.runtime.readFile(name, turnFiles(request.turn_id).output);
+    if (file === null) return null;
+    const { state: session } = await this.deps.facts.load(request.session_id);
+    const adapter = harnessAdapterFor(session.harness);
+    let state = adapter.initialState(session.permission_mode);
+    let outputs = 0;
+    let complete = false;
+    for (const line of file.subarray(0, file.lastIndexOf(0x0a) + 1).toString('utf8').split('\n')) {
+      if (line === '') continue;
+      const step = adapter.parseLine(line, state);
+      state = step.state;
+      outputs += step.outputs.length;
+      if (step.terminal) complete = true;
+    }
+    return { complete, last_offset: outputs === 0 ? null : outputs - 1 };
+  }
+}

@@ -1,0 +1,46 @@
+import type { Clock } from '@berth/core';
+import type { BoundSandbox, SandboxBindings } from '@berth/sandbox-lifecycle';
+import { leaseExpiresAt, type IdlePolicy } from '@berth/sandbox-domain';
+
+type Tracked = { sessionId: string; generation: number; sandboxId: string; idle: IdlePolicy; startedAt: Date; lastActivityAt: Date };
+
+/**
+ * The sandboxes this manager bound (or adopted at start), with their last activity: the lease
+ * sweep's view. A lease runs `idle_timeout` past the last turn activity, capped by the lifetime.
+ */
+export class BoundSandboxes implements SandboxBindings {
+  private readonly bySandbox = new Map<string, Tracked>();
+
+  constructor(private readonly clock: Clock) {}
+
+  track(input: { sessionId: string; generation: number; sandboxId: string; idle: IdlePolicy; startedAt: Date }): void {
+    this.bySandbox.set(input.sandboxId, { ...input, lastActivityAt: this.clock.now() });
+  }
+
+  /** A turn ran or ended on the session's sandbox: the lease starts over. */
+  touch(sessionId: string): void {
+    for (const tracked of this.bySandbox.values()) if (tracked.sessionId === sessionId) tracked.lastActivityAt = this.clock.now();
+  }
+
+  forget(sandboxId: string): void {
+    this.bySandbox.delete(sandboxId);
+  }
+
+  forgetSession(sessionId: string): void {
+    for (const [id, tracked] of this.bySandbox) if (tracked.sessionId === sessionId) this.bySandbox.delete(id);
+  }
+
+  find(sandboxId: string): BoundSandbox | null {
+    const tracked = this.bySandbox.get(sandboxId);
+    return tracked ? this.view(tracked) : null;
+  }
+
+  async listBound(): Promise<readonly BoundSandbox[]> {
+    return [...this.bySandbox.values()].map((t) => this.view(t));
+  }
+
+  private view(t: Tracked): BoundSandbox {
+    const expiresAt = leaseExpiresAt({ lastActivityAt: t.lastActivityAt, startedAt: t.startedAt, idle: t.idle }).toISOString();
+    return { sessionId: t.sessionId, generation: t.generation, sandboxId: t.sandboxId, expiresAt };
+  }
+}

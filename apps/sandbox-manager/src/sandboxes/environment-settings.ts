@@ -1,0 +1,44 @@
+import type { EnvironmentStore } from '@berth/ports';
+import { DEFAULT_SANDBOX_CONFIG, sandboxConfigFrom, type SandboxConfig } from '@berth/sandbox-domain';
+import type { ModelDefaults } from '../config/manager.config';
+
+/** Where a harness reaches its model: the server-wide default, overridden per environment. */
+export type ModelSettings = Readonly<{
+  baseUrl: string | null;
+  /** Name of the secret holding the key (the manager's own `BERTH_MODEL_API_KEY`, or an env var the environment names). */
+  apiKeyEnv: string;
+  model: string | null;
+}>;
+
+export type EnvironmentSettings = Readonly<{ sandbox: SandboxConfig; model: ModelSettings }>;
+
+export const DEFAULT_KEY_SECRET = 'BERTH_MODEL_API_KEY';
+
+type Raw = Readonly<Record<string, unknown>>;
+const record = (v: unknown): Raw => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Raw) : {});
+const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
+
+/**
+ * Reads an environment's sandbox and model settings. The environment's owner is not checked:
+ * the manager acts for the kernel, which already scoped the session to its owner.
+ */
+export class EnvironmentSettingsReader {
+  constructor(
+    private readonly environments: EnvironmentStore,
+    private readonly defaults: Readonly<{ image: string; model: ModelDefaults }>,
+  ) {}
+
+  async read(ownerId: string, environmentId: string): Promise<EnvironmentSettings> {
+    const env = await this.environments.get(ownerId, environmentId);
+    const config = record(env?.config);
+    const model = record(config['model']);
+    return {
+      sandbox: sandboxConfigFrom(config, { ...DEFAULT_SANDBOX_CONFIG, image: this.defaults.image }),
+      model: {
+        baseUrl: text(model['base_url']) ?? this.defaults.model.baseUrl,
+        apiKeyEnv: text(model['api_key_env']) ?? DEFAULT_KEY_SECRET,
+        model: text(model['model']) ?? this.defaults.model.model,
+      },
+    };
+  }
+}

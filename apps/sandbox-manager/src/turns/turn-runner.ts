@@ -1,0 +1,322 @@
+import type { AgentOutput, SessionCommand } from '@berth/contracts';
+import { harnessAdapterFor, type ConfirmationDecision, type HarnessAdapter, type ParseState, type PendingConfirmation, type TurnPlan, type TurnTerminal } from '@berth/harness';
+import type { CommandBus, ExecHandle, SandboxRuntime } from '@berth/ports';
+import { SANDBOX_HOME, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
+import { posix } from 'node:path';
+import type { CrashPoints } from '../config/crash-points';
+import { execAndCollect } from '../sandboxes/sandbox-exec';
+import type { ManagerCommands } from '../sessions/manager-commands';
+import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { OutputBatcher, type OutputBatch } from './output-batcher';
+import type { RunningTurns, TurnControl } from './running-turns';
+import { NO_MODEL_MESSAGE, noKeyMessage, TurnFailure, type TurnAssignment } from './turn-assignment';
+import { followOutputCommand, harnessExecCommand, killTurnCommand, parseTurnStatus, turnFiles, turnStatusCommand, type TurnProcessStatus } from './turn-files';
+import type { TranscriptSync } from './transcript-sync';
+
+export type TurnRunnerDeps = Readonly<{
+  runtime: SandboxRuntime;
+  bus: CommandBus;
+  commands: ManagerCommands;
+  transcripts: TranscriptSync;
+  running: RunningTurns;
+  /** A secret's value by name (the model key); null when not configured. */
+  secret: (name: string) => string | null;
+  crash: CrashPoints;
+  log: ManagerLog;
+  adapterFor?: (kind: TurnAssignment['harness']) => HarnessAdapter;
+  tuning?: Partial<TurnTuning>;
+}>;
+
+export type TurnTuning = Readonly<{
+  batchMaxOutputs: number;
+  batchDelayMs: number;
+  /** After an interrupt line, how long the harness gets to stop by itself before its group is killed. */
+  interruptGraceMs: number;
+  /** After an interrupt, the turn settles by this time whatever the harness does. */
+  interruptDeadlineMs: number;
+  /** Least time between two transcript mirrors while the turn runs. */
+  mirrorEveryMs: number;
+}>;
+
+const DEFAULT_TUNING: TurnTuning = { batchMaxOutputs: 50, batchDelayMs: 40, interruptGraceMs: 600, interruptDeadlineMs: 1_500, mirrorEveryMs: 2_000 };
+
+/**
+ * Runs harness turns in their sandboxes. One `run` per turn and process: a redelivered
+ * `TurnStarted` for a turn already running here joins it, and one whose harness was started by a
+ * previous process (its output file exists in the sandbox) is reattached from the last offset the
+ * kernel recorded instead of being started twice.
+ */
+export class TurnRunner {
+  private readonly tuning: TurnTuning;
+
+  constructor(private readonly deps: TurnRunnerDeps) {
+    this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
+  }
+
+  run(assignment: TurnAssignment): Promise<void> {
+    const current = this.deps.running.get(assignment.sessionId);
+    if (current?.turnId === assignment.turnId) return current.done;
+    const turn = new ActiveTurn(assignment, this.deps, this.tuning);
+    this.deps.running.set(assignment.sessionId, turn);
+    return turn.done;
+  }
+}
+
+class ActiveTurn implements TurnControl {
+  readonly turnId: string;
+  readonly generation: number;
+  readonly done: Promise<void>;
+  attached = false;
+
+  private readonly adapter: HarnessAdapter;
+  private readonly batcher: OutputBatcher;
+  private state: ParseState;
+  private harnessSessionId: string | null;
+  private terminal: TurnTerminal | null = null;
+  private handle: ExecHandle | null = null;
+  private stdinOpen = false;
+  private interrupted = false;
+  private streamEnded = false;
+  private readonly pending = new Map<string, PendingConfirmation>();
+  private abandon: () => void = () => undefined;
+  private readonly abandoned = new Promise<'abandoned'>((resolve) => (this.abandon = () => resolve('abandoned')));
+  private lastMirrorAt = 0;
+  private mirroring: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly a: TurnAssignment,
+    private readonly deps: TurnRunnerDeps,
+    private readonly tuning: TurnTuning,
+  ) {
+    this.turnId = a.turnId;
+    this.generation = a.generation;
+    this.adapter = (deps.adapterFor ?? harnessAdapterFor)(a.harness);
+    this.state = this.adapter.initialState(a.permissionMode);
+    this.harnessSessionId = a.resumeId;
+    this.batcher = new OutputBatcher({
+      lastRecordedOffset: a.lastRecordedOffset,
+      maxOutputs: tuning.batchMaxOutputs,
+      delayMs: tuning.batchDelayMs,
+      send: (batch) => this.sendBatch(batch),
+      onError: (error) => deps.log.error(`turn ${a.turnId}: output batch not recorded: ${this.redact(String(error))}`),
+    });
+    this.done = this.execute().finally(() => deps.running.delete(a.sessionId, this));
+  }
+
+  interrupt(): void {
+    if (this.interrupted) return;
+    this.interrupted = true;
+    const line = this.adapter.interruptLine();
+    const polite = line !== null && this.stdinOpen && this.handle !== null;
+    if (polite) this.handle?.write(`${line}\n`);
+    const killAfter = polite ? this.tuning.interruptGraceMs : 0;
+    setTimeout(() => {
+      if (!this.streamEnded) void this.killGroup(polite ? 'TERM' : 'INT');
+    }, killAfter).unref();
+    setTimeout(() => this.abandon(), this.tuning.interruptDeadlineMs).unref();
+  }
+
+  confirm(harnessToolUseId: string, decision: ConfirmationDecision): boolean {
+    const pending = this.pending.get(harnessToolUseId);
+    if (pending === undefined || this.handle === null || !this.stdinOpen) return false;
+    const answer = this.adapter.answerConfirmation(pending, decision);
+    if (answer === null) return false;
+    this.pending.delete(harnessToolUseId);
+    this.handle.write(`${answer}\n`);
+    return true;
+  }
+
+  private async execute(): Promise<void> {
+    let exitCode: number | null = null;
+    try {
+      const status = parseTurnStatus((await execAndCollect(this.deps.runtime, this.a.sandboxId, turnStatusCommand(this.a.turnId))).lines[0]);
+      exitCode = status === null ? await this.startFresh() : await this.reattach(status);
+    } catch (error) {
+      await this.batcher.flush();
+      const failure = error instanceof TurnFailure ? error : new TurnFailure('harness_failed', `the harness could not run: ${error instanceof Error ? error.message : String(error)}`);
+      return this.settle(this.failTurn(failure));
+    }
+    await this.batcher.flush();
+    await this.mirrorTranscript(true);
+    this.deps.crash.reached('after-turn-end-before-complete');
+    await this.settle(this.outcome(exitCode));
+  }
+
+  private outcome(exitCode: number | null): SessionCommand {
+    if (this.interrupted || this.terminal?.interrupted) return this.completeTurn(true);
+    if (this.terminal?.ok) return this.completeTurn(false);
+    if (this.terminal) return this.failTurn(new TurnFailure('model_error', this.terminal.error ?? 'the harness reported a failed turn'));
+    const stderr = this.handle?.stderrTail?.().trim().split('\n').slice(-5).join('\n') ?? '';
+    return this.failTurn(
+      new TurnFailure('harness_failed', `the harness exited${exitCode === null ? '' : ` with code ${exitCode}`} without finishing the turn${stderr ? `: ${stderr}` : ''}`),
+    );
+  }
+
+  private completeTurn(interrupted: boolean): SessionCommand {
+    const { sessionId, turnId, generation } = this.a;
+    return this.deps.commands.make('CompleteTurn', sessionId, `done_${sessionId}_${turnId}`, {
+      turn_id: turnId,
+      generation,
+      interrupted,
+      harness_session_id: this.harnessSessionId,
+    });
+  }
+
+  private failTurn(failure: TurnFailure): SessionCommand {
+    const { sessionId, turnId } = this.a;
+    return this.deps.commands.make('FailTurn', sessionId, `fail_${sessionId}_${turnId}`, {
+      turn_id: turnId,
+      reason: failure.reason,
+      message: this.redact(failure.message).slice(0, 4096),
+    });
+  }
+
+  private async settle(command: SessionCommand): Promise<void> {
+    await sendReliably(this.deps.bus, command, this.deps.log);
+  }
+
+  private plan(): { plan: TurnPlan; env: Record<string, string> } {
+    const { model } = this.a;
+    if (model.baseUrl === null) throw new TurnFailure('model_error', NO_MODEL_MESSAGE);
+    const key = this.deps.secret(model.apiKeyEnv);
+    if (key === null) throw new TurnFailure('model_error', noKeyMessage(model.apiKeyEnv));
+    let plan: TurnPlan;
+    try {
+      plan = this.adapter.buildTurn({
+        prompt: this.a.prompt,
+        resumeId: this.a.resumeId,
+        model: { baseUrl: model.baseUrl, apiKeyEnv: model.apiKeyEnv, ...(model.model === null ? {} : { model: model.model }) },
+        permissionMode: this.a.permissionMode,
+        cwd: SANDBOX_WORKDIR,
+        home: SANDBOX_HOME,
+      });
+    } catch (error) {
+      throw new TurnFailure('harness_failed', error instanceof Error ? error.message : String(error));
+    }
+    const env: Record<string, string> = { ...plan.env };
+    for (const [name, secretName] of Object.entries(plan.secretEnv)) {
+      const value = this.deps.secret(secretName);
+      if (value === null) throw new TurnFailure('model_error', noKeyMessage(secretName));
+      env[name] = value;
+    }
+    return { plan, env };
+  }
+
+  private async startFresh(): Promise<number | null> {
+    const { plan, env } = this.plan();
+    const { runtime } = this.deps;
+    const sandboxId = this.a.sandboxId;
+    if (this.a.resumeId !== null) {
+      const restored = await this.deps.transcripts.restore(sandboxId, this.a.sessionId);
+      if (restored > 0) this.deps.log.log(`turn ${this.a.turnId}: restored ${restored} transcript file(s) into ${sandboxId}`);
+    }
+    if (plan.files.length > 0) {
+      await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...new Set(plan.files.map((f) => posix.dirname(f.path)))]);
+      for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
+    }
+    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(this.a.turnId, plan.argv), env, workdir: SANDBOX_WORKDIR });
+    this.handle = handle;
+    this.attached = true;
+    this.stdinOpen = true;
+    for (const line of plan.stdinLines) handle.write(`${line}\n`);
+    if (!plan.keepStdinOpen) this.closeStdin();
+    await this.consume(handle.lines);
+    return this.exitOf(handle);
+  }
+
+  /** A harness started by an earlier process: replay its output file, then follow it while it runs. */
+  private async reattach(status: TurnProcessStatus): Promise<number | null> {
+    this.deps.log.log(`turn ${this.a.turnId}: reattaching (harness ${status.alive ? 'still running' : 'ended'}) after offset ${this.a.lastRecordedOffset}`);
+    const file = (await this.deps.runtime.readFile(this.a.sandboxId, turnFiles(this.a.turnId).output)) ?? Buffer.alloc(0);
+    const whole = file.subarray(0, file.lastIndexOf(0x0a) + 1);
+    for (const line of whole.toString('utf8').split('\n')) if (line !== '') this.onLine(line);
+    if (this.terminal !== null || !status.alive) return status.exitCode;
+    const handle = await this.deps.runtime.exec(this.a.sandboxId, { cmd: followOutputCommand(this.a.turnId, whole.length, status.pid), stdin: '' });
+    this.handle = handle;
+    this.attached = true;
+    await this.consume(handle.lines);
+    const after = parseTurnStatus((await execAndCollect(this.deps.runtime, this.a.sandboxId, turnStatusCommand(this.a.turnId))).lines[0]);
+    return after?.exitCode ?? null;
+  }
+
+  private async consume(lines: AsyncIterable<string>): Promise<void> {
+    const iterator = lines[Symbol.asyncIterator]();
+    for (;;) {
+      const next = await Promise.race([iterator.next(), this.abandoned]);
+      if (next === 'abandoned' || next.done) break;
+      this.onLine(next.value);
+    }
+    this.streamEnded = true;
+    this.closeStdin();
+  }
+
+  private onLine(line: string): void {
+    const step = this.adapter.parseLine(line, this.state);
+    this.state = step.state;
+    if (step.harnessSessionId) this.harnessSessionId = step.harnessSessionId;
+    this.batcher.add(step.outputs);
+    if (step.confirmation) {
+      this.pending.set(step.confirmation.toolUseId, step.confirmation);
+      // The user must see the tool use now: it waits for them.
+      void this.batcher.flush();
+    }
+    if (step.terminal) {
+      this.terminal = step.terminal;
+      this.closeStdin();
+    }
+  }
+
+  private closeStdin(): void {
+    if (!this.stdinOpen) return;
+    this.stdinOpen = false;
+    this.handle?.closeStdin();
+  }
+
+  private async exitOf(handle: ExecHandle): Promise<number | null> {
+    const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref());
+    return Promise.race([handle.exit.catch(() => null), timeout]);
+  }
+
+  private async killGroup(signal: 'INT' | 'TERM'): Promise<void> {
+    try {
+      await execAndCollect(this.deps.runtime, this.a.sandboxId, killTurnCommand(this.a.turnId, signal, 0.3));
+    } catch (error) {
+      this.deps.log.warn(`turn ${this.a.turnId}: could not signal the harness: ${String(error)}`);
+    }
+  }
+
+  private async sendBatch(batch: OutputBatch): Promise<void> {
+    const { sessionId, turnId, generation } = this.a;
+    const command = this.deps.commands.make('RecordAgentOutput', sessionId, `out_${sessionId}_${turnId}_g${generation}_${batch.offset}_${batch.outputs.length}`, {
+      turn_id: turnId,
+      generation,
+      offset: batch.offset,
+      outputs: batch.outputs as AgentOutput[],
+      harness_session_id: this.harnessSessionId,
+    });
+    await sendReliably(this.deps.bus, command, this.deps.log);
+    this.deps.crash.reached('mid-turn');
+    if (Date.now() - this.lastMirrorAt >= this.tuning.mirrorEveryMs) void this.mirrorTranscript(false);
+  }
+
+  /** Mirrors the harness transcript (serialised; failures are logged, the next mirror catches up). */
+  private mirrorTranscript(final: boolean): Promise<void> {
+    const sessionId = this.harnessSessionId;
+    if (sessionId === null) return this.mirroring;
+    this.lastMirrorAt = Date.now();
+    this.mirroring = this.mirroring.then(async () => {
+      try {
+        await this.deps.transcripts.mirrorOut(this.a.sandboxId, this.a.sessionId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, sessionId));
+      } catch (error) {
+        this.deps.log.warn(`turn ${this.a.turnId}: transcript mirror${final ? ' at turn end' : ''} failed: ${String(error)}`);
+      }
+    });
+    return this.mirroring;
+  }
+
+  /** Keys never leave through messages: any configured secret value is masked. */
+  private redact(text: string): string {
+    const key = this.deps.secret(this.a.model.apiKeyEnv);
+    return key && key.length >= 4 ? text.split(key).join('***') : text;
+  }
+}

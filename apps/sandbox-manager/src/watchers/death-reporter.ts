@@ -1,0 +1,57 @@
+import type { CommandBus, SandboxRuntime } from '@berth/ports';
+import { watchSandboxDeaths, type SandboxDeath, type WarmPool } from '@berth/sandbox-lifecycle';
+import type { SandboxService } from '../sandboxes/sandbox-service';
+import type { ManagerCommands } from '../sessions/manager-commands';
+import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+
+const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
+
+/**
+ * Docker's `die` / `oom` / `destroy` of a session's container becomes `ReportSandboxDied` at once
+ * (the kernel fences it by sandbox id and generation). Containers the manager stops on purpose
+ * are not deaths. Runs until `signal` aborts; a broken event stream is reopened.
+ */
+export class DeathReporter {
+  constructor(
+    private readonly deps: Readonly<{
+      runtime: SandboxRuntime;
+      sandboxes: SandboxService;
+      bus: CommandBus;
+      commands: ManagerCommands;
+      pool: WarmPool;
+      log: ManagerLog;
+      scopeLabels: Readonly<Record<string, string>>;
+    }>,
+  ) {}
+
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await watchSandboxDeaths({
+          runtime: this.deps.runtime,
+          signal,
+          pool: this.deps.pool,
+          scopeLabels: this.deps.scopeLabels,
+          onDeath: (death) => this.report(death),
+          onError: (error) => this.deps.log.error(`reporting a sandbox death failed: ${String(error)}`),
+        });
+      } catch (error) {
+        if (signal.aborted) return;
+        this.deps.log.warn(`docker event stream broke, reopening: ${String(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  async report(death: SandboxDeath): Promise<void> {
+    if (this.deps.sandboxes.isReleasing(death.sandboxId)) return;
+    this.deps.log.log(`sandbox ${death.sandboxId} of session ${death.sessionId} ${death.reason}`);
+    const command = this.deps.commands.make('ReportSandboxDied', death.sessionId, `died_${death.sessionId}_g${death.generation}`, {
+      sandbox_id: death.sandboxId,
+      generation: death.generation,
+      cause: CAUSE[death.reason],
+      exit_code: death.exitCode,
+    });
+    await sendReliably(this.deps.bus, command, this.deps.log);
+  }
+}
