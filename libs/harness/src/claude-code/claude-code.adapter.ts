@@ -90,7 +90,8 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
   }
 
   interruptLine(): string {
-    return JSON.stringify({ type: 'control_request', request_id: `berth_interrupt_${Date.now().toString(36)}`, request: { subtype: 'interrupt' } });
+    // Nothing waits on the reply, so one fixed request id serves every interrupt.
+    return JSON.stringify({ type: 'control_request', request_id: 'berth_interrupt', request: { subtype: 'interrupt' } });
   }
 
   transcriptLocations(home: string, cwd: string, sessionId: string): readonly TranscriptLocation[] {

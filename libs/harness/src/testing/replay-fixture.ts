@@ -1,4 +1,4 @@
-import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import { AgentOutputSchema, type AgentOutput, type PermissionMode } from '@berth/contracts';
 import type { HarnessAdapter, PendingConfirmation, TurnTerminal } from '../harness-adapter.port';
 
 export interface Replay {
@@ -8,7 +8,10 @@ export interface Replay {
   readonly confirmations: readonly PendingConfirmation[];
 }
 
-/** Feeds recorded stdout lines through an adapter, as the runner does, and collects what it produced. */
+/**
+ * Feeds recorded stdout lines through an adapter, as the runner does, and collects what it
+ * produced. Every output must pass the kernel's `AgentOutput` schema, or the replay throws.
+ */
 export function replay(adapter: HarnessAdapter, lines: readonly string[], mode: PermissionMode = 'always_allow'): Replay {
   let state = adapter.initialState(mode);
   const outputs: AgentOutput[] = [];
@@ -18,7 +21,7 @@ export function replay(adapter: HarnessAdapter, lines: readonly string[], mode: 
   for (const line of lines) {
     const step = adapter.parseLine(line, state);
     state = step.state;
-    outputs.push(...step.outputs);
+    outputs.push(...step.outputs.map((output) => AgentOutputSchema.parse(output)));
     if (step.harnessSessionId !== undefined) sessionIds.push(step.harnessSessionId);
     if (step.confirmation !== undefined) confirmations.push(step.confirmation);
     if (step.terminal !== undefined) terminal = step.terminal;
