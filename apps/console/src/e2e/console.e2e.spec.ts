@@ -2,6 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+// The gateway's own test composition (in-memory SQLite, in-process kernel); no lib exports a platform harness yet.
+// eslint-disable-next-line @nx/enforce-module-boundaries
 import { startGateway, type GatewayHarness } from '../../../gateway/test/support/gateway-harness';
 import { buildConsole, gatewayServesConsole, startConsoleHost } from './support/console-host';
 import { SCRIPT, ScriptedTurnRunner } from './support/scripted-turn-runner';
