@@ -110,8 +110,5 @@ export const initialState = (): SessionState => ({
   updated_at: null,
 });
 
-/** The turn is active (running, waiting for a confirmation or being interrupted). */
-export const hasActiveTurn = (state: SessionState): boolean => state.current_turn !== null;
-
 /** The current turn lost its harness mid-flight and its transcript must be recovered. */
 export const turnNeedsRecovery = (state: SessionState): boolean => state.current_turn?.recovery_phase === 'TRANSCRIPT_PENDING';
