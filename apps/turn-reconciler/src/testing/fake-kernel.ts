@@ -1,11 +1,10 @@
 import { eventIdFor, EVENT_SCHEMA_VERSIONS, type CommandOutcome, type RecordedEvent, type SessionCommand } from '@berth/contracts';
 import type { Clock } from '@berth/core';
-import type { CommandBus } from '@berth/ports';
+import type { CommandBus, SessionJournal } from '@berth/ports';
 import { sessionDecider } from '@berth/session-domain';
-import type { InMemoryJournal } from './in-memory-journal';
 
 /**
- * The kernel's contract, small: the real session decider over an in-memory journal, commands
+ * The kernel's contract, small: the real session decider over a journal, commands
  * deduplicated by id, committed events handed to subscribers asynchronously (the bus). `losePublishes` commits
  * without publishing, like a kernel killed between commit and publish.
  */
@@ -21,7 +20,7 @@ export class FakeKernel implements CommandBus {
   losePublishes = false;
 
   constructor(
-    private readonly journal: InMemoryJournal,
+    private readonly journal: SessionJournal,
     private readonly clock: Clock,
   ) {}
 
