@@ -17,6 +17,11 @@ export type Context = Readonly<{
 /** What a command prints: `json` under --json, `human` otherwise. Streaming commands print as they go and return nothing. */
 export type Output = Readonly<{ json: unknown; human: string }>;
 
-export type Command = CommandSpec & Readonly<{ run: (ctx: Context, args: Record<string, string>, options: OptionValues) => Promise<Output | void> }>;
+export type Command = CommandSpec &
+  Readonly<{
+    run: (ctx: Context, args: Record<string, string>, options: OptionValues) => Promise<Output | void>;
+    /** Works on this machine without calling the API (so needs no API key). */
+    local?: true;
+  }>;
 
 export const str = (values: OptionValues, name: string): string | undefined => (typeof values[name] === 'string' ? (values[name] as string) : undefined);

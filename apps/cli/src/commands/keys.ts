@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { ApiError } from '../exit-codes';
+import { ApiError, UsageError } from '../exit-codes';
 import { str, type Command } from './command';
 
 /**
@@ -31,18 +31,23 @@ export const keyCommands: readonly Command[] = [
     options: {
       owner: { type: 'string', help: 'owner the key acts as (default: local)' },
       name: { type: 'string', help: 'a label for the key (default: cli)' },
+      store: { type: 'string', help: 'store URL (default: $BERTH_STORE_URL, else sqlite:./.berth/berth.db)' },
     },
     summary: 'mint an API key (run on the server machine; uses BERTH_STORE_URL)',
+    local: true,
     run: async (_ctx, _a, o) => {
       if (!existsSync(CREATE_KEY_SCRIPT)) {
         throw new ApiError(0, 'unavailable', `this checkout has no key-creation step (${CREATE_KEY_SCRIPT}); see docs/cli.md`, 'KEYS_UNAVAILABLE');
       }
       const owner = str(o, 'owner') ?? 'local';
       const name = str(o, 'name') ?? 'cli';
-      const { code, stdout, stderr } = await runScript(['--owner', owner, '--name', name, '--quiet']);
+      const store = str(o, 'store');
+      const { code, stdout, stderr } = await runScript(['--owner', owner, '--name', name, '--json', ...(store ? ['--store', store] : [])]);
+      // The step exits 2 on bad arguments, like berth itself.
+      if (code === 2) throw new UsageError(stderr.trim().split('\n')[0]);
       if (code !== 0) throw new ApiError(0, 'key_creation_failed', stderr.trim() || `key creation exited with ${code}`, 'KEY_CREATION_FAILED');
-      const key = stdout.trim();
-      return { json: { key, owner, name }, human: key };
+      const issued = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { key: string; owner_id: string; prefix: string };
+      return { json: { ...issued, name }, human: issued.key };
     },
   },
 ];
