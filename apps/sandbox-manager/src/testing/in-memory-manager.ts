@@ -1,0 +1,118 @@
+import type { CommandOutcome, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { systemClock } from '@berth/core';
+import type { CommandBus } from '@berth/ports';
+import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { createSessionKernel } from '@berth/session-kernel';
+import { InMemorySandboxRuntime, MemoryStore, type ExecScript } from '@berth/testing';
+import { WarmPools } from '../pool/warm-pools';
+import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
+import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
+import { SandboxService } from '../sandboxes/sandbox-service';
+import { noCrashPoints } from '../config/crash-points';
+import { ManagerCommands } from '../sessions/manager-commands';
+import type { ManagerLog } from '../sessions/send-reliably';
+import { SessionEventReactor } from '../sessions/session-event-reactor';
+import { SessionFactsReader } from '../sessions/session-facts';
+import { RunningTurns } from '../turns/running-turns';
+import { TranscriptSync } from '../turns/transcript-sync';
+import { TurnRunner } from '../turns/turn-runner';
+
+const quiet: ManagerLog = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * The sandbox-manager's logic wired to the real session kernel in this process, an in-memory
+ * store and the in-memory sandbox runtime: each command's events are handed to the reactor the
+ * way SESSION_EVT would deliver them. No NATS, no Docker.
+ */
+export class InMemoryManager implements CommandBus {
+  readonly store = new MemoryStore();
+  readonly runtime: InMemorySandboxRuntime;
+  readonly running = new RunningTurns();
+  readonly sent: SessionCommand[] = [];
+  readonly reactor: SessionEventReactor;
+  private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
+  private readonly handling = new Set<Promise<void>>();
+
+  constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null } }) {
+    this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
+    const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
+    const commands = new ManagerCommands(systemClock);
+    const facts = new SessionFactsReader(this.store.journal);
+    const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model });
+    const pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => 'slot1' });
+    const bound = new BoundSandboxes(systemClock);
+    const sandboxes = new SandboxService({
+      provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
+      pools: new WarmPools(pool),
+      settings,
+      bus: this,
+      commands,
+      bound,
+      clock: systemClock,
+      crash: noCrashPoints,
+      log: quiet,
+    });
+    const turns = new TurnRunner({
+      runtime: this.runtime,
+      bus: this,
+      commands,
+      transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
+      running: this.running,
+      secret: (name) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
+      crash: noCrashPoints,
+      log: quiet,
+      tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },
+    });
+    this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });
+  }
+
+  async send(command: SessionCommand): Promise<CommandOutcome> {
+    this.sent.push(command);
+    const outcome = await this.kernel.execute(command);
+    if (outcome.ok && outcome.events.length > 0) {
+      const seqs = outcome.events.map((e) => e.seq);
+      const appended = await this.store.journal.readEvents(command.meta.session_id, { afterSeq: Math.min(...seqs) - 1, limit: seqs.length });
+      for (const event of appended) this.deliver(event);
+    }
+    return outcome;
+  }
+
+  async dispatch(command: SessionCommand): Promise<void> {
+    await this.send(command);
+  }
+
+  events(sessionId: string): Promise<RecordedEvent[]> {
+    return this.store.journal.readEvents(sessionId);
+  }
+
+  /** Resolves when every delivered event's handler finished (turns included). */
+  async settled(): Promise<void> {
+    while (this.handling.size > 0) await Promise.allSettled([...this.handling]);
+  }
+
+  private deliver(event: RecordedEvent): void {
+    const handled = Promise.resolve().then(() => this.route(event));
+    const tracked = handled.catch(() => undefined).finally(() => this.handling.delete(tracked));
+    this.handling.add(tracked);
+  }
+
+  private route(event: RecordedEvent): Promise<void> {
+    switch (event.type) {
+      case 'SandboxRequested':
+        return this.reactor.sandboxRequested(event);
+      case 'TurnStarted':
+        return this.reactor.turnStarted(event);
+      case 'InterruptRequested':
+        return this.reactor.interruptRequested(event);
+      case 'ToolUseConfirmed':
+        return this.reactor.toolUseConfirmed(event);
+      case 'SessionTerminated':
+      case 'SessionDeleted':
+        return this.reactor.sessionEnded(event);
+      case 'SandboxLost':
+        return this.reactor.sandboxLost(event);
+      default:
+        return Promise.resolve();
+    }
+  }
+}

@@ -1,0 +1,166 @@
+import type { CommandType, CommandData, RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { ExecScript } from '@berth/testing';
+import { InMemoryManager } from '../testing/in-memory-manager';
+
+const SESSION = 'sesn_wiring1';
+let seq = 0;
+const command = <T extends CommandType>(type: T, data: CommandData<T>): SessionCommand =>
+  ({ type, data, meta: { command_id: `cmd_test_${++seq}`, session_id: SESSION, actor: 'test', issued_at: new Date().toISOString() } }) as SessionCommand;
+
+const create = () =>
+  command('CreateSession', {
+    owner_id: 'owner_1',
+    agent: { id: 'agent_1', version: 1 },
+    environment_id: 'env_1',
+    harness: 'claude-code',
+    title: null,
+    metadata: {},
+    idempotency_key: null,
+    permission_mode: 'always_allow',
+  });
+const message = (turnId: string) => command('SubmitUserMessage', { turn_id: turnId, content: [{ type: 'text', text: 'write out.txt' }] });
+
+/** What Claude Code prints for a turn that runs one Bash tool and answers. */
+const claudeTurn = (sessionId: string, text: string): string[] =>
+  [
+    { type: 'system', subtype: 'init', session_id: sessionId },
+    { type: 'assistant', message: { content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: { command: 'echo hi > out.txt' } }] }, parent_tool_use_id: null },
+    { type: 'user', message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok', is_error: false }] }, parent_tool_use_id: null },
+    { type: 'assistant', message: { content: [{ type: 'text', text }] }, parent_tool_use_id: null },
+    { type: 'result', subtype: 'success', is_error: false, session_id: sessionId, usage: { input_tokens: 10, output_tokens: 5 } },
+  ].map((l) => JSON.stringify(l));
+
+const isHarness = (cmd: readonly string[]) => cmd[3] === 'berth-turn';
+const isKill = (cmd: readonly string[]) => cmd.join(' ').includes('kill -s');
+const types = (events: readonly RecordedEvent[]) => events.map((e) => e.type);
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
+  it('binds a sandbox, runs the harness, records its outputs in order and completes with its session id', async () => {
+    const harnessEnvs: Record<string, string>[] = [];
+    const script: ExecScript = ({ spec }) => {
+      if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+      harnessEnvs.push({ ...spec.env });
+      return { lines: claudeTurn('h-1', harnessEnvs.length === 1 ? 'Done.' : 'You asked for out.txt.'), exitCode: 0 };
+    };
+    const manager = new InMemoryManager({ execScript: script, model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'sk-secret-test' } });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+
+    const events = await manager.events(SESSION);
+    expect(types(events)).toEqual(
+      expect.arrayContaining(['SandboxBound', 'TurnStarted', 'HarnessSessionRecorded', 'AgentToolUseRecorded', 'AgentToolResultRecorded', 'AgentMessageRecorded', 'UsageRecorded', 'TurnCompleted']),
+    );
+    const offsets = events.flatMap((e) => ('offset' in e.data ? [e.data.offset] : []));
+    expect(offsets).toEqual([0, 1, 2, 3]);
+    expect(harnessEnvs[0]).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-secret-test' });
+    expect(JSON.stringify(events)).not.toContain('sk-secret-test');
+    expect(manager.runtime.created).toBe(1);
+
+    // The second turn resumes the harness's own conversation in the same sandbox.
+    await manager.send(message('turn_2'));
+    await manager.settled();
+    const harnessCalls = manager.sent.filter((c) => c.type === 'CompleteTurn');
+    expect(harnessCalls).toHaveLength(2);
+    expect(manager.runtime.created).toBe(1);
+  });
+
+  it('passes the resume id to the harness on the next turn', async () => {
+    const argvs: string[][] = [];
+    const manager = new InMemoryManager({
+      execScript: ({ spec }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        argvs.push([...spec.cmd.slice(6)]);
+        return { lines: claudeTurn('h-42', 'ok'), exitCode: 0 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    await manager.send(message('turn_2'));
+    await manager.settled();
+    expect(argvs[0]?.some((a) => a.startsWith('--resume'))).toBe(false);
+    expect(argvs[1]).toContain('--resume=h-42');
+  });
+
+  it('fails the turn with model_error and says how to configure a model when none is set', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    const failed = (await manager.events(SESSION)).find((e) => e.type === 'TurnFailed');
+    expect(failed?.data).toMatchObject({ reason: 'model_error', message: expect.stringContaining('BERTH_MODEL_BASE_URL') });
+  });
+
+  it('stops a running harness on interrupt and completes the turn as interrupted', async () => {
+    let killed: () => void = () => undefined;
+    const killedPromise = new Promise<void>((r) => (killed = r));
+    const manager = new InMemoryManager({
+      execScript: async ({ spec }) => {
+        if (isKill(spec.cmd)) killed();
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        await killedPromise;
+        return { lines: [JSON.stringify({ type: 'system', subtype: 'init', session_id: 'h-9' })], exitCode: 137 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await waitFor(async () => manager.running.get(SESSION) !== undefined);
+    const interruptedAt = Date.now();
+    await manager.send(command('InterruptTurn', {}));
+    await manager.settled();
+    const completed = (await manager.events(SESSION)).find((e) => e.type === 'TurnCompleted');
+    expect(completed?.data).toMatchObject({ turn_id: 'turn_1', interrupted: true });
+    expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+  });
+
+  it('reattaches a turn a previous process started: replays its output file from the last recorded offset, no duplicates', async () => {
+    const lines = claudeTurn('h-7', 'Done.');
+    let harnessRuns = 0;
+    const manager = new InMemoryManager({
+      execScript: ({ spec }) => {
+        if (isHarness(spec.cmd)) harnessRuns++;
+        // The turn's pid file says a harness ran here and has exited.
+        if (spec.cmd.join(' ').includes('kill -0')) return { lines: ['7 dead 0'], exitCode: 0 };
+        return { lines: [], exitCode: 0 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.settled();
+    const sandbox = (await manager.events(SESSION)).find((e) => e.type === 'SandboxBound');
+    const sandboxId = sandbox?.type === 'SandboxBound' ? sandbox.data.sandbox_id : '';
+    await manager.runtime.writeFile(sandboxId, '/home/agent/.berth/turns/turn_1.jsonl', `${lines.join('\n')}\n`);
+    // The crashed process had already recorded the first two outputs.
+    await manager.send(
+      command('RecordAgentOutput', {
+        turn_id: 'turn_1',
+        generation: 1,
+        offset: 0,
+        harness_session_id: 'h-7',
+        outputs: [
+          { kind: 'tool_use', tool_use_id: 'toolu_1', name: 'Bash', input: { command: 'echo hi > out.txt' }, needs_confirmation: false },
+          { kind: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'ok' }], is_error: false },
+        ],
+      }),
+    );
+    await manager.send(message('turn_1'));
+    await manager.settled();
+
+    const events = await manager.events(SESSION);
+    expect(harnessRuns).toBe(0);
+    expect(types(events).filter((t) => t === 'AgentToolUseRecorded')).toHaveLength(1);
+    expect(types(events).filter((t) => t === 'AgentMessageRecorded')).toHaveLength(1);
+    expect(types(events)).toContain('TurnCompleted');
+  });
+});
