@@ -42,22 +42,29 @@ export function createSessionKernel(deps: SessionKernelDeps): SessionKernel {
   const maxRetries = deps.maxConflictRetries ?? 5;
   const bestEffortFailed = deps.onBestEffortFailure ?? (() => undefined);
 
-  async function loadWithSnapshotVersion(sessionId: string): Promise<LoadedSession & { snapshotVersion: number }> {
+  /**
+   * `foldedFrom` is the seq the snapshot state stands for (0 when folding from the first event);
+   * `storedVersion` is what the snapshot store holds, the version a save must expect (so a snapshot
+   * in an old format is overwritten, not left behind forever).
+   */
+  async function loadWithSnapshotVersion(sessionId: string): Promise<LoadedSession & { storedVersion: number }> {
     let state = initialState();
-    let snapshotVersion = 0;
+    let foldedFrom = 0;
+    let storedVersion = 0;
     try {
       const snapshot = await snapshots.load(sessionId);
+      storedVersion = snapshot?.version ?? 0;
       if (snapshot !== null && isEnvelope(snapshot.state)) {
         state = snapshot.state.session;
-        snapshotVersion = snapshot.version;
+        foldedFrom = snapshot.version;
       }
     } catch (error) {
       // The journal is the truth; without a snapshot the state is folded from the first event.
       bestEffortFailed('snapshot.load', sessionId, error);
     }
-    const tail = await journal.readEvents(sessionId, { afterSeq: snapshotVersion, order: 'asc' });
-    const lastSeq = tail.length > 0 ? tail[tail.length - 1].seq : snapshotVersion;
-    return { state: tail.reduce<SessionState>(evolve, state), lastSeq, snapshotVersion };
+    const tail = await journal.readEvents(sessionId, { afterSeq: foldedFrom, order: 'asc' });
+    const lastSeq = tail.length > 0 ? tail[tail.length - 1].seq : foldedFrom;
+    return { state: tail.reduce<SessionState>(evolve, state), lastSeq, storedVersion };
   }
 
   function stamp(command: SessionCommand, events: readonly SessionEvent[], afterSeq: number): RecordedEvent[] {
@@ -119,7 +126,7 @@ export function createSessionKernel(deps: SessionKernelDeps): SessionKernel {
       }
       const state = recorded.reduce<SessionState>(evolve, loaded.state);
       const lastSeq = recorded[recorded.length - 1].seq;
-      await saveSnapshot(session_id, state, lastSeq, loaded.snapshotVersion);
+      await saveSnapshot(session_id, state, lastSeq, loaded.storedVersion);
       await project(session_id, state, lastSeq);
       return { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq };
     }

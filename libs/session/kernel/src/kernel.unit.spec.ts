@@ -157,11 +157,13 @@ describe('SessionKernel.execute', () => {
     expect(failures).toContain('snapshot.load');
   });
 
-  it('ignores a snapshot in a format it does not know and folds the journal instead', async () => {
+  it('ignores a snapshot in a format it does not know, folds the journal instead, and replaces it', async () => {
     const { kernel, snapshots } = setup();
     await kernel.execute(create());
     await snapshots.save({ sessionId: SID, version: 2, state: { something: 'else' }, updatedAt: 'x' }, 2);
     expect((await kernel.load(SID)).state.exists).toBe(true);
+    await kernel.execute(bind());
+    expect(snapshots.get(SID)).toMatchObject({ version: 3, state: { format: 1, session: { lifecycle: 'READY' } } });
   });
 
   it('repairs a read model a crash left behind when the command is redelivered', async () => {
