@@ -131,6 +131,24 @@ describe('session-kernel service (real nats-server, SQLite, spawned process)', (
     }
   });
 
+  it('carries on after the broker restarts (same port, same store dir)', async () => {
+    await server.restart();
+    const sessionId = newSessionId();
+    const command = createSession(sessionId);
+    // Clients reconnect with jittered waits; the retried send is deduplicated by command id.
+    const outcome = await waitUntil(() => bus.send(command, { timeoutMs: 2_000 }).catch(() => null), {
+      timeoutMs: 30_000,
+      what: 'a command answered after the restart',
+    });
+    expect(outcome).toMatchObject({ ok: true });
+    const journal = await store.journal.readEvents(sessionId);
+    const published = await waitUntil(async () => {
+      const events = await streamEventsOf(nc, sessionId);
+      return events.length === journal.length && events;
+    }, { what: 'events on the stream after the restart' });
+    expect(published).toEqual(journal);
+  });
+
   it.each(['after-commit-before-publish', 'after-publish-before-mark', 'after-publish-before-ack'])(
     'publishes every committed event exactly once after a SIGKILL %s',
     async (crashPoint) => {

@@ -34,9 +34,10 @@ export class NatsCommandBus implements CommandBus {
     this.listen();
     const commandId = command.meta.command_id;
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    let waiter: Waiter | undefined;
     const outcome = new Promise<CommandOutcome>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.forget(commandId, waiter);
+        if (waiter) this.forget(commandId, waiter);
         reject(
           new BerthError(
             ErrorCodes.TIMEOUT,
@@ -46,16 +47,21 @@ export class NatsCommandBus implements CommandBus {
           ),
         );
       }, timeoutMs);
-      const waiter: Waiter = { resolve, reject, timer };
+      waiter = { resolve, reject, timer };
       this.waiters.set(commandId, [...(this.waiters.get(commandId) ?? []), waiter]);
     });
+    // The caller awaits `outcome` only after the publish; until then a rejection is not unhandled.
+    outcome.catch(() => undefined);
     try {
       const receipt = await this.publish(command, { [Headers.replyTo]: this.inbox }, commandId);
       // The broker dropped a repeat inside its duplicate window, so the kernel will not see this
       // copy: send one under a fresh message id and let the kernel's own dedupe answer it.
       if (receipt.duplicate) await this.publish(command, { [Headers.replyTo]: this.inbox }, `${commandId}.resend.${nuid.next()}`);
     } catch (e) {
-      this.settle(commandId, (w) => w.reject(e instanceof Error ? e : new Error(String(e))));
+      if (waiter) {
+        clearTimeout(waiter.timer);
+        this.forget(commandId, waiter);
+      }
       throw unavailable(e);
     }
     return outcome;

@@ -1,4 +1,4 @@
-import type { INestMicroservice, Type, DynamicModule } from '@nestjs/common';
+import type { DynamicModule, INestMicroservice, LoggerService, LogLevel, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { JetStreamErrorsFilter } from './jetstream-errors.filter';
 import type { JetStreamTransport } from './jetstream.transport';
@@ -7,8 +7,9 @@ import type { JetStreamTransport } from './jetstream.transport';
 export async function createJetStreamMicroservice(
   module: Type<unknown> | DynamicModule,
   transport: JetStreamTransport,
+  options: { logger?: LoggerService | LogLevel[] | false } = {},
 ): Promise<INestMicroservice> {
-  const app = await NestFactory.createMicroservice(module, { strategy: transport, bufferLogs: false });
+  const app = await NestFactory.createMicroservice(module, { strategy: transport, logger: options.logger });
   app.useGlobalFilters(new JetStreamErrorsFilter());
   return app;
 }
