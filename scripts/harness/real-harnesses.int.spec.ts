@@ -144,6 +144,7 @@ describe('real claude-code in always_ask mode', () => {
   const { binDir, reason } = harnessBinDir('claude');
   if (binDir === null) {
     it.skip(`skipped: ${reason}`, () => undefined);
+    console.warn(`real claude-code always_ask tests skipped: ${reason}`);
     return;
   }
   const adapter = harnessAdapterFor('claude-code');
