@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
-const CLIS = ['claude', 'codex', 'pi'] as const;
-type Cli = (typeof CLIS)[number];
+type Cli = 'claude' | 'codex' | 'pi';
 
 let installAttempt: { binDir: string | null; reason: string } | null = null;
 
