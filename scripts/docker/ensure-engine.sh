@@ -57,9 +57,10 @@ if [ ! -f "$PIDFILE" ]; then
   mkdir -p "$DATA_ROOT" "$(dirname "$LOG")"
   rm -f "$SOCK"
   # --bridge=none/--iptables=false: sandboxes use network `none` or `host`, nothing is NATed.
+  # 9>&-: the daemon must not inherit (and hold forever) the start-up lock.
   setsid dockerd --bridge=none --iptables=false --ip6tables=false \
     --data-root "$DATA_ROOT" --exec-root "${DATA_ROOT}-exec" \
-    --host "$SOCK_URL" --pidfile "$PIDFILE" >>"$LOG" 2>&1 </dev/null &
+    --host "$SOCK_URL" --pidfile "$PIDFILE" >>"$LOG" 2>&1 </dev/null 9>&- &
 fi
 
 deadline=$(( $(date +%s) + WAIT_SECONDS ))
