@@ -167,10 +167,13 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
       case 'probe':
         return failedAttempt(state, turn, nowMs, why);
       case 'reattach':
-        // Counted as an attempt: only real progress (new output) proves the reattach held.
+        // A reattach that "worked" counts as an attempt: only new output proves it held. One that
+        // failed burns none: the harness is alive and can still finish (the sandbox-manager also
+        // reattaches by itself when its turn delivery comes back), so look again one period later;
+        // `stallMs` bounds how long a live but unheard harness is waited for.
         return input.outcome === 'done'
           ? nothing(withTurn(state, { ...turn, attempts: turn.attempts + 1, pending: null, next_check_ms: nowMs + policy.probeAfterMs }))
-          : failedAttempt(state, turn, nowMs, why);
+          : waitAndSee(state, turn, nowMs);
       case 'recoverOutput':
         return input.outcome === 'done' ? recover(state, turn, nowMs, 'output_recovered') : failedAttempt(state, turn, nowMs, why);
       case 'restoreTranscriptAndResume':

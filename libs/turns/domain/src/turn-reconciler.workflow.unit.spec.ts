@@ -149,6 +149,19 @@ describe('rung 2: a harness still running is reattached', () => {
     const afterProgress = [...history, ...cycles, ...lastCycle, settled(ms + 20, 'reattach', 'done'), progress];
     spec.given(afterProgress).when(tick(ms + 30 + policy.probeAfterMs)).then([probe()]);
   });
+
+  it('burns no attempt on a failed reattach of a live harness, and asks again one period later', () => {
+    const detached = facts({ harness: { alive: true, attached: false } });
+    const story: TurnReconcileInput[] = [...runningTurn().history];
+    let ms = 6_000;
+    for (let i = 0; i < policy.maxAttempts + 2; i++) {
+      story.push(tick(ms), observed(ms + 10, detached), settled(ms + 20, 'reattach', 'failed', { message: 'no responders' }));
+      ms += policy.probeAfterMs + 20;
+    }
+    spec.given(story).when(tick(ms - 1)).thenNothing();
+    spec.given(story).when(tick(ms)).then([probe()]);
+    spec.given([...story, tick(ms)]).when(observed(ms + 10, detached)).thenMatches([{ effect: 'reattach', from_offset: 3 }]);
+  });
 });
 
 describe('rung 3: complete output left in the sandbox is recovered', () => {
