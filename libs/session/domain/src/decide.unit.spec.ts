@@ -18,11 +18,12 @@ describe('decide', () => {
     expect(new Set(oneOfEach.map((c) => c.type))).toEqual(new Set(COMMAND_TYPES));
   });
 
-  it('refuses every command but CreateSession on a session that does not exist', () => {
-    for (const command of oneOfEach.filter((c) => c.type !== 'CreateSession')) {
-      expect(() => decide(command, initialState())).toThrow(BerthError);
-    }
-  });
+  it.each(oneOfEach.filter((c) => c.type !== 'CreateSession').map((c) => [c.type, c] as const))(
+    'refuses %s on a session that does not exist with NOT_FOUND (404)',
+    (_type, command) => {
+      expect(() => decide(command, initialState())).toThrow(expect.objectContaining({ code: 'NOT_FOUND', status: 404 }));
+    },
+  );
 
   it('never fails with anything but a coded refusal, and evolve never throws, over any command sequence', () => {
     const turns = fc.constantFrom('turn_1', 'turn_2', 'turn_3');
