@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       { name: 'nats', check: async () => void (await nc.flush()) },
     ],
     options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit },
+    logger: ['log', 'warn', 'error'],
   });
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },
