@@ -1,0 +1,139 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { AnthropicMessagesServer, OpenAiResponsesServer, reply, type ScriptedModelServer } from '@berth/testing';
+import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
+
+/**
+ * The platform end to end, for each real harness: the official SDK talks to the gateway, the
+ * kernel and the sandbox-manager run as processes, the harness CLI runs in a real container
+ * (network `host`, so it reaches the scripted model server on 127.0.0.1).
+ */
+type PublicEvent = { id: string; type: string; [key: string]: unknown };
+
+interface Case {
+  readonly harness: 'claude-code' | 'codex' | 'pi';
+  readonly server: () => ScriptedModelServer;
+  readonly writeFileCall: { name: string; input: Record<string, unknown> };
+}
+
+const cases: Case[] = [
+  { harness: 'claude-code', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'Bash', input: { command: 'echo hello > out.txt', description: 'write out.txt' } } },
+  { harness: 'codex', server: () => new OpenAiResponsesServer(), writeFileCall: { name: 'exec_command', input: { cmd: 'echo hello > out.txt' } } },
+  { harness: 'pi', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'bash', input: { command: 'echo hello > out.txt' } } },
+];
+
+const TURN_TIMEOUT_MS = 90_000;
+
+async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEvent[]> {
+  const events: PublicEvent[] = [];
+  for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e as unknown as PublicEvent);
+  return events;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = TURN_TIMEOUT_MS, logs = () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const idleCount = (events: readonly PublicEvent[]) => events.filter((e) => e.type === 'session.status_idle').length;
+const texts = (events: readonly PublicEvent[]) =>
+  events.filter((e) => e.type === 'agent.message').flatMap((e) => (e['content'] as { type: string; text?: string }[]).map((b) => b.text ?? ''));
+
+describe.each(cases)('$harness through the platform', ({ harness, server: makeServer, writeFileCall }) => {
+  let model: ScriptedModelServer;
+  let platform: E2ePlatform;
+  let client: Anthropic;
+
+  beforeAll(async () => {
+    model = await makeServer().start();
+    platform = await startE2ePlatform({ modelBaseUrl: model.url });
+    client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
+  }, 600_000);
+  afterAll(async () => {
+    await platform?.stop();
+    await model?.close();
+  });
+
+  const newSession = async () => {
+    const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5' });
+    const env = await client.beta.environments.create({
+      name: `${harness}-env`,
+      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness, network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+    });
+    return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+  };
+
+  const send = async (sessionId: string, text: string, turnsBefore: number) => {
+    await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
+    return waitFor(`turn ${turnsBefore + 1} to end`, async () => {
+      const events = await allEvents(client, sessionId);
+      return idleCount(events) > turnsBefore ? events : null;
+    }, TURN_TIMEOUT_MS, platform.logs);
+  };
+
+  it(
+    'runs a tool that changes a file, continues the conversation, and survives its container being killed',
+    async () => {
+      const session = await newSession();
+      model.script(
+        { kind: 'turn', text: 'Writing the file.', toolCalls: [writeFileCall] },
+        reply.text('The file is written.'),
+      );
+      const first = await send(session.id, 'Please write hello into out.txt', 0);
+      const types = first.map((e) => e.type);
+      expect(types).toEqual(expect.arrayContaining(['user.message', 'session.status_running', 'agent.tool_use', 'agent.tool_result', 'agent.message', 'session.status_idle']));
+      expect(types.indexOf('agent.tool_use')).toBeLessThan(types.indexOf('agent.tool_result'));
+      expect(texts(first).at(-1)).toBe('The file is written.');
+      expect(first.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+      const container = `berth-s-${session.id}-g1`;
+      expect((await platform.runtime.readFile(container, '/workspace/out.txt'))?.toString()).toBe('hello\n');
+
+      model.script(reply.text('You asked me to write out.txt.'));
+      const second = await send(session.id, 'What did I ask you before?', 1);
+      expect(texts(second).at(-1)).toBe('You asked me to write out.txt.');
+      const secondRequest = JSON.stringify(model.modelRequests.at(-1)?.body);
+      expect(secondRequest).toContain('Please write hello into out.txt');
+      expect(secondRequest).toContain('The file is written.');
+
+      await platform.runtime.docker.getContainer(container).kill();
+      await waitFor('runtime_unavailable', async () => {
+        const s = (await client.beta.sessions.retrieve(session.id)) as unknown as { berth: { runtime_unavailable?: boolean } };
+        return s.berth.runtime_unavailable === true;
+      }, 5_000, platform.logs);
+
+      model.script(reply.text('Still the same conversation.'));
+      const third = await send(session.id, 'Are you still there?', 2);
+      expect(texts(third).at(-1)).toBe('Still the same conversation.');
+      const thirdRequest = JSON.stringify(model.modelRequests.at(-1)?.body);
+      expect(thirdRequest).toContain('Please write hello into out.txt');
+      expect(thirdRequest).toContain('What did I ask you before?');
+      expect(await platform.runtime.inspect(`berth-s-${session.id}-g2`)).toMatchObject({ running: true });
+    },
+    300_000,
+  );
+
+  it(
+    'ends the turn within 2 s of an interrupt in the middle of a slow streamed answer',
+    async () => {
+      const session = await newSession();
+      model.script(reply.text('a long answer that streams very slowly '.repeat(20), { chunkDelayMs: 250, chunkSize: 8 }));
+      const requestsBefore = model.modelRequests.length;
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Tell me a long story' }] }] });
+      await model.waitForModelRequests(requestsBefore + 1, TURN_TIMEOUT_MS);
+      await new Promise((r) => setTimeout(r, 700));
+      const interruptedAt = Date.now();
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.interrupt' }] });
+      const events = await waitFor('the interrupted turn to go idle', async () => {
+        const e = await allEvents(client, session.id);
+        return idleCount(e) > 0 ? e : null;
+      }, 5_000, platform.logs);
+      expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+      expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    },
+    300_000,
+  );
+});
