@@ -27,7 +27,7 @@ export type PermissionMode = 'always_allow' | 'always_ask';
 export type EnvironmentConfig = {
   type?: string;
   harness?: Harness;
-  image?: string;
+  image?: string | null;
   network?: string;
   idle_timeout_seconds?: number;
   permission_mode?: PermissionMode;

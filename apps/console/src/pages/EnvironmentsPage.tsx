@@ -10,8 +10,8 @@ const NETWORK_MODES = ['none', 'host', 'bridge'];
 
 function toConfig(f: EnvForm, base: EnvironmentConfig): EnvironmentConfig {
   const config: EnvironmentConfig = { ...base, type: base.type ?? 'cloud', harness: f.harness, permission_mode: f.permission_mode };
-  if (f.image.trim()) config.image = f.image.trim();
-  else delete config.image;
+  // null (not absent) so that clearing the field on edit goes back to the harness default.
+  config.image = f.image.trim() || null;
   if (f.network) config.network = f.network;
   else delete config.network;
   if (f.idle_timeout_seconds.trim()) config.idle_timeout_seconds = Number(f.idle_timeout_seconds);
