@@ -85,4 +85,9 @@ export default [
     files: ['**/*.spec.ts', 'libs/testing/**/*.ts', 'scripts/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  {
+    // Plain CommonJS config and helper scripts (jest, tooling) load with require().
+    files: ['**/*.js', '**/*.cjs'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
 ];
