@@ -51,6 +51,7 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     root = mkdtempSync(join(tmpdir(), `berth-${kind}-`));
     input = {
       prompt: 'Please write hello into out.txt',
+      systemPrompt: 'You are the Berth test agent.',
       resumeId: null,
       model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
       permissionMode: 'always_allow',
@@ -85,6 +86,7 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     expect(messages(first.outputs).at(-1)).toBe('The file is written.');
     expect(first.outputs.at(-1)?.kind).toBe('usage');
     expect(first.harnessSessionId).toEqual(expect.any(String));
+    expect(JSON.stringify(server.modelRequests[0]?.body)).toContain('You are the Berth test agent.');
     const transcript = adapter.transcriptLocations(input.home, input.cwd, first.harnessSessionId ?? '')[0];
     expect(transcript && existsSync(transcript.dir)).toBe(true);
 

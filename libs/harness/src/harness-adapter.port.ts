@@ -14,6 +14,8 @@ export interface ModelEndpoint {
 export interface TurnInput {
   /** The user's message, as plain text. */
   readonly prompt: string;
+  /** The agent's system prompt, appended to the harness's own (which its tools rely on). */
+  readonly systemPrompt?: string | null;
   /** The harness's own conversation id to continue, or null for the first turn. */
   readonly resumeId: string | null;
   readonly model: ModelEndpoint;

@@ -33,6 +33,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       '--verbose',
       `--model=${input.model.model ?? DEFAULT_MODEL}`,
       ...permissionArgs(input.permissionMode),
+      ...(input.systemPrompt ? [`--append-system-prompt=${input.systemPrompt}`] : []),
       // `=` keeps an id that starts with a dash from being read as a flag.
       ...(input.resumeId === null ? [] : [`--resume=${input.resumeId}`]),
     ];

@@ -34,6 +34,11 @@ describe('ClaudeCodeAdapter.buildTurn', () => {
     expect(plan.keepStdinOpen).toBe(true);
   });
 
+  it('appends the agent system prompt to Claude Code\'s own', () => {
+    expect(adapter.buildTurn({ ...input, systemPrompt: 'Be brief.' }).argv).toContain('--append-system-prompt=Be brief.');
+    expect(adapter.buildTurn(input).argv.some((a) => a.startsWith('--append-system-prompt'))).toBe(false);
+  });
+
   it('resumes with --resume=<id> (an id starting with a dash cannot become a flag)', () => {
     expect(adapter.buildTurn({ ...input, resumeId: '-abc' }).argv).toContain('--resume=-abc');
   });

@@ -27,6 +27,7 @@ export class CodexAdapter implements HarnessAdapter {
     const config = [
       `model_provider = "${PROVIDER}"`,
       `model = ${tomlString(input.model.model ?? DEFAULT_MODEL)}`,
+      ...(input.systemPrompt ? [`developer_instructions = ${tomlString(input.systemPrompt)}`] : []),
       '',
       `[model_providers.${PROVIDER}]`,
       `name = "${PROVIDER}"`,

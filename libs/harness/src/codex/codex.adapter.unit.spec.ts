@@ -32,6 +32,10 @@ describe('CodexAdapter.buildTurn', () => {
     expect(plan.keepStdinOpen).toBe(false);
   });
 
+  it('passes the agent system prompt as developer_instructions', () => {
+    expect(adapter.buildTurn({ ...input, systemPrompt: 'Say "hi"' }).files[0]?.content).toContain('developer_instructions = "Say \\"hi\\""');
+  });
+
   it('resumes with exec resume <thread id>', () => {
     expect(adapter.buildTurn({ ...input, resumeId: 'thread-1' }).argv.slice(5)).toEqual(['resume', 'thread-1', '--', '-p looks like a flag']);
   });

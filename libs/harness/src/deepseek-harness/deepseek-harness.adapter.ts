@@ -32,6 +32,7 @@ export class DeepSeekHarnessAdapter implements HarnessAdapter {
         '--json',
         `--model=${input.model.model ?? DEFAULT_MODEL}`,
         `--approval=${input.permissionMode === 'always_ask' ? 'ask' : 'auto'}`,
+        ...(input.systemPrompt ? [`--instructions=${input.systemPrompt}`] : []),
         ...(input.resumeId === null ? [] : [`--thread=${input.resumeId}`]),
       ],
       env: { HOME: input.home, DEEPSEEK_BASE_URL: input.model.baseUrl },

@@ -38,7 +38,11 @@ export class HermesAdapter implements HarnessAdapter {
       secretEnv: { OPENAI_API_KEY: input.model.apiKeyEnv },
       stdinLines: [JSON.stringify(open), JSON.stringify({ jsonrpc: '2.0', id: PROMPT_REQUEST, method: 'prompt.submit', params: { text: input.prompt } })],
       keepStdinOpen: true,
-      files: [{ path: `${input.home}/.hermes/config.yaml`, content: config }],
+      files: [
+        { path: `${input.home}/.hermes/config.yaml`, content: config },
+        // Hermes reads its persona from SOUL.md.
+        ...(input.systemPrompt ? [{ path: `${input.home}/.hermes/SOUL.md`, content: `${input.systemPrompt}\n` }] : []),
+      ],
     };
   }
 

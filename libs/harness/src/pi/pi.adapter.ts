@@ -36,7 +36,17 @@ export class PiAdapter implements HarnessAdapter {
       },
     };
     return {
-      argv: ['pi', '--mode', 'rpc', '--provider', PROVIDER, '--model', model, ...(input.resumeId === null ? [] : ['--session', input.resumeId])],
+      argv: [
+        'pi',
+        '--mode',
+        'rpc',
+        '--provider',
+        PROVIDER,
+        '--model',
+        model,
+        ...(input.systemPrompt ? ['--append-system-prompt', input.systemPrompt] : []),
+        ...(input.resumeId === null ? [] : ['--session', input.resumeId]),
+      ],
       env: { HOME: input.home, PI_OFFLINE: '1' },
       secretEnv: { [input.model.apiKeyEnv]: input.model.apiKeyEnv },
       stdinLines: [

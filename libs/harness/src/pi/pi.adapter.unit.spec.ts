@@ -38,6 +38,10 @@ describe('PiAdapter.buildTurn', () => {
     expect(adapter.buildTurn(input).secretEnv).toEqual({ BERTH_MODEL_API_KEY: 'BERTH_MODEL_API_KEY' });
   });
 
+  it('appends the agent system prompt', () => {
+    expect(adapter.buildTurn({ ...input, systemPrompt: 'Be brief.' }).argv.slice(-2)).toEqual(['--append-system-prompt', 'Be brief.']);
+  });
+
   it('resumes with --session <id> and refuses always_ask', () => {
     expect(adapter.buildTurn({ ...input, resumeId: 's-1' }).argv.slice(-2)).toEqual(['--session', 's-1']);
     expect(() => adapter.buildTurn({ ...input, permissionMode: 'always_ask' })).toThrow(ValidationError);
