@@ -117,9 +117,10 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
 
   const climb = (state: TurnReconcileState, turn: OpenTurn, f: ObservedFacts, nowMs: number): Step => {
     const output = f.output;
-    // 1. The harness finished and everything it wrote is journaled: only the terminal is missing.
+    // 1. The harness finished and everything it wrote is journaled: only the terminal is missing
+    //    (unless the sandbox-manager still streams it: its own CompleteTurn is on the way).
     if (output?.complete && (output.last_offset === null || output.last_offset < turn.next_offset)) {
-      return recover(state, turn, nowMs, 'replayed');
+      return f.harness.attached && state.sandbox !== 'lost' ? waitAndSee(state, turn, nowMs) : recover(state, turn, nowMs, 'replayed');
     }
     // Once the journal records the sandbox as lost the kernel refuses its output (generation fence),
     // so neither reattaching nor re-reading its output file can help: straight to rung 4.

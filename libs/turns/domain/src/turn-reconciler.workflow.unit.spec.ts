@@ -103,6 +103,11 @@ describe('rung 1: a terminal already in the journal is replayed', () => {
     const f = facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 2 } });
     spec.given(probedTurn().history).when(observed(6_100, f)).then([cmd('RecoverTurn', { method: 'replayed' }, 'replayed')]);
   });
+
+  it('leaves a finished turn the sandbox-manager still streams to the manager, whose CompleteTurn is on the way', () => {
+    const f = facts({ harness: { alive: false, attached: true }, output: { complete: true, last_offset: 2 } });
+    spec.given(probedTurn().history).when(observed(6_100, f)).thenNothing();
+  });
 });
 
 describe('rung 2: a harness still running is reattached', () => {
