@@ -146,8 +146,9 @@ describe('Berth console in Chromium', () => {
     await byTest('nav-sessions').click();
     await waitForText('session-row', 'list files');
     expect(await byTest('session-row').first().getByTestId('status-badge').innerText()).toBe('idle');
+    await shot('08-sessions');
     await byTest('filter-status').selectOption('running');
     await byTest('empty').waitFor();
-    await shot('08-sessions-filtered');
+    await shot('09-sessions-filtered');
   });
 });
