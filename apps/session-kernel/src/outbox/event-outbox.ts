@@ -4,6 +4,9 @@ import type { SessionJournal } from '@berth/ports';
 import type { CrashPoints } from '../config/crash-points';
 import type { SessionLocks } from '../commands/session-locks';
 
+/** What the outbox needs from a JetStream publisher. */
+export type EventPublisher = Pick<JetStreamPublisher, 'publish'>;
+
 /** The deterministic broker message id of an event: a republish is dropped by JetStream dedupe. */
 export const eventMsgId = (e: Pick<RecordedEvent, 'session_id' | 'seq'>): string => `${e.session_id}:${e.seq}`;
 
@@ -19,7 +22,7 @@ export class EventOutbox {
 
   constructor(
     private readonly journal: SessionJournal,
-    private readonly publisher: JetStreamPublisher,
+    private readonly publisher: EventPublisher,
     private readonly locks: SessionLocks,
     private readonly crash: CrashPoints,
     private readonly log: Readonly<{ error(message: string): void }> = console,

@@ -1,0 +1,115 @@
+import { Headers, type CommandOutcome, type RecordedEvent } from '@berth/contracts';
+import { ValidationError } from '@berth/core';
+import { FixedClock } from '@berth/core/testing';
+import { decodeJson, type InboundMessage } from '@berth/nats';
+import { createSessionKernel } from '@berth/session-kernel';
+import { MemoryStore } from '@berth/testing';
+import type { CrashPoint } from '../config/kernel.config';
+import { EventOutbox, type EventPublisher } from '../outbox/event-outbox';
+import { createSession, submitMessage } from '../testing/commands';
+import { CommandProcessor } from './command-processor';
+import { SessionLocks } from './session-locks';
+
+/** Records what would reach SESSION_EVT, with a little latency so publishes can interleave. */
+class RecordingPublisher implements EventPublisher {
+  readonly published: { subject: string; msgId?: string; event: RecordedEvent }[] = [];
+  async publish(subject: string, payload: unknown, options: { msgId?: string } = {}) {
+    await new Promise((r) => setImmediate(r));
+    this.published.push({ subject, msgId: options.msgId, event: payload as RecordedEvent });
+    return { stream: 'SESSION_EVT', seq: this.published.length, duplicate: false };
+  }
+}
+
+function setup() {
+  const store = new MemoryStore();
+  const publisher = new RecordingPublisher();
+  const locks = new SessionLocks();
+  const crashes: CrashPoint[] = [];
+  const crash = { reached: (p: CrashPoint) => void crashes.push(p) };
+  const outbox = new EventOutbox(store.journal, publisher, locks, crash);
+  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: new FixedClock() });
+  const replies: { subject: string; outcome: CommandOutcome }[] = [];
+  const processor = new CommandProcessor({
+    kernel,
+    journal: store.journal,
+    outbox,
+    locks,
+    crash,
+    replies: { publish: (subject, data) => void replies.push({ subject, outcome: decodeJson(data) as CommandOutcome }) },
+  });
+  const deliver = (body: unknown, subject: string, replyTo = '_INBOX.test'): InboundMessage => ({
+    subject,
+    body,
+    headers: { [Headers.replyTo]: replyTo },
+    deliveryCount: 1,
+    streamSeq: 1,
+    redelivered: false,
+    working: () => undefined,
+  });
+  return { store, publisher, outbox, kernel, processor, replies, crashes, deliver };
+}
+
+const subjectOf = (c: { type: string; meta: { session_id: string } }) => `session.${c.meta.session_id}.cmd.${c.type}`;
+
+describe('CommandProcessor', () => {
+  it('publishes one session’s events in seq order with <session>:<seq> ids even when its commands arrive together', async () => {
+    const { store, publisher, processor, replies, deliver } = setup();
+    const create = createSession('sesn_a');
+    await processor.handle(deliver(create, subjectOf(create)));
+    const messages = Array.from({ length: 10 }, (_, i) => submitMessage('sesn_a', `m${i}`));
+    const results = await Promise.all(messages.map((m) => processor.handle(deliver(m, subjectOf(m)))));
+
+    expect(results.every((r) => r.type === 'ack')).toBe(true);
+    const seqs = publisher.published.map((p) => p.event.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+    expect(publisher.published.map((p) => p.msgId)).toEqual(seqs.map((s) => `sesn_a:${s}`));
+    expect(publisher.published[0].subject).toBe('session.sesn_a.evt.SessionCreated');
+    expect(await store.journal.unpublished(100)).toEqual([]);
+    expect(replies).toHaveLength(11);
+  });
+
+  it('answers a redelivered command with its first outcome and publishes nothing new', async () => {
+    const { publisher, processor, replies, deliver } = setup();
+    const create = createSession('sesn_b');
+    await processor.handle(deliver(create, subjectOf(create)));
+    const count = publisher.published.length;
+    await processor.handle(deliver(create, subjectOf(create)));
+    expect(publisher.published).toHaveLength(count);
+    expect(replies.map((r) => r.outcome.ok && r.outcome.duplicate)).toEqual([false, true]);
+  });
+
+  it('refuses a malformed command with a coded reply and throws it as bad input (to be dead-lettered)', async () => {
+    const { processor, replies, deliver } = setup();
+    const bad = { ...submitMessage('sesn_c', 'x'), data: { turn_id: 'turn_1', content: [] } };
+    await expect(processor.handle(deliver(bad, subjectOf(bad)))).rejects.toBeInstanceOf(ValidationError);
+    expect(replies[0].outcome).toMatchObject({ ok: false, command_id: bad.meta.command_id, error: { code: 'VALIDATION_ERROR', status: 400 } });
+  });
+
+  it('rejects a command whose subject names another session', async () => {
+    const { processor, deliver } = setup();
+    const create = createSession('sesn_d');
+    await expect(processor.handle(deliver(create, 'session.sesn_other.cmd.CreateSession'))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('never replies to a subject that is not an inbox', async () => {
+    const { processor, replies, deliver } = setup();
+    const create = createSession('sesn_e');
+    await processor.handle(deliver(create, subjectOf(create), 'session.sesn_e.evt.SessionCreated'));
+    expect(replies).toEqual([]);
+  });
+});
+
+describe('EventOutbox relay', () => {
+  it('publishes what a crash left unpublished, in seq order, and marks it', async () => {
+    const { store, publisher, outbox, kernel } = setup();
+    // Commit without publishing: what the journal holds after a crash between commit and publish.
+    await kernel.execute(createSession('sesn_r'));
+    await kernel.execute(submitMessage('sesn_r', 'hello'));
+    const committed = await store.journal.readEvents('sesn_r');
+
+    expect(await outbox.relay()).toBe(committed.length);
+    expect(publisher.published.map((p) => p.event)).toEqual(committed);
+    expect(await store.journal.unpublished(100)).toEqual([]);
+    expect(await outbox.relay()).toBe(0);
+  });
+});
