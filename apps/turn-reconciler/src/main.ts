@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { applyTopology, berthTopology, connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
@@ -16,6 +18,7 @@ import { TurnReconcilerService } from './reconciling/turn-reconciler.service';
 async function main(): Promise<void> {
   const log = new Logger('turn-reconciler');
   const config = loadConfig(ReconcilerConfigSchema);
+  ensureSqliteDir(config.storeUrl);
   const store = createStore(config.storeUrl);
   await store.init();
 
@@ -54,6 +57,12 @@ async function main(): Promise<void> {
   await app.listen();
   reconciler.startSweeping(config.sweepIntervalMs);
   log.log(`ready: consuming ${Streams.events}/${Consumers.turnReconciler}, sweeping every ${config.sweepIntervalMs} ms`);
+}
+
+/** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */
+function ensureSqliteDir(storeUrl: string): void {
+  const path = storeUrl.startsWith('sqlite:') ? storeUrl.slice('sqlite:'.length).replace(/^\/\//, '') : '';
+  if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
 main().catch((e) => {
