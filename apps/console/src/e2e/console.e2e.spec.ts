@@ -11,7 +11,8 @@ import { SCRIPT, ScriptedTurnRunner } from './support/scripted-turn-runner';
 /**
  * The console in headless Chromium against a running gateway (in-memory SQLite, in-process
  * kernel) whose turns a scripted runner answers with a tool use and a message: sign in, create
- * an agent and an environment, start a session, watch a turn, reload, approve a tool use.
+ * an agent and an environment, start a session, watch a turn, reload, approve a tool use,
+ * recover and terminate, list and filter.
  */
 jest.setTimeout(90_000);
 
@@ -142,13 +143,24 @@ describe('Berth console in Chromium', () => {
     await shot('07-approved');
   });
 
+  it('recovers and terminates the session from its page', async () => {
+    await byTest('session-recover').click();
+    await waitForText('block-notice', 'Session recovered');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await byTest('session-terminate').click();
+    await waitForText('status-badge', 'terminated');
+    await waitForText('block-status', 'Terminated');
+    expect(await byTest('session-terminate').isDisabled()).toBe(true);
+    await shot('08-terminated');
+  });
+
   it('lists the session with its status and filters it out by status', async () => {
     await byTest('nav-sessions').click();
     await waitForText('session-row', 'list files');
-    expect(await byTest('session-row').first().getByTestId('status-badge').innerText()).toBe('idle');
-    await shot('08-sessions');
+    expect(await byTest('session-row').first().getByTestId('status-badge').innerText()).toBe('terminated');
+    await shot('09-sessions');
     await byTest('filter-status').selectOption('running');
     await byTest('empty').waitFor();
-    await shot('09-sessions-filtered');
+    await shot('10-sessions-filtered');
   });
 });
