@@ -22,10 +22,11 @@ cleanup() { [ "$engine_started_here" = 1 ] && bash scripts/docker/stop-engine.sh
 trap cleanup EXIT
 bash scripts/docker/build-images.sh
 
-step "lint and type-check"
+step "lint, type-check, console build"
 npx nx show projects >/dev/null
 npx eslint . --max-warnings=0
-npx tsc -p tsconfig.json --noEmit
+npm run --silent typecheck
+npm run --silent build:console >/dev/null
 
 step "tests"
 mkdir -p tmp
