@@ -1,5 +1,6 @@
+import { PassThrough } from 'node:stream';
 import { AsyncQueue, LineSplitter } from './async-queue';
-import { toRuntimeEvent } from './docker-events';
+import { toRuntimeEvent, watchEvents } from './docker-events';
 
 describe('engine events', () => {
   it('maps a container die to a runtime event with its labels and exit code', () => {
@@ -58,5 +59,44 @@ describe('line splitting and the async queue', () => {
     const next = queue[Symbol.asyncIterator]().next();
     queue.fail(new Error('connection lost'));
     await expect(next).rejects.toThrow('connection lost');
+  });
+});
+
+describe('event stream reconnect', () => {
+  it('re-opens a dropped stream from the last event time and drops the replayed duplicates', async () => {
+    const calls: Record<string, unknown>[] = [];
+    const streams: PassThrough[] = [];
+    const fakeDocker = {
+      getEvents: async (options: Record<string, unknown>) => {
+        calls.push(options);
+        const stream = new PassThrough();
+        streams.push(stream);
+        return stream;
+      },
+    };
+    const line = (id: string, action: string, time: number) =>
+      JSON.stringify({ Type: 'container', Action: action, time, timeNano: time * 1e9, Actor: { ID: id, Attributes: { name: `n-${id}` } } }) + '\n';
+    const abort = new AbortController();
+    const seen: string[] = [];
+    const consuming = (async () => {
+      for await (const event of watchEvents(fakeDocker as never, ['berth.managed=true'], abort.signal)) {
+        seen.push(`${event.containerId}:${event.kind}`);
+        if (seen.length === 3) abort.abort();
+      }
+    })();
+    const until = async (f: () => boolean) => {
+      while (!f()) await new Promise((r) => setTimeout(r, 5));
+    };
+    await until(() => streams.length === 1);
+    streams[0].write(line('a', 'start', 100));
+    streams[0].write(line('a', 'die', 101));
+    await until(() => seen.length === 2);
+    streams[0].end();
+    await until(() => streams.length === 2);
+    expect(calls[1]).toMatchObject({ since: 101, filters: { label: ['berth.managed=true'] } });
+    streams[1].write(line('a', 'die', 101));
+    streams[1].write(line('a', 'destroy', 102));
+    await consuming;
+    expect(seen).toEqual(['a:start', 'a:die', 'a:destroy']);
   });
 });
