@@ -34,6 +34,9 @@ export class CodexAdapter implements HarnessAdapter {
       `base_url = ${tomlString(`${input.model.baseUrl}/v1`)}`,
       `env_key = ${tomlString(input.model.apiKeyEnv)}`,
       'wire_api = "responses"',
+      // Codex retries a failing model 5×6 times by default (about 25 s); keep an outage short so the turn fails visibly.
+      'request_max_retries = 2',
+      'stream_max_retries = 2',
       '',
     ].join('\n');
     const argv = [

@@ -28,6 +28,7 @@ describe('CodexAdapter.buildTurn', () => {
     expect(plan.files[0]?.content).toContain('base_url = "http://model.internal:8080/v1"');
     expect(plan.files[0]?.content).toContain('env_key = "BERTH_MODEL_API_KEY"');
     expect(plan.files[0]?.content).toContain('wire_api = "responses"');
+    expect(plan.files[0]?.content).toContain('request_max_retries = 2');
     expect(plan.secretEnv).toEqual({ BERTH_MODEL_API_KEY: 'BERTH_MODEL_API_KEY' });
     expect(plan.keepStdinOpen).toBe(false);
   });
