@@ -23,6 +23,8 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
  *   4. otherwise the harness is gone: input that never reached it → `input_not_delivered`;
  *      a transcript mirror → restore it (`transcript_recovered`, or `transcript_unrecoverable`);
  *      else `sandbox_lost` (or `harness_failed` when the sandbox itself lives).
+ * Events only update the view; decisions are taken on sweep ticks (after the caller caught up on
+ * the journal) and on the answers to what was asked.
  * Fences: facts or results for another turn, another generation, or that nobody asked for change
  * nothing; journal events at or below the last folded seq change nothing.
  */
