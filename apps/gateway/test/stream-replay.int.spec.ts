@@ -107,6 +107,18 @@ describe('SSE replay: Last-Event-ID and ?after', () => {
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/sesn_missing/events/stream`)).status).toBe(404);
   });
 
+  it('answers 503 before streaming when live events are unavailable', async () => {
+    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    gw.feed.unavailable = true;
+    try {
+      const res = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}/events/stream?after=0`);
+      expect(res.status).toBe(503);
+      expect(res.json.error).toMatchObject({ type: 'api_error', code: 'UNAVAILABLE' });
+    } finally {
+      gw.feed.unavailable = false;
+    }
+  });
+
   it('unsubscribes when the client goes away', async () => {
     const { sessionId } = await seedSession(gw.url, gw.keyA);
     const conn = await openSse(streamUrl(sessionId), { 'x-api-key': gw.keyA });

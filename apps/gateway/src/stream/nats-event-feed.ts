@@ -1,4 +1,5 @@
 import { Subjects, parseRecordedEvent, type RecordedEvent } from '@berth/contracts';
+import { BerthError, ErrorCodes } from '@berth/core';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { EventFeed, FeedSubscription } from './event-feed.port';
 
@@ -11,6 +12,7 @@ export class NatsEventFeed implements EventFeed {
   constructor(private readonly nc: NatsConnection) {}
 
   async subscribe(sessionId: string, onEvent: (event: RecordedEvent | null) => void): Promise<FeedSubscription> {
+    if (this.nc.isClosed()) throw new BerthError(ErrorCodes.UNAVAILABLE, 503, 'live events are unavailable: the broker connection is closed');
     const sub = this.nc.subscribe(Subjects.sessionEvents(sessionId), {
       callback: (error, msg) => {
         if (error) return onEvent(null);

@@ -35,6 +35,7 @@ export async function runSessionStream(o: SessionStreamOptions): Promise<void> {
     if (!replayed) buffered.push(event);
     else enqueue(() => onLive(event));
   });
+  o.sink.open();
   const heartbeat = setInterval(() => o.sink.write(SSE_HEARTBEAT), o.heartbeatMs);
   heartbeat.unref();
   const close = () => {

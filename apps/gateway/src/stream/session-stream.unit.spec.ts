@@ -39,6 +39,10 @@ class ManualFeed implements EventFeed {
 
 class BufferSink implements SseSink {
   text = '';
+  opened = false;
+  open() {
+    this.opened = true;
+  }
   ended = false;
   private closeListener: () => void = () => undefined;
   write(chunk: string) {
@@ -83,6 +87,7 @@ describe('session stream: replay then live tail', () => {
     journal.events.push(event(6));
     feed.listener?.(event(6));
     await settle();
+    expect(sink.opened).toBe(true);
     expect(sink.seqs).toEqual([1, 2, 3, 4, 5, 6]);
   });
 

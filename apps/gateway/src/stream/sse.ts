@@ -9,6 +9,8 @@ export const SSE_HEARTBEAT = ': ping\n\n';
 
 /** Where a stream writes; the HTTP response in production, a buffer in tests. */
 export type SseSink = Readonly<{
+  /** Sends the response head; called once the live subscription is up, so a broker failure can still be a plain error response. */
+  open(): void;
   write(chunk: string): void;
   end(): void;
   onClose(listener: () => void): void;

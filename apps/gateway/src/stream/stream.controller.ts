@@ -18,13 +18,6 @@ export class StreamController {
   @ApiRoute(R.stream)
   async stream(@Input() i: RouteInput<typeof R.stream>, @Res() res: Response): Promise<void> {
     await this.sessions.find(i.owner, i.params.session_id);
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache, no-transform');
-    res.setHeader('Connection', 'keep-alive');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    res.socket?.setNoDelay(true);
     await runSessionStream({
       sessionId: i.params.session_id,
       afterSeq: i.query.after ?? i.headers['last-event-id'] ?? null,
@@ -32,6 +25,15 @@ export class StreamController {
       feed: this.deps.eventFeed,
       heartbeatMs: this.deps.options.heartbeatMs,
       sink: {
+        open: () => {
+          res.status(200);
+          res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+          res.setHeader('Cache-Control', 'no-cache, no-transform');
+          res.setHeader('Connection', 'keep-alive');
+          res.setHeader('X-Accel-Buffering', 'no');
+          res.flushHeaders();
+          res.socket?.setNoDelay(true);
+        },
         write: (chunk) => {
           if (!res.writableEnded) res.write(chunk);
         },

@@ -1,4 +1,5 @@
 import type { RecordedEvent } from '@berth/contracts';
+import { BerthError, ErrorCodes } from '@berth/core';
 import type { EventFeed, FeedSubscription } from '../../src/stream/event-feed.port';
 
 type Listener = (event: RecordedEvent | null) => void;
@@ -9,8 +10,11 @@ export class InMemoryEventFeed implements EventFeed {
   private readonly everything = new Set<(event: RecordedEvent) => void>();
   /** Tests can drop deliveries to prove the stream fills gaps from the journal. */
   dropWhen: (event: RecordedEvent) => boolean = () => false;
+  /** Tests can make the broker unreachable. */
+  unavailable = false;
 
   async subscribe(sessionId: string, onEvent: Listener): Promise<FeedSubscription> {
+    if (this.unavailable) throw new BerthError(ErrorCodes.UNAVAILABLE, 503, 'live events are unavailable');
     const listeners = this.bySession.get(sessionId) ?? new Set<Listener>();
     listeners.add(onEvent);
     this.bySession.set(sessionId, listeners);
