@@ -116,7 +116,7 @@ describe('ConsumerRunner against a real nats-server', () => {
     expect(invalid?.header.get(DeadLetterHeaders.reason)).toContain('VALIDATION_ERROR');
   });
 
-  it('keeps other messages flowing while one is being retried', async () => {
+  it('dead-letters a poison message after max_deliver while the other messages keep flowing', async () => {
     const done: string[] = [];
     const runner = new ConsumerRunner({
       js: jetstream(nc),
@@ -139,5 +139,9 @@ describe('ConsumerRunner against a real nats-server', () => {
     await waitUntil(() => done.length === 19, { what: '19 healthy messages' });
     await waitUntil(settled, { what: 'poison settled' });
     await runner.stop();
+    const poison = await jsm.streams.getMessage(Streams.deadLetters, {
+      last_by_subj: Subjects.deadLetter('sesn_f0', 'cmd', 'InterruptTurn'),
+    });
+    expect(poison?.header.get(DeadLetterHeaders.deliveryCount)).toBe(String(MAX_DELIVER));
   });
 });

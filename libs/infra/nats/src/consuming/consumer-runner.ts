@@ -40,6 +40,7 @@ const consoleLog: RunnerLog = { warn: (m) => console.warn(m), error: (m) => cons
  */
 export class ConsumerRunner {
   private messages: ConsumerMessages | null = null;
+  private stopping = false;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly waiters: (() => void)[] = [];
@@ -61,11 +62,13 @@ export class ConsumerRunner {
 
   /** Stops pulling, then waits for the messages already being handled. */
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.messages?.close();
     await this.loop;
     await Promise.allSettled([...this.inFlight]);
     this.messages = null;
     this.loop = null;
+    this.stopping = false;
   }
 
   private async pump(messages: ConsumerMessages): Promise<void> {
@@ -79,6 +82,7 @@ export class ConsumerRunner {
         });
       this.inFlight.add(task);
     }
+    if (!this.stopping) this.log.error(`consumer ${this.options.consumer}: stopped pulling (consumer or stream gone?)`);
   }
 
   private async process(m: JsMsg): Promise<void> {
