@@ -19,3 +19,11 @@ export function engineError(operation: string, target: string, error: unknown): 
     engineStatus: statusOf(error),
   });
 }
+
+/** Create answered 404: the image is not on the engine (this engine never pulls on create). */
+export function imageMissing(image: string, error: unknown): BerthError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new BerthError('SANDBOX_IMAGE_MISSING', 503, `image ${image} is not on the Docker engine: build it (scripts/docker/build-images.sh) or pull it (${message})`, {
+    image,
+  });
+}

@@ -78,6 +78,13 @@ describe('DockerSandboxRuntime against the real engine', () => {
     expect(await runtime.inspect(spec('x').name)).toBeNull();
   });
 
+  it('a missing image is a clear, coded error (nothing is pulled)', async () => {
+    await expect(runtime.ensureRunning(spec('m', { image: 'berth/not-built:nope' }))).rejects.toMatchObject({
+      code: 'SANDBOX_IMAGE_MISSING',
+      message: expect.stringContaining('berth/not-built:nope'),
+    });
+  });
+
   it('read-only root keeps /workspace, home and /tmp writable', async () => {
     const info = await runtime.ensureRunning(spec('ro', { readOnlyRoot: true, env: { HOME: '/home/agent' }, workdir: '/workspace' }));
     const handle = await runtime.exec(info.id, { cmd: ['/bin/sh', '-c', 'touch /workspace/a /tmp/b /home/agent/c && echo ok; touch /etc/x 2>/dev/null || echo denied'] });

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { ValidationError } from '@berth/core';
 import type { ExecHandle, ExecSpec, SandboxInfo, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
 import Docker from 'dockerode';
-import { engineError, isConflict, isNotFound, isNotModified } from './docker-errors';
+import { engineError, imageMissing, isConflict, isNotFound, isNotModified } from './docker-errors';
 import { startExec } from './docker-exec';
 import { watchEvents } from './docker-events';
 import { containerCreateOptions } from './host-config';
@@ -65,6 +65,7 @@ export class DockerSandboxRuntime implements SandboxRuntime {
     try {
       container = await this.docker.createContainer(options);
     } catch (error) {
+      if (isNotFound(error)) throw imageMissing(spec.image, error);
       if (!isConflict(error)) throw engineError('create', spec.name, error);
       container = this.docker.getContainer(spec.name);
     }
