@@ -18,8 +18,8 @@ const base = {
 
 module.exports = {
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.unit.spec.ts'] },
-    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.int.spec.ts'], slowTestThreshold: 30 },
-    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs,scripts}/**/*.e2e.spec.ts'], slowTestThreshold: 60 },
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts,tests}/**/*.unit.spec.ts'] },
+    { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,scripts,tests}/**/*.int.spec.ts'], slowTestThreshold: 30 },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/{apps,libs,scripts,tests}/**/*.e2e.spec.ts'], slowTestThreshold: 60 },
   ],
 };

@@ -1,0 +1,159 @@
+import { isDeepStrictEqual } from 'node:util';
+import { toPublicEvent, type RecordedEvent } from '@berth/contracts';
+
+/**
+ * A command the platform acknowledged: an HTTP 2xx (identified by the event the gateway echoed)
+ * or a kernel outcome `ok` for a command the suite published itself (identified by command id).
+ * `noopAllowed`: the acknowledgement itself said nothing new was recorded (a duplicate outcome,
+ * an echo without an event id), so zero journal events for it is correct.
+ */
+export type AckedCommand = Readonly<{
+  sessionId: string;
+  label: string;
+  eventId?: string | null;
+  commandId?: string | null;
+  noopAllowed?: boolean;
+}>;
+
+/** One container the engine reports, as the sandbox-manager named and labelled it. */
+export type ContainerView = Readonly<{ name: string; labels: Readonly<Record<string, string>> }>;
+
+export type InvariantInput = Readonly<{
+  journals: ReadonlyMap<string, readonly RecordedEvent[]>;
+  acked: readonly AckedCommand[];
+  /** Per session: every frame an SSE client saw (duplicates across reconnects included). */
+  sse: ReadonlyMap<string, readonly Readonly<{ seq: number; data: unknown }>[]>;
+  containers: readonly ContainerView[];
+}>;
+
+export type InvariantReport = Readonly<{
+  violations: readonly string[];
+  /** Acknowledged commands with no effect in the journal. */
+  lost: number;
+  /** Effects recorded more than once (an event id twice, a command applied twice). */
+  duplicated: number;
+  turns: number;
+}>;
+
+const TERMINAL = new Set(['TurnCompleted', 'TurnFailed', 'TurnRecovered']);
+const SESSION_NAME = /^\/?berth-s-([A-Za-z0-9_-]{1,128})-g([1-9][0-9]*)$/;
+
+/** Checks the five chaos invariants over the journals, acknowledgements, SSE records and containers. */
+export function checkInvariants(input: InvariantInput): InvariantReport {
+  const violations: string[] = [];
+  let lost = 0;
+  let duplicated = 0;
+  let turns = 0;
+
+  for (const [sessionId, events] of input.journals) {
+    violations.push(...gapFree(sessionId, events));
+    const dups = duplicateEffects(sessionId, events);
+    duplicated += dups.length;
+    violations.push(...dups);
+    const open = unsettledTurns(sessionId, events);
+    turns += open.turns;
+    violations.push(...open.violations);
+  }
+
+  for (const ack of input.acked) {
+    const events = input.journals.get(ack.sessionId) ?? [];
+    const effects = ack.eventId
+      ? events.filter((e) => e.id === ack.eventId)
+      : ack.commandId
+        ? events.filter((e) => e.command_id === ack.commandId)
+        : [];
+    if (effects.length === 0 && !ack.noopAllowed) {
+      lost++;
+      violations.push(`${ack.sessionId}: acknowledged ${ack.label} (${ack.eventId ?? ack.commandId ?? 'no id'}) left nothing in the journal`);
+    }
+    if (ack.eventId && effects.length > 1) {
+      violations.push(`${ack.sessionId}: acknowledged ${ack.label} recorded ${effects.length} times (event ${ack.eventId})`);
+    }
+  }
+
+  for (const [sessionId, frames] of input.sse) violations.push(...sseMatchesJournal(sessionId, frames, input.journals.get(sessionId) ?? []));
+  violations.push(...sandboxesExclusive(input.journals, input.containers));
+  return { violations, lost, duplicated, turns };
+}
+
+function gapFree(sessionId: string, events: readonly RecordedEvent[]): string[] {
+  const seqs = events.map((e) => e.seq).sort((a, b) => a - b);
+  for (let i = 0; i < seqs.length; i++) {
+    if (seqs[i] !== i + 1) return [`${sessionId}: sequence is not gap-free from 1 (position ${i + 1} holds seq ${seqs[i]})`];
+  }
+  return [];
+}
+
+/** An event id recorded twice, or one command's events applied twice, is a duplicated effect. */
+function duplicateEffects(sessionId: string, events: readonly RecordedEvent[]): string[] {
+  const out: string[] = [];
+  const byId = new Map<string, number[]>();
+  for (const e of events) byId.set(e.id, [...(byId.get(e.id) ?? []), e.seq]);
+  for (const [id, seqs] of byId) if (seqs.length > 1) out.push(`${sessionId}: event ${id} recorded ${seqs.length} times (seqs ${seqs.join(', ')})`);
+  return out;
+}
+
+/** Every turn a message opened must end completed, failed with a named reason, or recovered. */
+function unsettledTurns(sessionId: string, events: readonly RecordedEvent[]): { turns: number; violations: string[] } {
+  const opened = new Set<string>();
+  const settled = new Set<string>();
+  const violations: string[] = [];
+  for (const e of events) {
+    const turnId = (e.data as { turn_id?: unknown }).turn_id;
+    if (typeof turnId !== 'string') continue;
+    if (e.type === 'UserMessageReceived' || e.type === 'TurnStarted') opened.add(turnId);
+    if (TERMINAL.has(e.type)) settled.add(turnId);
+    if (e.type === 'TurnFailed') {
+      const { reason, message } = e.data as { reason?: unknown; message?: unknown };
+      if (typeof reason !== 'string' || reason === '' || typeof message !== 'string' || message === '') {
+        violations.push(`${sessionId}: turn ${turnId} failed without a named reason and message`);
+      }
+    }
+  }
+  for (const turnId of opened) if (!settled.has(turnId)) violations.push(`${sessionId}: turn ${turnId} never ended (no completed, failed or recovered event)`);
+  return { turns: opened.size, violations };
+}
+
+/** Deduplicated by id, what the client saw must equal the journal's public events, in full. */
+function sseMatchesJournal(sessionId: string, frames: readonly Readonly<{ seq: number; data: unknown }>[], journal: readonly RecordedEvent[]): string[] {
+  const seen = new Map<number, unknown>();
+  const out: string[] = [];
+  for (const f of frames) {
+    const before = seen.get(f.seq);
+    if (before !== undefined && !isDeepStrictEqual(before, f.data)) out.push(`${sessionId}: SSE id ${f.seq} arrived twice with different bodies`);
+    seen.set(f.seq, f.data);
+  }
+  const expected = new Map(journal.map((e) => [e.seq, toPublicEvent(e)] as const));
+  for (const [seq, event] of expected) {
+    if (!seen.has(seq)) out.push(`${sessionId}: SSE client never saw seq ${seq} (${String(event.type)})`);
+    else if (!isDeepStrictEqual(JSON.parse(JSON.stringify(event)), seen.get(seq))) out.push(`${sessionId}: SSE seq ${seq} differs from the journal's public event`);
+  }
+  for (const seq of seen.keys()) if (!expected.has(seq)) out.push(`${sessionId}: SSE client saw seq ${seq}, which the journal does not hold`);
+  return out;
+}
+
+/** A sandbox id bound in two sessions' journals, or a container whose name and labels disagree on its session. */
+function sandboxesExclusive(journals: ReadonlyMap<string, readonly RecordedEvent[]>, containers: readonly ContainerView[]): string[] {
+  const out: string[] = [];
+  const owners = new Map<string, Set<string>>();
+  for (const [sessionId, events] of journals) {
+    for (const e of events) {
+      if (e.type !== 'SandboxBound') continue;
+      const id = (e.data as { sandbox_id: string }).sandbox_id;
+      owners.set(id, (owners.get(id) ?? new Set()).add(sessionId));
+    }
+  }
+  for (const [id, sessions] of owners) if (sessions.size > 1) out.push(`sandbox ${id} was bound to ${sessions.size} sessions: ${[...sessions].join(', ')}`);
+  for (const c of containers) {
+    const named = SESSION_NAME.exec(c.name);
+    const labelled = c.labels['berth.session'];
+    if (named && labelled !== undefined && labelled !== named[1]) {
+      out.push(`container ${c.name} is labelled for session ${labelled} but named for session ${named[1]}`);
+    }
+    if (named) {
+      const bound = owners.get(c.name.replace(/^\//, ''));
+      if (bound && !bound.has(named[1])) out.push(`container ${c.name} serves session ${named[1]} but was bound to ${[...bound].join(', ')}`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,132 @@
+import { toPublicEvent, type RecordedEvent } from '@berth/contracts';
+import { checkInvariants, type AckedCommand, type ContainerView, type InvariantInput } from './invariants';
+
+const S = 'sesn_a';
+let clock = 0;
+
+function ev(seq: number, type: string, data: Record<string, unknown>, commandId: string, index = 0, sessionId = S): RecordedEvent {
+  clock++;
+  return {
+    type,
+    data,
+    id: `sevt_${commandId}_${index}`,
+    session_id: sessionId,
+    seq,
+    schema_version: 1,
+    command_id: commandId,
+    occurred_at: new Date(Date.UTC(2026, 0, 1, 0, 0, clock)).toISOString(),
+  } as unknown as RecordedEvent;
+}
+
+/** A session whose one turn ran and completed: created, sandbox bound, message, start, output, done. */
+function healthyJournal(sessionId = S, sandbox = `berth-s-${S}-g1`): RecordedEvent[] {
+  const content = [{ type: 'text', text: 'hi' }];
+  return [
+    ev(1, 'SandboxRequested', { generation: 1, reason: 'startup' }, 'create', 0, sessionId),
+    ev(2, 'SandboxBound', { sandbox_id: sandbox, generation: 1, expires_at: null, warm: false }, 'bind', 0, sessionId),
+    ev(3, 'UserMessageReceived', { turn_id: 'turn_1', content, queued: false }, 'msg1', 0, sessionId),
+    ev(4, 'TurnStarted', { turn_id: 'turn_1' }, 'msg1', 1, sessionId),
+    ev(5, 'AgentMessageRecorded', { turn_id: 'turn_1', content, offset: 0 }, 'out1', 0, sessionId),
+    ev(6, 'TurnCompleted', { turn_id: 'turn_1', interrupted: false }, 'done1', 0, sessionId),
+  ];
+}
+
+const seenAll = (events: readonly RecordedEvent[]) => events.map((e) => ({ seq: e.seq, data: JSON.parse(JSON.stringify(toPublicEvent(e))) }));
+
+function input(events: RecordedEvent[], overrides: Partial<InvariantInput> = {}): InvariantInput {
+  const acked: AckedCommand[] = [{ sessionId: S, label: 'user.message', eventId: 'sevt_msg1_0' }];
+  return {
+    journals: new Map([[S, events]]),
+    acked,
+    sse: new Map([[S, seenAll(events)]]),
+    containers: [{ name: `/berth-s-${S}-g1`, labels: { 'berth.session': S, 'berth.managed': 'true' } }],
+    ...overrides,
+  };
+}
+
+describe('chaos invariants', () => {
+  it('passes a healthy journal whose client saw everything once', () => {
+    expect(checkInvariants(input(healthyJournal()))).toEqual({ violations: [], lost: 0, duplicated: 0, turns: 1 });
+  });
+
+  it('tolerates frames seen twice across a reconnect (dedup by id)', () => {
+    const events = healthyJournal();
+    const frames = [...seenAll(events).slice(0, 4), ...seenAll(events).slice(2)];
+    expect(checkInvariants(input(events, { sse: new Map([[S, frames]]) })).violations).toEqual([]);
+  });
+
+  it('counts an acknowledged message missing from the journal as lost', () => {
+    const events = healthyJournal().filter((e) => e.type !== 'UserMessageReceived').map((e, i) => ({ ...e, seq: i + 1 }));
+    const report = checkInvariants(input(events));
+    expect(report.lost).toBe(1);
+    expect(report.violations.join('\n')).toContain('acknowledged user.message (sevt_msg1_0) left nothing in the journal');
+  });
+
+  it('accepts a command the kernel answered as a duplicate (a recorded no-op)', () => {
+    const acked: AckedCommand[] = [{ sessionId: S, label: 'redelivered SubmitUserMessage', commandId: 'cmd_again', noopAllowed: true }];
+    expect(checkInvariants(input(healthyJournal(), { acked })).violations).toEqual([]);
+  });
+
+  it('counts an event applied twice as duplicated', () => {
+    const events = healthyJournal();
+    const twice = [...events.slice(0, 5), { ...events[4], seq: 6 }, { ...events[5], seq: 7 }];
+    const report = checkInvariants(input(twice));
+    expect(report.duplicated).toBe(1);
+    expect(report.violations.join('\n')).toContain('event sevt_out1_0 recorded 2 times (seqs 5, 6)');
+  });
+
+  it('reports a gap in the per-session sequence', () => {
+    const events = healthyJournal().map((e) => (e.seq >= 4 ? { ...e, seq: e.seq + 1 } : e));
+    const report = checkInvariants(input(events));
+    expect(report.violations.join('\n')).toContain('sequence is not gap-free from 1 (position 4 holds seq 5)');
+  });
+
+  it('reports a turn left without a terminal event', () => {
+    const events = healthyJournal().slice(0, 5);
+    expect(checkInvariants(input(events)).violations).toEqual([`${S}: turn turn_1 never ended (no completed, failed or recovered event)`]);
+  });
+
+  it('accepts a turn failed with a named reason, and refuses one without a message', () => {
+    const failed = [...healthyJournal().slice(0, 5), ev(6, 'TurnFailed', { turn_id: 'turn_1', reason: 'sandbox_lost', message: 'the sandbox is gone' }, 'rc')];
+    expect(checkInvariants(input(failed)).violations).toEqual([]);
+    const silent = [...healthyJournal().slice(0, 5), ev(6, 'TurnFailed', { turn_id: 'turn_1', reason: 'sandbox_lost', message: '' }, 'rc')];
+    expect(checkInvariants(input(silent)).violations).toContain(`${S}: turn turn_1 failed without a named reason and message`);
+  });
+
+  it('counts a recovered turn as settled', () => {
+    const recovered = [...healthyJournal().slice(0, 5), ev(6, 'TurnRecovered', { turn_id: 'turn_1', method: 'transcript_recovered' }, 'rc')];
+    expect(checkInvariants(input(recovered)).violations).toEqual([]);
+  });
+
+  it('reports an event the SSE client missed, one it saw that the journal lacks, and one that differs', () => {
+    const events = healthyJournal();
+    const frames = seenAll(events).filter((f) => f.seq !== 3);
+    frames.push({ seq: 9, data: { id: 'x' } });
+    frames[0] = { seq: 1, data: { id: 'changed' } };
+    const report = checkInvariants(input(events, { sse: new Map([[S, frames]]) }));
+    expect(report.violations).toEqual(
+      expect.arrayContaining([
+        `${S}: SSE client never saw seq 3 (user.message)`,
+        `${S}: SSE client saw seq 9, which the journal does not hold`,
+        `${S}: SSE seq 1 differs from the journal's public event`,
+      ]),
+    );
+  });
+
+  it('reports one sandbox bound to two sessions, and a container whose name and label disagree', () => {
+    const other = 'sesn_b';
+    const shared = `berth-s-${S}-g1`;
+    const journals = new Map([
+      [S, healthyJournal(S, shared)],
+      [other, healthyJournal(other, shared)],
+    ]);
+    const containers: ContainerView[] = [{ name: `/berth-s-${S}-g1`, labels: { 'berth.session': other } }];
+    const report = checkInvariants({ journals, acked: [], sse: new Map(), containers });
+    expect(report.violations).toEqual(
+      expect.arrayContaining([
+        `sandbox ${shared} was bound to 2 sessions: ${S}, ${other}`,
+        `container /berth-s-${S}-g1 is labelled for session ${other} but named for session ${S}`,
+      ]),
+    );
+  });
+});

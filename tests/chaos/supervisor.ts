@@ -1,0 +1,194 @@
+import Database from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DockerSandboxRuntime } from '@berth/docker';
+import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { REPO_ROOT, startService, type ServiceProcess } from './service-process';
+
+export const SERVICES = ['session-kernel', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+
+/** Every crash point each service offers (read from its config; `BERTH_CRASH_POINT` arms one). */
+export const CRASH_POINTS: Readonly<Record<ServiceName, readonly string[]>> = {
+  'session-kernel': ['after-commit-before-publish', 'after-publish-before-mark', 'after-publish-before-ack'],
+  'sandbox-manager': ['mid-turn', 'after-sandbox-start-before-bind', 'after-turn-end-before-complete'],
+  'turn-reconciler': ['before-command', 'after-command'],
+  gateway: [],
+};
+
+export type SupervisorOptions = Readonly<{
+  modelBaseUrl: string;
+  /** Extra environment per service, on top of the chaos defaults. */
+  env?: Partial<Record<ServiceName, Record<string, string>>>;
+}>;
+
+/**
+ * The chaos suite's platform: one nats-server (own store dir), the Docker engine (ensured once per
+ * process), and the four services as child processes on loopback over one fresh SQLite file. It
+ * can SIGKILL and restart any service (optionally with a crash point armed), restart the broker,
+ * hold the store's write lock for a while, and skew one service's wall clock.
+ */
+export class Supervisor {
+  readonly scope: string;
+  readonly storeUrl: string;
+  readonly gatewayUrl: string;
+  readonly runtime: DockerSandboxRuntime;
+  apiKey = '';
+
+  private readonly procs = new Map<ServiceName, ServiceProcess>();
+  private readonly pastLogs: string[] = [];
+  private readonly clockFiles = new Map<ServiceName, string>();
+
+  private constructor(
+    private readonly dir: string,
+    private readonly nats: NatsServerHandle,
+    private readonly dockerHost: string,
+    private readonly harnessImage: string,
+    private readonly gatewayPort: number,
+    private readonly options: SupervisorOptions,
+  ) {
+    this.scope = `chaos${process.pid}${Date.now().toString(36)}`;
+    this.storeUrl = `sqlite:${join(dir, 'berth.db')}`;
+    this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    this.runtime = new DockerSandboxRuntime({ dockerHost, managedLabels: { 'berth.scope': this.scope } });
+    for (const name of SERVICES) {
+      const file = join(dir, `${name}.clock`);
+      writeFileSync(file, '0');
+      this.clockFiles.set(name, file);
+    }
+  }
+
+  static async start(options: SupervisorOptions): Promise<Supervisor> {
+    const engine = ensureDockerTestEngine({ harness: true });
+    if (engine.harnessImage === null) throw new Error('the harness image could not be built');
+    const dir = mkdtempSync(join(tmpdir(), 'berth-chaos-'));
+    const nats = await startNatsServer();
+    const supervisor = new Supervisor(dir, nats, engine.dockerHost, engine.harnessImage, await freePort(), options);
+    try {
+      // The kernel declares the streams; the others only attach to them.
+      await supervisor.startService('session-kernel');
+      await Promise.all((['sandbox-manager', 'turn-reconciler', 'gateway'] as const).map((name) => supervisor.startService(name)));
+      supervisor.apiKey = execFileSync(
+        process.execPath,
+        ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'chaos', '--store', supervisor.storeUrl],
+        { cwd: REPO_ROOT, encoding: 'utf8' },
+      ).trim();
+      return supervisor;
+    } catch (error) {
+      await supervisor.stop();
+      throw error;
+    }
+  }
+
+  get natsUrl(): string {
+    return this.nats.url;
+  }
+
+  get dbPath(): string {
+    return this.storeUrl.slice('sqlite:'.length);
+  }
+
+  /** The environment a service runs with: chaos defaults, the suite's overrides, then `extra`. */
+  envFor(name: ServiceName, extra: Record<string, string> = {}): Record<string, string> {
+    const common = { NATS_URL: this.nats.url, BERTH_STORE_URL: this.storeUrl, BERTH_CHAOS_CLOCK_FILE: this.clockFiles.get(name) as string };
+    // A short ack_wait so a delivery lost with a killed consumer comes back within the bound
+    // (docs/recovery.md: "the chaos suite runs with a short one").
+    const delivery = { BERTH_NATS_ACK_WAIT_MS: '3000' };
+    const defaults: Record<ServiceName, Record<string, string>> = {
+      'session-kernel': { ...common, ...delivery, BERTH_OUTBOX_RELAY_MS: '200' },
+      'sandbox-manager': {
+        ...common,
+        ...delivery,
+        DOCKER_HOST: this.dockerHost,
+        BERTH_MODEL_BASE_URL: this.options.modelBaseUrl,
+        BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
+        BERTH_SANDBOX_IMAGE: this.harnessImage,
+        BERTH_SANDBOX_SCOPE: this.scope,
+        BERTH_LEASE_SWEEP_MS: '500',
+      },
+      'turn-reconciler': { ...common, ...delivery },
+      gateway: { ...common, PORT: String(this.gatewayPort), HOST: '127.0.0.1' },
+    };
+    return { ...defaults[name], ...this.options.env?.[name], ...extra };
+  }
+
+  /** Starts a service (not running) and waits for its ready line. */
+  async startService(name: ServiceName, extra: Record<string, string> = {}): Promise<void> {
+    const running = this.procs.get(name);
+    if (running?.alive()) throw new Error(`${name} is already running`);
+    if (running) this.pastLogs.push(`--- ${name} (pid ${running.pid}, ended)\n${running.output()}`);
+    this.procs.set(name, await startService(name, this.envFor(name, extra)));
+  }
+
+  /** SIGKILL now, as a crash would. */
+  async kill(name: ServiceName): Promise<void> {
+    await this.procs.get(name)?.kill();
+  }
+
+  /** SIGKILL, then start again (same configuration plus `extra`, e.g. `BERTH_CRASH_POINT`). */
+  async restart(name: ServiceName, extra: Record<string, string> = {}): Promise<void> {
+    await this.kill(name);
+    await this.startService(name, extra);
+  }
+
+  alive(name: ServiceName): boolean {
+    return this.procs.get(name)?.alive() ?? false;
+  }
+
+  /** Resolves when the service dies by itself (an armed crash point); false on timeout. */
+  async waitForDeath(name: ServiceName, timeoutMs: number): Promise<boolean> {
+    const proc = this.procs.get(name);
+    if (!proc) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const died = await Promise.race([proc.exited.then(() => true), timeout]);
+    clearTimeout(timer);
+    return died;
+  }
+
+  /** Stops nats-server and starts it again on the same port and store dir. */
+  async restartNats(): Promise<void> {
+    await this.nats.restart();
+  }
+
+  /**
+   * A store outage for SQLite: another connection holds the database's write lock
+   * (`BEGIN EXCLUSIVE`) for `ms`. Every service's write waits out its 5 s busy timeout and then
+   * fails with SQLITE_BUSY until the lock is released; reads still work (WAL).
+   */
+  async storeOutage(ms: number): Promise<void> {
+    const db = new Database(this.dbPath);
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.exec('BEGIN EXCLUSIVE');
+      await new Promise((r) => setTimeout(r, ms));
+      db.exec('COMMIT');
+    } finally {
+      db.close();
+    }
+  }
+
+  /** Sets a service's wall-clock offset (read by the preloaded skewed clock within 100 ms). */
+  skewClock(name: ServiceName, offsetMs: number): void {
+    writeFileSync(this.clockFiles.get(name) as string, String(offsetMs));
+  }
+
+  /** Every service's output, the ended processes' first. */
+  logs(): string {
+    const live = [...this.procs].map(([name, p]) => `--- ${name} (pid ${p.pid}${p.alive() ? '' : ', ended'})\n${p.output()}`);
+    return [...this.pastLogs, ...live].join('\n');
+  }
+
+  async stop(): Promise<void> {
+    for (const name of [...SERVICES].reverse()) await this.procs.get(name)?.stop();
+    try {
+      for (const c of await this.runtime.list({ 'berth.scope': this.scope })) await this.runtime.remove(c.id);
+    } catch (error) {
+      process.stderr.write(`chaos: could not remove sandboxes of scope ${this.scope}: ${String(error)}\n`);
+    }
+    await this.nats.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
