@@ -19,7 +19,7 @@ export const ManagerConfigSchema = z
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
     /** Labels this installation's containers, so several installations can share one engine. */
     BERTH_SANDBOX_SCOPE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('default'),
-    BERTH_CRASH_POINT: z.enum(CRASH_POINTS).optional(),
+    BERTH_CRASH_POINT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(CRASH_POINTS).optional()),
     BERTH_MANAGER_CONCURRENCY: int(64),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),

@@ -6,6 +6,8 @@ const ROOT = join(__dirname, '..', '..', '..', '..');
 export type ServiceProcess = Readonly<{
   name: string;
   output(): string;
+  /** True once the process has exited (e.g. at a crash point). */
+  ended(): boolean;
   /** SIGKILL, as a crash would. */
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -35,6 +37,7 @@ export async function startService(name: string, env: Record<string, string>, re
   return {
     name,
     output: () => output,
+    ended,
     async kill() {
       if (ended()) return;
       child.kill('SIGKILL');

@@ -1,0 +1,100 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { AnthropicMessagesServer, reply } from '@berth/testing';
+import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
+
+/**
+ * Claude Code through the whole platform where the sandbox-manager itself is the fault (SIGKILL
+ * in the middle of a turn, then a new manager) and where the environment asks before each tool use.
+ */
+type PublicEvent = { id: string; type: string; [key: string]: unknown };
+
+async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEvent[]> {
+  const events: PublicEvent[] = [];
+  for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e as unknown as PublicEvent);
+  return events;
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, logs = () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('claude-code: manager restart mid-turn, and tool approvals', () => {
+  let model: AnthropicMessagesServer;
+  let platform: E2ePlatform;
+  let client: Anthropic;
+
+  beforeAll(async () => {
+    model = await new AnthropicMessagesServer().start();
+    platform = await startE2ePlatform({ modelBaseUrl: model.url, managerEnv: { BERTH_CRASH_POINT: 'mid-turn' } });
+    client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
+  }, 600_000);
+  afterAll(async () => {
+    await platform?.stop();
+    await model?.close();
+  });
+
+  const newSession = async (permissionMode: 'always_allow' | 'always_ask') => {
+    const agent = await client.beta.agents.create({ name: 'claude', model: 'claude-sonnet-4-5' });
+    const env = await client.beta.environments.create({
+      name: `claude-${permissionMode}`,
+      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', permission_mode: permissionMode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+    });
+    return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+  };
+
+  it(
+    'a manager killed in the middle of a turn is replaced and the turn finishes with every output exactly once',
+    async () => {
+      const session = await newSession('always_allow');
+      model.script(
+        reply.toolCall('Bash', { command: 'echo restarted > r.txt', description: 'write r.txt' }, { text: 'Writing r.txt.' }),
+        reply.text('r.txt is written and this answer streams slowly to outlive the crash. '.repeat(3), { chunkDelayMs: 100, chunkSize: 8 }),
+      );
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write r.txt' }] }] });
+      await waitFor('the manager to die at its crash point', async () => platform.manager().ended(), 90_000, platform.logs);
+      await platform.restartManager({ BERTH_CRASH_POINT: '' });
+
+      const events = await waitFor('the turn to end after the restart', async () => {
+        const e = await allEvents(client, session.id);
+        return e.some((x) => x.type === 'session.status_idle') ? e : null;
+      }, 90_000, platform.logs);
+      expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+      const outputs = events.filter((e) => ['agent.message', 'agent.tool_use', 'agent.tool_result'].includes(e.type));
+      expect(outputs.map((e) => e.type)).toEqual(['agent.message', 'agent.tool_use', 'agent.tool_result', 'agent.message']);
+      expect(JSON.stringify(outputs.at(-1))).toContain('r.txt is written');
+      expect((await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/r.txt'))?.toString()).toBe('restarted\n');
+      expect(platform.manager().output()).toContain('reattaching');
+    },
+    300_000,
+  );
+
+  it(
+    'in always_ask a tool use waits as requires_action until the user allows it, then runs',
+    async () => {
+      const session = await newSession('always_ask');
+      model.script(reply.toolCall('Bash', { command: 'echo asked > asked.txt', description: 'write asked.txt' }), reply.text('after allow'));
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write asked.txt' }] }] });
+      const waiting = await waitFor('the tool use to wait for confirmation', async () => {
+        const e = await allEvents(client, session.id);
+        return e.find((x) => x.type === 'session.status_idle' && (x['stop_reason'] as { type: string }).type === 'requires_action');
+      }, 90_000, platform.logs);
+      const toolUseId = (waiting['stop_reason'] as { event_ids: string[] }).event_ids[0];
+      expect(await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/asked.txt')).toBeNull();
+
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result: 'allow' }] });
+      const events = await waitFor('the turn to end', async () => {
+        const e = await allEvents(client, session.id);
+        return e.at(-1)?.type === 'session.status_idle' && (e.at(-1)?.['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
+      }, 90_000, platform.logs);
+      expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['agent.tool_use', 'user.tool_confirmation', 'agent.tool_result', 'agent.message']));
+      expect((await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/asked.txt'))?.toString()).toBe('asked\n');
+    },
+    300_000,
+  );
+});
