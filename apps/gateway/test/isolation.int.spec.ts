@@ -1,6 +1,6 @@
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { call, seedSession } from './support/api';
-import { concretePath, routeTable, validBody, type OwnedIds } from './support/route-samples';
+import { concretePath, expressRoutes, routeTable, validBody, type OwnedIds } from './support/route-samples';
 
 /**
  * Owner B's key on owner A's ids answers 404 on every route of the route table (read from the
@@ -15,6 +15,11 @@ describe('owner isolation over the whole route table', () => {
     a = await seedSession(gw.url, gw.keyA);
   });
   afterAll(() => gw.close());
+
+  it('sweeps every route Express serves (none is registered outside the route table)', () => {
+    const fromTable = routeTable(gw).map((r) => `${r.method} ${r.path.replace(/\{(\w+)\}/g, ':$1')}`);
+    expect(expressRoutes(gw)).toEqual([...fromTable].sort());
+  });
 
   it('answers 404 to another owner on every route that names a resource', async () => {
     const routes = routeTable(gw).filter((r) => !r.public);

@@ -7,6 +7,17 @@ export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: str
 /** Every route the running app serves, from Nest's own controller registry. */
 export const routeTable = (gw: GatewayHarness): RouteSpec[] => gw.app.get(RouteTable).routes();
 
+type ExpressLayer = { route?: { path: string; methods: Record<string, boolean> } };
+
+/** What Express actually routes (`GET /v1/agents/:agent_id`), to prove the route table misses nothing. */
+export function expressRoutes(gw: GatewayHarness): string[] {
+  const express = gw.app.getHttpAdapter().getInstance() as { router: { stack: ExpressLayer[] } };
+  return express.router.stack
+    .filter((layer) => layer.route)
+    .flatMap((layer) => Object.keys(layer.route?.methods ?? {}).map((m) => `${m.toUpperCase()} ${layer.route?.path}`))
+    .sort();
+}
+
 /** Fills `{agent_id}`-style placeholders with the given resource ids. */
 export function concretePath(route: RouteSpec, ids: OwnedIds): string {
   return route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
