@@ -13,6 +13,8 @@ export const SandboxLabels = {
   generation: 'berth.generation',
   environment: 'berth.environment',
   pool: 'berth.pool',
+  /** Fingerprint of the environment config a pool container was started with. */
+  poolSpec: 'berth.pool-spec',
 } as const;
 
 const SESSION_PREFIX = 'berth-s-';

@@ -1,4 +1,4 @@
-import { poolSandboxLabels, poolSandboxName, sessionSandboxLabels, sessionSandboxName } from './naming';
+import { poolSandboxLabels, poolSandboxName, SandboxLabels, sessionSandboxLabels, sessionSandboxName } from './naming';
 import type { SandboxConfig, SandboxNetwork } from './sandbox-config';
 
 /** The container a sandbox runs as: same shape as `SandboxSpec` in `@berth/ports`. */
@@ -54,6 +54,22 @@ export function sessionSandboxSpec(input: {
   );
 }
 
+/**
+ * A short fingerprint of what a container is started with (image, network, limits, root mode):
+ * a warm container made for an older config of its environment is never handed out. FNV-1a, not
+ * a security hash: it only has to tell configs apart.
+ */
+export function sandboxConfigFingerprint(config: SandboxConfig): string {
+  const text = JSON.stringify([config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot]);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
 export function poolSandboxSpec(input: { environmentId: string; slot: string; config: SandboxConfig }): SandboxSpecDraft {
-  return baseSpec(poolSandboxName(input.environmentId, input.slot), poolSandboxLabels(input.environmentId), input.config);
+  const labels = { ...poolSandboxLabels(input.environmentId), [SandboxLabels.poolSpec]: sandboxConfigFingerprint(input.config) };
+  return baseSpec(poolSandboxName(input.environmentId, input.slot), labels, input.config);
 }

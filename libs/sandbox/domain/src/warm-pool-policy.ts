@@ -1,4 +1,4 @@
-import { sandboxOwner } from './naming';
+import { SandboxLabels, sandboxOwner } from './naming';
 
 /** A container as the runtime lists it (a subset of `SandboxInfo` in `@berth/ports`). */
 export type LiveSandbox = Readonly<{
@@ -12,9 +12,18 @@ export type LiveSandbox = Readonly<{
 /** What the store says a session is bound to: `sandboxId` is the container name. */
 export type SandboxBinding = Readonly<{ sessionId: string; generation: number; sandboxId: string }>;
 
-export type PoolTarget = Readonly<{ environmentId: string; size: number; ttlSeconds: number }>;
+/** `fingerprint`: the current config's (see `sandboxConfigFingerprint`); other pool containers are stale. */
+export type PoolTarget = Readonly<{ environmentId: string; size: number; ttlSeconds: number; fingerprint?: string }>;
 
-export type ReapReason = 'unrecognised' | 'unbound' | 'stale_generation' | 'pool_disabled' | 'not_running' | 'ttl_expired' | 'surplus';
+export type ReapReason =
+  | 'unrecognised'
+  | 'unbound'
+  | 'stale_generation'
+  | 'pool_disabled'
+  | 'not_running'
+  | 'ttl_expired'
+  | 'config_changed'
+  | 'surplus';
 
 export type StartupPlan = Readonly<{
   /** Live containers the store binds to a session: keep serving them. */
@@ -41,7 +50,7 @@ export function refillCount(target: number, ready: number, starting: number): nu
 /**
  * What a (re)starting manager does with the managed containers it finds: adopt what the store
  * still binds, keep fresh pool containers up to each pool's size, and reap the rest (orphans of a
- * crash between create and bind, stale generations, expired or surplus warm containers).
+ * crash between create and bind, stale generations, expired, outdated or surplus warm containers).
  * Newest warm containers are kept first: they have the longest TTL left.
  */
 export function planStartup(input: {
@@ -73,6 +82,7 @@ export function planStartup(input: {
       if (!pool || pool.size === 0) reap.push({ sandbox, reason: 'pool_disabled' });
       else if (!sandbox.running) reap.push({ sandbox, reason: 'not_running' });
       else if (isWarmExpired(sandbox.startedAt, pool.ttlSeconds, input.now)) reap.push({ sandbox, reason: 'ttl_expired' });
+      else if (pool.fingerprint !== undefined && sandbox.labels[SandboxLabels.poolSpec] !== pool.fingerprint) reap.push({ sandbox, reason: 'config_changed' });
       else candidates.set(owner.environmentId, [...(candidates.get(owner.environmentId) ?? []), sandbox]);
     }
   }

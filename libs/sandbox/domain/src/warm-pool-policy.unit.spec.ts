@@ -1,4 +1,6 @@
 import { poolSandboxLabels, poolSandboxName, sessionSandboxLabels, sessionSandboxName } from './naming';
+import { DEFAULT_SANDBOX_CONFIG } from './sandbox-config';
+import { poolSandboxSpec, sandboxConfigFingerprint } from './sandbox-spec';
 import { isWarmExpired, type LiveSandbox, planStartup, refillCount } from './warm-pool-policy';
 
 const now = new Date('2026-01-01T12:00:00Z');
@@ -92,5 +94,20 @@ describe('warm pool policy', () => {
     expect(isWarmExpired(null, 600, now)).toBe(true);
     expect(refillCount(3, 1, 1)).toBe(1);
     expect(refillCount(2, 3, 0)).toBe(0);
+  });
+});
+
+describe('pool config fingerprint', () => {
+  it('reaps warm containers started for another config of their environment', () => {
+    const v1 = { ...DEFAULT_SANDBOX_CONFIG, image: 'berth/harness:v1' };
+    const v2 = { ...v1, image: 'berth/harness:v2' };
+    expect(sandboxConfigFingerprint(v1)).not.toBe(sandboxConfigFingerprint(v2));
+    expect(sandboxConfigFingerprint(v1)).toBe(sandboxConfigFingerprint({ ...v1, warmPool: { size: 9, ttlSeconds: 99 } }));
+    const old = poolSandboxSpec({ environmentId: 'env_a', slot: 'a1', config: v1 });
+    const fresh = poolSandboxSpec({ environmentId: 'env_a', slot: 'a2', config: v2 });
+    const live = [old, fresh].map((s) => ({ id: s.name, name: s.name, labels: s.labels, running: true, startedAt: minutesAgo(1) }));
+    const plan = planStartup({ live, bindings: [], pools: [{ environmentId: 'env_a', size: 2, ttlSeconds: 600, fingerprint: sandboxConfigFingerprint(v2) }], now });
+    expect(plan.warm.map((w) => w.sandbox.id)).toEqual([fresh.name]);
+    expect(plan.reap).toEqual([{ sandbox: expect.objectContaining({ id: old.name }), reason: 'config_changed' }]);
   });
 });

@@ -1,11 +1,20 @@
 import type { Clock } from '@berth/core';
 import type { SandboxInfo, SandboxRuntime } from '@berth/ports';
-import { isWarmExpired, poolSandboxSpec, refillCount, type SandboxConfig, sessionSandboxName, type StartupPlan } from '@berth/sandbox-domain';
+import {
+  isWarmExpired,
+  poolSandboxSpec,
+  refillCount,
+  type SandboxConfig,
+  sandboxConfigFingerprint,
+  SandboxLabels,
+  sessionSandboxName,
+  type StartupPlan,
+} from '@berth/sandbox-domain';
 import type { ClaimLedger } from './claim-ledger';
 
 export type PoolEnvironment = Readonly<{ environmentId: string; config: SandboxConfig }>;
 
-type Warm = Readonly<{ id: string; name: string; startedAt: string | null }>;
+type Warm = Readonly<{ id: string; name: string; labels: Readonly<Record<string, string>>; startedAt: string | null }>;
 
 export type WarmPoolDeps = Readonly<{
   runtime: SandboxRuntime;
@@ -35,14 +44,32 @@ export class WarmPool {
     if (!deps.runtime.relabel) throw new Error('a warm pool needs a runtime that can rename containers (relabel)');
   }
 
-  /** Sets the pools to keep (an environment absent here or with size 0 keeps none). */
+  /**
+   * Sets the pools to keep (an environment absent here or with size 0 keeps none). Ready
+   * containers started for another config of their environment are removed at once.
+   */
   configure(environments: readonly PoolEnvironment[]): void {
     this.environments.clear();
     for (const e of environments) this.environments.set(e.environmentId, e.config);
+    for (const [environmentId, pool] of this.ready) {
+      const config = this.environments.get(environmentId);
+      if (!config) continue;
+      for (const warm of [...pool.values()]) {
+        if (!this.fits(warm, config)) {
+          pool.delete(warm.id);
+          this.background(this.discard(warm.id), 'remove outdated warm sandbox');
+        }
+      }
+    }
   }
 
-  targets(): readonly { environmentId: string; size: number; ttlSeconds: number }[] {
-    return [...this.environments].map(([environmentId, c]) => ({ environmentId, size: c.warmPool.size, ttlSeconds: c.warmPool.ttlSeconds }));
+  targets(): readonly { environmentId: string; size: number; ttlSeconds: number; fingerprint: string }[] {
+    return [...this.environments].map(([environmentId, c]) => ({
+      environmentId,
+      size: c.warmPool.size,
+      ttlSeconds: c.warmPool.ttlSeconds,
+      fingerprint: sandboxConfigFingerprint(c),
+    }));
   }
 
   /** Takes over warm containers found at start (see `planStartup`). */
@@ -67,8 +94,8 @@ export class WarmPool {
     const name = sessionSandboxName(input.sessionId, input.generation);
     try {
       for (let warm = this.takeOldest(pool); warm !== null; warm = this.takeOldest(pool)) {
-        if (isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, this.deps.clock.now())) {
-          this.background(this.discard(warm.id), 'reap expired warm sandbox');
+        if (isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, this.deps.clock.now()) || !this.fits(warm, config)) {
+          this.background(this.discard(warm.id), 'reap expired or outdated warm sandbox');
           continue;
         }
         if (!(await this.deps.ledger.tryClaim(warm.id, input.sessionId))) continue;
@@ -147,6 +174,10 @@ export class WarmPool {
   private async discard(containerId: string): Promise<void> {
     await this.deps.runtime.remove(containerId);
     await this.deps.ledger.release(containerId);
+  }
+
+  private fits(warm: Warm, config: SandboxConfig): boolean {
+    return warm.labels[SandboxLabels.poolSpec] === sandboxConfigFingerprint(config);
   }
 
   private takeOldest(pool: Map<string, Warm>): Warm | null {

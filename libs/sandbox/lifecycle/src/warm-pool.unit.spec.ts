@@ -108,3 +108,23 @@ describe('SandboxProvisioner', () => {
     expect(await runtime.inspect(cold.sandbox.name)).toBeNull();
   });
 });
+
+describe('WarmPool after a config change', () => {
+  it('removes warm containers made for the old config and never hands them out', async () => {
+    const { pool, runtime } = setup(2);
+    pool.refill();
+    await pool.idle();
+    const old = (await runtime.list({ 'berth.pool': 'env_a' })).map((i) => i.id);
+    pool.configure([{ environmentId: 'env_a', config: { ...config(2), image: 'berth/harness:v2' } }]);
+    // The old ones are gone at once: this claim finds nothing fit (the caller starts cold).
+    expect(await pool.claim({ environmentId: 'env_a', sessionId: 'sesn_1', generation: 1 })).toBeNull();
+    await pool.idle();
+    const fresh = await pool.claim({ environmentId: 'env_a', sessionId: 'sesn_2', generation: 1 });
+    expect(fresh).not.toBeNull();
+    expect(old).not.toContain(fresh?.id);
+    await pool.idle();
+    const left = await runtime.list({ 'berth.pool': 'env_a' });
+    expect(left.filter((i) => old.includes(i.id))).toEqual([]);
+    expect(pool.readyCount('env_a')).toBe(2);
+  });
+});
