@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     ],
     options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit },
     logger: ['log', 'warn', 'error'],
+    consoleDir: config.consoleDir,
   });
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },

@@ -3,6 +3,7 @@ import type { LogLevel } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock, type Clock, type IdGenerator } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
+import { consoleBuildExists, consoleHandlers } from '../console/serve-console';
 import { bodyErrors, jsonBody } from '../http/body-parser';
 import { parseQueryString } from '../http/query-parser';
 import type { ReadinessCheck } from '../health/readiness';
@@ -22,6 +23,8 @@ export type CreateGatewayAppInput = Readonly<{
   options?: Partial<GatewayOptions>;
   /** Nest's log levels; false silences the framework (tests). */
   logger?: false | LogLevel[];
+  /** The console's build directory, served at /console/ when it holds an index.html. */
+  consoleDir?: string;
 }>;
 
 /** The gateway, composed from its ports: production wires NATS and the store (main.ts), tests wire in-memory pieces. */
@@ -42,6 +45,7 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
   });
   app.disable('x-powered-by');
   app.set('query parser', (search: string) => parseQueryString(search));
+  if (input.consoleDir && consoleBuildExists(input.consoleDir)) app.use('/console', ...consoleHandlers(input.consoleDir));
   app.use(jsonBody(deps.options.bodyLimit));
   app.use(bodyErrors);
   return app;

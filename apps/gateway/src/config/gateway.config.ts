@@ -13,6 +13,7 @@ export const GatewayConfigSchema = z
     BERTH_SSE_HEARTBEAT_MS: int(15_000),
     BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
     BERTH_PROBE_TIMEOUT_MS: int(1_000),
+    BERTH_CONSOLE_DIR: z.string().min(1).default('apps/console/dist'),
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -23,5 +24,6 @@ export const GatewayConfigSchema = z
     heartbeatMs: env.BERTH_SSE_HEARTBEAT_MS,
     bodyLimit: env.BERTH_BODY_LIMIT,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
+    consoleDir: env.BERTH_CONSOLE_DIR,
   }));
 export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;
