@@ -39,7 +39,6 @@ async function main(): Promise<void> {
       clock: systemClock,
       onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed for ${sessionId}: ${String(error)}`),
     }),
-    journal: store.journal,
     outbox,
     locks,
     replies: nc,

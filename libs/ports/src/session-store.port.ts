@@ -1,4 +1,5 @@
 import type { EventType, RecordedEvent } from '@berth/contracts';
+import type { SessionRecord } from './read-models.port';
 
 /**
  * The session journal and snapshots: the kernel's durable state. The journal is the truth; a
@@ -18,7 +19,27 @@ export interface SessionJournal {
   /** The outbox: committed events not yet acknowledged by the broker, oldest first. */
   unpublished(limit: number): Promise<RecordedEvent[]>;
   markPublished(sessionId: string, seqs: readonly number[]): Promise<void>;
+  /**
+   * Optional, for stores with multi-table transactions: appends the command's events and writes
+   * its snapshot and read-model row in ONE transaction. The append is the conflict point exactly
+   * as in `appendEvents` (`ConcurrencyError`, and then nothing of the commit is written); a stale
+   * `snapshot.expectedVersion` or an older `record.last_seq` just leaves that row as it is.
+   * Stores without it get `appendEvents` + `snapshots.save` + `sessions.upsert` in sequence.
+   */
+  commitCommand?(commit: CommandCommit): Promise<void>;
+  /** Optional: `markPublished` for several sessions in one write. */
+  markPublishedMany?(marks: readonly PublishedMark[]): Promise<void>;
 }
+
+/** Everything one command writes. */
+export type CommandCommit = Readonly<{
+  sessionId: string;
+  events: readonly RecordedEvent[];
+  snapshot?: Readonly<{ snapshot: SessionSnapshot; expectedVersion: number }>;
+  record?: SessionRecord;
+}>;
+
+export type PublishedMark = Readonly<{ sessionId: string; seqs: readonly number[] }>;
 
 export type JournalQuery = {
   /** Only events with seq > afterSeq (asc) or seq < beforeSeq (desc). */

@@ -1,7 +1,6 @@
 import { Headers, parseCommand, parseSessionSubject, type CommandOutcome, type SessionCommand } from '@berth/contracts';
 import { isBerthError, isSafeToken, ValidationError } from '@berth/core';
 import { encodeJson, type HandlerResult, type InboundMessage } from '@berth/nats';
-import type { SessionJournal } from '@berth/ports';
 import type { CrashPoints } from '../config/crash-points';
 import type { CommandExecutor } from '../kernel/session-kernel.port';
 import type { EventOutbox } from '../outbox/event-outbox';
@@ -12,7 +11,6 @@ export type ReplyChannel = Readonly<{ publish(subject: string, data: Uint8Array)
 
 export type CommandProcessorDeps = Readonly<{
   kernel: CommandExecutor;
-  journal: SessionJournal;
   outbox: EventOutbox;
   locks: SessionLocks;
   replies: ReplyChannel;
@@ -48,12 +46,10 @@ export class CommandProcessor {
   apply(command: SessionCommand): Promise<CommandOutcome> {
     const sessionId = command.meta.session_id;
     return this.deps.locks.run(sessionId, async () => {
-      const outcome = await this.deps.kernel.execute(command);
+      const { outcome, events } = await this.deps.kernel.executeWithEvents(command);
       // A duplicate's events were committed by an earlier delivery; the relay owns any left unpublished.
-      if (outcome.ok && !outcome.duplicate && outcome.events.length > 0) {
+      if (events.length > 0) {
         this.deps.crash.reached('after-commit-before-publish');
-        const first = Math.min(...outcome.events.map((e) => e.seq));
-        const events = await this.deps.journal.readEvents(sessionId, { afterSeq: first - 1, limit: outcome.events.length });
         await this.deps.outbox.publish(sessionId, events);
       }
       return outcome;

@@ -31,7 +31,6 @@ function setup() {
   const replies: { subject: string; outcome: CommandOutcome }[] = [];
   const processor = new CommandProcessor({
     kernel,
-    journal: store.journal,
     outbox,
     locks,
     crash,

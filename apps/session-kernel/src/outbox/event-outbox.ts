@@ -1,6 +1,6 @@
 import { Headers, Subjects, type RecordedEvent } from '@berth/contracts';
 import type { JetStreamPublisher } from '@berth/nats';
-import type { SessionJournal } from '@berth/ports';
+import type { PublishedMark, SessionJournal } from '@berth/ports';
 import type { CrashPoints } from '../config/crash-points';
 import type { SessionLocks } from '../commands/session-locks';
 
@@ -19,6 +19,8 @@ export const eventMsgId = (e: Pick<RecordedEvent, 'session_id' | 'seq'>): string
 export class EventOutbox {
   private timer: NodeJS.Timeout | null = null;
   private relaying: Promise<number> | null = null;
+  private marks: PublishedMark[] = [];
+  private marking: Promise<void> | null = null;
 
   constructor(
     private readonly journal: SessionJournal,
@@ -41,7 +43,25 @@ export class EventOutbox {
       ),
     );
     this.crash.reached('after-publish-before-mark');
-    await this.journal.markPublished(sessionId, ordered.map((e) => e.seq));
+    await this.markPublished({ sessionId, seqs: ordered.map((e) => e.seq) });
+  }
+
+  /**
+   * Marks from publishes that finish in the same event-loop turn go to the store in one write.
+   * Each caller still waits for the write holding its own mark; a lost mark only means a republish
+   * the broker drops (same message id).
+   */
+  private markPublished(mark: PublishedMark): Promise<void> {
+    this.marks.push(mark);
+    this.marking ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const marks = this.marks;
+      this.marks = [];
+      this.marking = null;
+      return this.journal.markPublishedMany
+        ? this.journal.markPublishedMany(marks)
+        : Promise.all(marks.map((m) => this.journal.markPublished(m.sessionId, m.seqs))).then(() => undefined);
+    });
+    return this.marking;
   }
 
   /** Publishes the journal's unpublished events until none are left; returns how many. */

@@ -13,10 +13,15 @@ export type SessionKernelDeps = Readonly<{
   maxConflictRetries?: number;
   /** Told about best-effort work that failed without failing the command (snapshot reads and writes). */
   onBestEffortFailure?: (what: 'snapshot.load' | 'snapshot.save', sessionId: string, error: unknown) => void;
+  /** How many sessions' latest state is kept in memory between commands. Default 1,000; 0 disables it. */
+  cachedSessions?: number;
 }>;
 
 /** A session's state as the kernel sees it: folded up to `lastSeq`. */
 export type LoadedSession = Readonly<{ state: SessionState; lastSeq: number }>;
+
+/** An outcome plus the events this call committed (none for a duplicate, a refusal or a no-op). */
+export type ExecutedCommand = Readonly<{ outcome: CommandOutcome; events: readonly RecordedEvent[] }>;
 
 export interface SessionKernel {
   /**
@@ -29,6 +34,11 @@ export interface SessionKernel {
   load(sessionId: string): Promise<LoadedSession>;
 }
 
+/** What `createSessionKernel` returns: for a publisher, `execute` that also hands back the committed events. */
+export interface EventReportingKernel extends SessionKernel {
+  executeWithEvents(command: SessionCommand): Promise<ExecutedCommand>;
+}
+
 /** Snapshots hold the state in a versioned envelope, so a change of state shape just ignores old ones. */
 const SNAPSHOT_FORMAT = 1;
 type SnapshotEnvelope = Readonly<{ format: number; session: SessionState }>;
@@ -37,17 +47,49 @@ const isEnvelope = (value: unknown): value is SnapshotEnvelope =>
 
 const isConflict = (error: unknown): boolean => isBerthError(error) && error.code === ErrorCodes.CONCURRENCY_CONFLICT;
 
-export function createSessionKernel(deps: SessionKernelDeps): SessionKernel {
+type Loaded = LoadedSession & { storedVersion: number };
+
+/**
+ * The latest state of recently used sessions, so a command does not re-read its snapshot. An entry
+ * is only ever trusted for an append: the journal refuses the append (`ConcurrencyError`) when
+ * another writer moved the session on, and the kernel then drops the entry and reloads. A refusal
+ * or a no-op decided on a cached state is re-decided on a fresh load, since nothing checks it.
+ */
+class SessionCache {
+  private readonly entries = new Map<string, Loaded>();
+  constructor(private readonly capacity: number) {}
+
+  get(sessionId: string): Loaded | undefined {
+    return this.entries.get(sessionId);
+  }
+
+  /** Never moves an entry backwards (a slower commit finishing after a newer one). */
+  remember(sessionId: string, loaded: Loaded): void {
+    if (this.capacity === 0) return;
+    const current = this.entries.get(sessionId);
+    if (current && current.lastSeq >= loaded.lastSeq) return;
+    this.entries.delete(sessionId);
+    this.entries.set(sessionId, loaded);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  forget(sessionId: string): void {
+    this.entries.delete(sessionId);
+  }
+}
+
+export function createSessionKernel(deps: SessionKernelDeps): EventReportingKernel {
   const { journal, snapshots, sessions, clock } = deps;
   const maxRetries = deps.maxConflictRetries ?? 5;
   const bestEffortFailed = deps.onBestEffortFailure ?? (() => undefined);
+  const cache = new SessionCache(deps.cachedSessions ?? 1_000);
 
   /**
    * `foldedFrom` is the seq the snapshot state stands for (0 when folding from the first event);
    * `storedVersion` is what the snapshot store holds, the version a save must expect (so a snapshot
    * in an old format is overwritten, not left behind forever).
    */
-  async function loadWithSnapshotVersion(sessionId: string): Promise<LoadedSession & { storedVersion: number }> {
+  async function loadWithSnapshotVersion(sessionId: string): Promise<Loaded> {
     let state = initialState();
     let foldedFrom = 0;
     let storedVersion = 0;
@@ -83,13 +125,43 @@ export function createSessionKernel(deps: SessionKernelDeps): SessionKernel {
     );
   }
 
-  async function saveSnapshot(sessionId: string, state: SessionState, version: number, expectedVersion: number): Promise<void> {
+  const snapshotOf = (sessionId: string, state: SessionState, version: number) => ({
+    sessionId,
+    version,
+    state: { format: SNAPSHOT_FORMAT, session: state },
+    updatedAt: clock.now().toISOString(),
+  });
+
+  /** True when saved; false means another writer moved it on (a lagging snapshot is caught up from the journal). */
+  async function saveSnapshot(sessionId: string, state: SessionState, version: number, expectedVersion: number): Promise<boolean> {
     try {
-      // A false return means another writer moved it on; a lagging snapshot is caught up from the journal.
-      await snapshots.save({ sessionId, version, state: { format: SNAPSHOT_FORMAT, session: state }, updatedAt: clock.now().toISOString() }, expectedVersion);
+      return await snapshots.save(snapshotOf(sessionId, state, version), expectedVersion);
     } catch (error) {
       bestEffortFailed('snapshot.save', sessionId, error);
+      return false;
     }
+  }
+
+  /**
+   * Writes a decided command. Stores that can do it commit events, snapshot and read model in one
+   * transaction; the others append (the commit point), then save the snapshot and project.
+   * Returns the snapshot version now stored.
+   */
+  async function commit(sessionId: string, recorded: readonly RecordedEvent[], state: SessionState, loaded: Loaded): Promise<number> {
+    const lastSeq = recorded[recorded.length - 1].seq;
+    if (journal.commitCommand) {
+      await journal.commitCommand({
+        sessionId,
+        events: recorded,
+        snapshot: { snapshot: snapshotOf(sessionId, state, lastSeq), expectedVersion: loaded.storedVersion },
+        record: state.exists ? projectSessionRecord(state, lastSeq, sessionId) : undefined,
+      });
+      return lastSeq;
+    }
+    await journal.appendEvents(sessionId, recorded);
+    const saved = await saveSnapshot(sessionId, state, lastSeq, loaded.storedVersion);
+    await project(sessionId, state, lastSeq);
+    return saved ? lastSeq : loaded.storedVersion;
   }
 
   async function project(sessionId: string, state: SessionState, lastSeq: number): Promise<void> {
@@ -98,42 +170,61 @@ export function createSessionKernel(deps: SessionKernelDeps): SessionKernel {
 
   const summary = (events: readonly RecordedEvent[]) => events.map((e) => ({ id: e.id, seq: e.seq, type: e.type }));
 
-  async function execute(command: SessionCommand): Promise<CommandOutcome> {
+  async function executeWithEvents(command: SessionCommand): Promise<ExecutedCommand> {
     const { session_id, command_id } = command.meta;
-    for (let attempt = 0; ; attempt++) {
+    let trustCache = true;
+    for (let attempt = 0; ; ) {
       const already = await journal.eventsOfCommand(session_id, command_id);
       if (already.length > 0) {
         // Redelivery: the events are committed; re-projecting repairs a read model a crash left behind.
+        cache.forget(session_id);
         const loaded = await loadWithSnapshotVersion(session_id);
         await project(session_id, loaded.state, loaded.lastSeq);
-        return { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: loaded.lastSeq };
+        return { outcome: { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: loaded.lastSeq }, events: [] };
       }
-      const loaded = await loadWithSnapshotVersion(session_id);
+      const cached = trustCache ? cache.get(session_id) : undefined;
+      const loaded = cached ?? (await loadWithSnapshotVersion(session_id));
       let events: readonly SessionEvent[];
       try {
         events = decide(command, loaded.state);
       } catch (error) {
         if (!isBerthError(error)) throw error;
-        return { ok: false, command_id, session_id, error: { code: error.code, status: error.status, message: error.message, details: { ...error.details } } };
+        if (cached) {
+          trustCache = false;
+          continue;
+        }
+        return {
+          outcome: { ok: false, command_id, session_id, error: { code: error.code, status: error.status, message: error.message, details: { ...error.details } } },
+          events: [],
+        };
       }
-      if (events.length === 0) return { ok: true, command_id, session_id, events: [], duplicate: false, last_seq: loaded.lastSeq };
+      if (events.length === 0) {
+        if (cached) {
+          trustCache = false;
+          continue;
+        }
+        return { outcome: { ok: true, command_id, session_id, events: [], duplicate: false, last_seq: loaded.lastSeq }, events: [] };
+      }
       const recorded = stamp(command, events, loaded.lastSeq);
+      const state = recorded.reduce<SessionState>(evolve, loaded.state);
+      let storedVersion: number;
       try {
-        await journal.appendEvents(session_id, recorded);
+        storedVersion = await commit(session_id, recorded, state, loaded);
       } catch (error) {
-        if (isConflict(error) && attempt < maxRetries) continue;
+        cache.forget(session_id);
+        trustCache = false;
+        if (isConflict(error) && attempt++ < maxRetries) continue;
         throw error;
       }
-      const state = recorded.reduce<SessionState>(evolve, loaded.state);
       const lastSeq = recorded[recorded.length - 1].seq;
-      await saveSnapshot(session_id, state, lastSeq, loaded.storedVersion);
-      await project(session_id, state, lastSeq);
-      return { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq };
+      cache.remember(session_id, { state, lastSeq, storedVersion });
+      return { outcome: { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq }, events: recorded };
     }
   }
 
   return {
-    execute,
+    execute: async (command) => (await executeWithEvents(command)).outcome,
+    executeWithEvents,
     load: async (sessionId) => {
       const { state, lastSeq } = await loadWithSnapshotVersion(sessionId);
       return { state, lastSeq };

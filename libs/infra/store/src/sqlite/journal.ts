@@ -1,35 +1,36 @@
 import { ConcurrencyError } from '@berth/core';
 import type { RecordedEvent } from '@berth/contracts';
-import type { JournalQuery, SessionJournal } from '@berth/ports';
+import type { CommandCommit, JournalQuery, PublishedMark, SessionJournal } from '@berth/ports';
 import { batchRange, gapError } from '../shared/checks';
 import { checkLimit } from '../shared/paging';
+import { GroupCommit } from './group-commit';
+import type { SqliteSessions } from './sessions';
+import type { SqliteSnapshots } from './snapshots';
 import { isConstraintError, type SqliteDb } from './sqlite-db';
 
 type BodyRow = { body: string };
 const parse = (rows: unknown[]): RecordedEvent[] => (rows as BodyRow[]).map((r) => JSON.parse(r.body) as RecordedEvent);
 
+/** The rows besides the journal that a command commit writes in the same transaction. */
+export type CommitWriters = Readonly<{ snapshots: SqliteSnapshots; sessions: SqliteSessions }>;
+
 export class SqliteJournal implements SessionJournal {
-  constructor(private readonly db: SqliteDb) {}
+  private readonly group: GroupCommit<CommandCommit>;
+
+  constructor(
+    private readonly db: SqliteDb,
+    private readonly writers: CommitWriters,
+  ) {
+    this.group = new GroupCommit(db, (commit) => this.writeCommit(commit));
+  }
 
   async appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
-    const range = batchRange(sessionId, events);
-    if (!range) return;
-    const insert = this.db.stmt(
-      'INSERT INTO journal (session_id, seq, type, command_id, occurred_at, body) VALUES (?, ?, ?, ?, ?, ?)',
-    );
-    try {
-      this.db.write(() => {
-        const last = this.last(sessionId);
-        if (range.from <= last) throw this.conflict(sessionId, range.from, last);
-        if (range.from > last + 1) throw gapError(sessionId, range.from, last);
-        for (const e of events) insert.run(sessionId, e.seq, e.type, e.command_id, e.occurred_at, JSON.stringify(e));
-      });
-    } catch (e) {
-      // Another process on the same file can only win between our read and insert if it bypassed
-      // the write lock; the primary key still turns that into a conflict, and the rollback drops the batch.
-      if (isConstraintError(e)) throw this.conflict(sessionId, range.from, this.last(sessionId));
-      throw e;
-    }
+    this.db.write(() => this.append(sessionId, events));
+  }
+
+  /** Group commit: see `GroupCommit`. Each command keeps its own all-or-nothing savepoint. */
+  commitCommand(commit: CommandCommit): Promise<void> {
+    return this.group.submit(commit);
   }
 
   async readEvents(sessionId: string, query: JournalQuery = {}): Promise<RecordedEvent[]> {
@@ -69,10 +70,38 @@ export class SqliteJournal implements SessionJournal {
   }
 
   async markPublished(sessionId: string, seqs: readonly number[]): Promise<void> {
+    await this.markPublishedMany([{ sessionId, seqs }]);
+  }
+
+  async markPublishedMany(marks: readonly PublishedMark[]): Promise<void> {
     const mark = this.db.stmt('UPDATE journal SET published = 1 WHERE session_id = ? AND seq = ? AND published = 0');
     this.db.write(() => {
-      for (const seq of seqs) mark.run(sessionId, seq);
+      for (const { sessionId, seqs } of marks) for (const seq of seqs) mark.run(sessionId, seq);
     });
+  }
+
+  /** Inside a transaction: the append check and insert, all or nothing with the caller's rollback. */
+  private append(sessionId: string, events: readonly RecordedEvent[]): void {
+    const range = batchRange(sessionId, events);
+    if (!range) return;
+    const insert = this.db.stmt('INSERT INTO journal (session_id, seq, type, command_id, occurred_at, body) VALUES (?, ?, ?, ?, ?, ?)');
+    try {
+      const last = this.last(sessionId);
+      if (range.from <= last) throw this.conflict(sessionId, range.from, last);
+      if (range.from > last + 1) throw gapError(sessionId, range.from, last);
+      for (const e of events) insert.run(sessionId, e.seq, e.type, e.command_id, e.occurred_at, JSON.stringify(e));
+    } catch (e) {
+      // Another process on the same file can only win between our read and insert if it bypassed
+      // the write lock; the primary key still turns that into a conflict, and the rollback drops the batch.
+      if (isConstraintError(e)) throw this.conflict(sessionId, range.from, this.last(sessionId));
+      throw e;
+    }
+  }
+
+  private writeCommit(commit: CommandCommit): void {
+    this.append(commit.sessionId, commit.events);
+    if (commit.snapshot) this.writers.snapshots.write(commit.snapshot.snapshot, commit.snapshot.expectedVersion);
+    if (commit.record) this.writers.sessions.write(commit.record);
   }
 
   private last(sessionId: string): number {

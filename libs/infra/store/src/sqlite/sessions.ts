@@ -11,6 +11,11 @@ export class SqliteSessions implements SessionReadModel {
   constructor(private readonly db: SqliteDb) {}
 
   async upsert(s: SessionRecord): Promise<void> {
+    this.write(s);
+  }
+
+  /** Synchronous, so a command commit can run it inside its transaction. */
+  write(s: SessionRecord): void {
     // The WHERE on the conflict branch makes a stale or redelivered projection a no-op.
     this.db
       .stmt(

@@ -12,6 +12,11 @@ export class SqliteSnapshots implements SessionSnapshots {
   }
 
   async save(snapshot: SessionSnapshot, expectedVersion: number): Promise<boolean> {
+    return this.write(snapshot, expectedVersion);
+  }
+
+  /** Synchronous, so a command commit can run it inside its transaction. */
+  write(snapshot: SessionSnapshot, expectedVersion: number): boolean {
     const state = JSON.stringify(snapshot.state);
     const result =
       expectedVersion === 0

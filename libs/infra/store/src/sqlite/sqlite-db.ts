@@ -5,8 +5,10 @@ import { SQLITE_SCHEMA } from './schema';
 
 export type SqliteOptions = Readonly<{
   /**
-   * `full` (default) fsyncs the WAL at each commit: an acknowledged append survives power loss.
-   * `normal` survives process crashes only, for tests and throwaway stores.
+   * `normal` (default): the WAL is fsynced at checkpoints, not at each commit. A committed write
+   * survives the process being killed (the WAL is in the OS page cache), but the last commits
+   * before a power loss or kernel panic may be lost (the database stays consistent).
+   * `full`: fsync at each commit, so an acknowledged write also survives power loss.
    */
   synchronous?: 'full' | 'normal';
   busyTimeoutMs?: number;
@@ -22,7 +24,7 @@ export class SqliteDb {
     this.raw = new Database(path);
     this.raw.pragma('journal_mode = WAL');
     this.raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    this.raw.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+    this.raw.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   }
 
   migrate(): void {
@@ -41,6 +43,11 @@ export class SqliteDb {
   /** Runs `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before the first read. */
   write<T>(fn: () => T): T {
     return this.raw.transaction(fn).immediate();
+  }
+
+  /** Inside `write`: runs `fn` in a savepoint; a throw rolls back only what `fn` wrote, then rethrows. */
+  savepoint<T>(fn: () => T): T {
+    return this.raw.transaction(fn)();
   }
 
   close(): void {

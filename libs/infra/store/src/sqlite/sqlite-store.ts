@@ -27,9 +27,9 @@ export class SqliteStore implements BerthStore {
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.db = new SqliteDb(path, options);
-    this.journal = new SqliteJournal(this.db);
     this.snapshots = new SqliteSnapshots(this.db);
     this.sessions = new SqliteSessions(this.db);
+    this.journal = new SqliteJournal(this.db, { snapshots: this.snapshots, sessions: this.sessions });
     this.agents = new SqliteAgents(this.db);
     this.environments = new SqliteEnvironments(this.db);
     this.idempotency = new SqliteIdempotencyKeys(this.db);
