@@ -119,6 +119,16 @@ describe('SSE replay: Last-Event-ID and ?after', () => {
     }
   });
 
+  it('ends open streams on shutdown instead of hanging it', async () => {
+    const other = await startGateway({ turnRunner: false });
+    const { sessionId } = await seedSession(other.url, other.keyA);
+    const conn = await openSse(`${other.url}/v1/sessions/${sessionId}/events/stream?after=0`, { 'x-api-key': other.keyA });
+    await waitFor(() => conn.frames.length > 0, 5_000, 'replay');
+    await other.close();
+    await conn.ended;
+    expect(conn.frames[0].event).toBe('berth.session_created');
+  });
+
   it('unsubscribes when the client goes away', async () => {
     const { sessionId } = await seedSession(gw.url, gw.keyA);
     const conn = await openSse(streamUrl(sessionId), { 'x-api-key': gw.keyA });

@@ -1,4 +1,4 @@
-import { Controller, Inject, Res } from '@nestjs/common';
+import { Controller, Inject, Res, type OnModuleDestroy } from '@nestjs/common';
 import type { Response } from 'express';
 import { DEPS } from '../app/tokens';
 import type { GatewayDeps } from '../app/gateway-deps';
@@ -9,7 +9,10 @@ import { runSessionStream } from './session-stream';
 import { StreamRoutes as R } from './stream.schemas';
 
 @Controller()
-export class StreamController {
+export class StreamController implements OnModuleDestroy {
+  /** Open streams end on shutdown (else the HTTP server waits for them forever); clients resume with Last-Event-ID. */
+  private readonly open = new Set<Response>();
+
   constructor(
     @Inject(SessionsService) private readonly sessions: SessionsService,
     @Inject(DEPS) private readonly deps: GatewayDeps,
@@ -18,6 +21,8 @@ export class StreamController {
   @ApiRoute(R.stream)
   async stream(@Input() i: RouteInput<typeof R.stream>, @Res() res: Response): Promise<void> {
     await this.sessions.find(i.owner, i.params.session_id);
+    this.open.add(res);
+    res.on('close', () => this.open.delete(res));
     await runSessionStream({
       sessionId: i.params.session_id,
       afterSeq: i.query.after ?? i.headers['last-event-id'] ?? null,
@@ -42,5 +47,9 @@ export class StreamController {
         onClose: (listener) => (res.socket === null || res.socket.destroyed ? listener() : res.on('close', listener)),
       },
     });
+  }
+
+  onModuleDestroy(): void {
+    for (const res of this.open) res.end();
   }
 }
