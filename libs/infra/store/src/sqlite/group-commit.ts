@@ -4,10 +4,11 @@ type Pending<T> = { item: T; resolve: () => void; reject: (error: unknown) => vo
 
 /**
  * Group commit: writes submitted during one event-loop turn share ONE SQLite transaction (one WAL
- * commit, one fsync under synchronous=FULL) instead of one each. Every write runs in its own
- * savepoint in submission order, so one that throws (e.g. a `ConcurrencyError`) is rolled back
- * alone and rejected with its error while the others still commit. No promise resolves before the
- * shared COMMIT has returned; if the COMMIT itself fails, every write of the group is rejected.
+ * commit, one fsync under synchronous=FULL) instead of one each, in submission order. When any
+ * write throws (e.g. a `ConcurrencyError`), the whole group is rolled back and written again with
+ * a savepoint per write, so the failing one is rolled back alone and rejected with its error while
+ * the others still commit. No promise resolves before its COMMIT has returned; if a COMMIT itself
+ * fails, every write it held is rejected.
  */
 export class GroupCommit<T> {
   private pending: Pending<T>[] = [];
@@ -28,6 +29,18 @@ export class GroupCommit<T> {
   private flush(): void {
     const group = this.pending;
     this.pending = [];
+    try {
+      this.db.write(() => {
+        for (const pending of group) this.writeOne(pending.item);
+      });
+    } catch {
+      this.writeEachInSavepoint(group);
+      return;
+    }
+    for (const pending of group) pending.resolve();
+  }
+
+  private writeEachInSavepoint(group: readonly Pending<T>[]): void {
     const failures = new Map<Pending<T>, unknown>();
     try {
       this.db.write(() => {

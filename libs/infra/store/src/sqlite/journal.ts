@@ -62,6 +62,8 @@ export class SqliteJournal implements SessionJournal {
   }
 
   async eventsOfCommand(sessionId: string, commandId: string): Promise<RecordedEvent[]> {
+    // Asked once per command and almost always empty: an index-only probe first.
+    if (this.db.stmt('SELECT 1 FROM journal WHERE session_id = ? AND command_id = ? LIMIT 1').pluck().get(sessionId, commandId) === undefined) return [];
     return parse(this.db.stmt('SELECT body FROM journal WHERE session_id = ? AND command_id = ? ORDER BY seq').all(sessionId, commandId));
   }
 

@@ -18,6 +18,8 @@ export type SqliteOptions = Readonly<{
 export class SqliteDb {
   readonly raw: Database.Database;
   private readonly statements = new Map<string, Database.Statement>();
+  /** Built once: better-sqlite3 compiles a wrapper per `transaction()` call. */
+  private readonly inTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
 
   constructor(readonly path: string, options: SqliteOptions = {}) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -25,6 +27,7 @@ export class SqliteDb {
     this.raw.pragma('journal_mode = WAL');
     this.raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
     this.raw.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    this.inTransaction = this.raw.transaction((fn: () => unknown) => fn());
   }
 
   migrate(): void {
@@ -42,12 +45,12 @@ export class SqliteDb {
 
   /** Runs `fn` in a BEGIN IMMEDIATE transaction: the write lock is taken before the first read. */
   write<T>(fn: () => T): T {
-    return this.raw.transaction(fn).immediate();
+    return this.inTransaction.immediate(fn) as T;
   }
 
   /** Inside `write`: runs `fn` in a savepoint; a throw rolls back only what `fn` wrote, then rethrows. */
   savepoint<T>(fn: () => T): T {
-    return this.raw.transaction(fn)();
+    return this.inTransaction(fn) as T;
   }
 
   close(): void {
