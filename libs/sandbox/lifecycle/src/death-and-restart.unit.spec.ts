@@ -57,6 +57,23 @@ describe('death watcher', () => {
     const stillReady = (await runtime.list({ 'berth.pool': 'env_a' })).filter((i) => i.running);
     expect(stillReady.map((i) => i.id)).not.toContain(warm.id);
   });
+
+  it('an OOM kill inside a container that lives on is not a death', async () => {
+    const { runtime } = world(0);
+    const abort = new AbortController();
+    const deaths: SandboxDeath[] = [];
+    const watching = watchSandboxDeaths({ runtime, signal: abort.signal, onDeath: (d) => void deaths.push(d) });
+    const spec = (id: string) => sessionSandboxSpec({ sessionId: id, generation: 1, environmentId: 'env_a', config: config(0) });
+    const survivor = await runtime.ensureRunning(spec('sesn_survivor'));
+    const victim = await runtime.ensureRunning(spec('sesn_victim'));
+    runtime.oomInside(survivor.id);
+    runtime.kill(victim.id);
+    await until(() => deaths.length === 1);
+    abort.abort();
+    await watching;
+    expect(deaths.map((d) => [d.sessionId, d.reason])).toEqual([['sesn_victim', 'exited']]);
+    expect((await runtime.inspect(survivor.id))?.running).toBe(true);
+  });
 });
 
 describe('restart reconcile', () => {

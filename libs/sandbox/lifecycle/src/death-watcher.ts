@@ -1,4 +1,4 @@
-import type { SandboxRuntime, SandboxRuntimeEvent } from '@berth/ports';
+import type { SandboxRuntime } from '@berth/ports';
 import { sandboxOwner } from '@berth/sandbox-domain';
 import type { WarmPool } from './warm-pool';
 
@@ -14,13 +14,13 @@ export type SandboxDeath = Readonly<{
   at: string;
 }>;
 
-const REASON: Record<Exclude<SandboxRuntimeEvent['kind'], 'start'>, SandboxDeath['reason']> = { die: 'exited', oom: 'oom_killed', destroy: 'removed' };
 const REMEMBERED = 4096;
 
 /**
- * Turns the runtime's event stream into one `SandboxDeath` per session container (an OOM kill
- * is followed by `die` and later `destroy`: only the first counts). Warm containers that die
- * leave the pool. Returns when `signal` aborts.
+ * Turns the runtime's event stream into one `SandboxDeath` per session container: the first
+ * `die` (or a `destroy` without one). An `oom` event alone is not a death — the kernel may have
+ * killed one process inside a container that lives on — it only names the reason of a `die`
+ * that follows. Warm containers that die leave the pool. Returns when `signal` aborts.
  */
 export async function watchSandboxDeaths(input: {
   runtime: SandboxRuntime;
@@ -32,6 +32,11 @@ export async function watchSandboxDeaths(input: {
   scopeLabels?: Readonly<Record<string, string>>;
 }): Promise<void> {
   const reported = new Set<string>();
+  const oomed = new Set<string>();
+  const remember = (set: Set<string>, id: string) => {
+    set.add(id);
+    if (set.size > REMEMBERED) set.delete(set.values().next().value as string);
+  };
   const inScope = (labels: Readonly<Record<string, string>>) => Object.entries(input.scopeLabels ?? {}).every(([k, v]) => labels[k] === v);
   for await (const event of input.runtime.events(input.signal)) {
     if (event.kind === 'start' || !inScope(event.labels)) continue;
@@ -42,16 +47,20 @@ export async function watchSandboxDeaths(input: {
       input.pool?.refill(owner.environmentId);
       continue;
     }
+    if (event.kind === 'oom') {
+      remember(oomed, event.containerId);
+      continue;
+    }
     if (reported.has(event.containerId)) continue;
-    reported.add(event.containerId);
-    if (reported.size > REMEMBERED) reported.delete(reported.values().next().value as string);
+    remember(reported, event.containerId);
+    const reason: SandboxDeath['reason'] = event.kind === 'destroy' ? 'removed' : oomed.has(event.containerId) ? 'oom_killed' : 'exited';
     try {
       await input.onDeath({
         sessionId: owner.sessionId,
         generation: owner.generation,
         sandboxId: event.name.replace(/^\//, ''),
         containerId: event.containerId,
-        reason: REASON[event.kind],
+        reason,
         exitCode: event.exitCode,
         at: event.at,
       });

@@ -125,4 +125,37 @@ describe('sandbox lifecycle on the real engine', () => {
     expect(mine[0]).toMatchObject({ sessionId: `sesn_${run}_k`, generation: 4, sandboxId: sessionSandboxName(`sesn_${run}_k`, 4), reason: 'exited', exitCode: 137 });
     expect(mine[0].seenAt - killedAt).toBeLessThan(1000);
   });
+
+  it('an OOM kill of a process inside a sandbox is not reported as the sandbox dying', async () => {
+    const manager = newManager(0);
+    const small = { ...config(0), memoryBytes: 64 * 1024 * 1024 };
+    const acquire = (id: string) => manager.provisioner.acquire({ sessionId: `sesn_${run}_${id}`, generation: 1, environmentId, config: small });
+    const { sandbox } = await acquire('oom');
+    const abort = new AbortController();
+    const deaths: SandboxDeath[] = [];
+    const kinds: string[] = [];
+    const raw = (async () => {
+      for await (const e of manager.runtime.events(abort.signal)) if (e.containerId === sandbox.id) kinds.push(e.kind);
+    })();
+    const watching = watchSandboxDeaths({ runtime: manager.runtime, signal: abort.signal, scopeLabels, onDeath: (d) => void deaths.push(d) });
+    // Both subscriptions are live once a throwaway sandbox's death has come through.
+    const seenDeathOf = async (id: string) => {
+      const probe = await acquire(id);
+      await until(async () => {
+        await manager.runtime.stop(probe.sandbox.id, 0);
+        return deaths.some((d) => d.containerId === probe.sandbox.id);
+      });
+    };
+    await seenDeathOf('probe1');
+    // `tail -n 1` holds its whole newline-free input in memory: far past the 64 MiB limit.
+    const hog = await manager.runtime.exec(sandbox.id, { cmd: ['/bin/sh', '-c', 'head -c 400000000 /dev/zero | tail -n 1 >/dev/null'] });
+    expect(await hog.exit).toBe(137);
+    await until(() => kinds.includes('oom'), 5000);
+    // Events arrive in order: once a later death is reported, the oom has been handled too.
+    await seenDeathOf('probe2');
+    abort.abort();
+    await Promise.all([raw, watching]);
+    expect(deaths.filter((d) => d.containerId === sandbox.id)).toEqual([]);
+    expect((await manager.runtime.inspect(sandbox.id))?.running).toBe(true);
+  });
 });

@@ -120,6 +120,13 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
     this.die(box, 137, options.oom ?? false);
   }
 
+  /** Test hook: the kernel OOM-kills a process inside the container, which itself lives on. */
+  oomInside(nameOrId: string): void {
+    const box = this.find(nameOrId);
+    if (!box?.running) throw new Error(`no running container ${nameOrId}`);
+    this.emit('oom', box);
+  }
+
   private die(box: Box, exitCode: number, oom: boolean): void {
     box.running = false;
     box.exitCode = exitCode;
