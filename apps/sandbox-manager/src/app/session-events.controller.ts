@@ -23,7 +23,7 @@ export class SessionEventsController {
   async turnStarted(@Ctx() context: JetStreamContext): Promise<void> {
     const heartbeat = setInterval(() => context.message.working(), this.heartbeatMs);
     try {
-      await this.reactor.turnStarted(eventOf(context, 'TurnStarted'));
+      await this.reactor.turnStarted(eventOf(context, 'TurnStarted'), { redelivered: context.message.redelivered });
     } finally {
       clearInterval(heartbeat);
     }

@@ -46,7 +46,7 @@ export class SessionEventReactor {
   }
 
   /** Runs the turn to its end; `heartbeat` keeps the delivery in flight meanwhile (a crash redelivers it). */
-  async turnStarted(event: EventOf<'TurnStarted'>): Promise<void> {
+  async turnStarted(event: EventOf<'TurnStarted'>, delivery: Readonly<{ redelivered: boolean }>): Promise<void> {
     const sessionId = event.session_id;
     const turnId = event.data.turn_id;
     let facts = await this.deps.facts.load(sessionId);
@@ -92,6 +92,7 @@ export class SessionEventReactor {
       resumeId: state.conversation_ended ? null : state.harness_session_id,
       model: settings.model,
       lastRecordedOffset: turn.last_offset,
+      mayHaveStarted: delivery.redelivered,
     });
     this.deps.bound.touch(sessionId);
   }

@@ -101,7 +101,8 @@ export class InMemoryManager implements CommandBus {
       case 'SandboxRequested':
         return this.reactor.sandboxRequested(event);
       case 'TurnStarted':
-        return this.reactor.turnStarted(event);
+        // As if redelivered: the manager looks for a harness an earlier process started.
+        return this.reactor.turnStarted(event, { redelivered: true });
       case 'InterruptRequested':
         return this.reactor.interruptRequested(event);
       case 'ToolUseConfirmed':

@@ -11,18 +11,30 @@ const NEWLINE = 0x0a;
  * whole lines are mirrored: a chunk never ends inside a JSON line or a UTF-8 character.
  */
 export class TranscriptSync {
+  /** Transcript files last found per sandbox and session (size -1: unknown, read to compare). */
+  private readonly known = new Map<string, { path: string; size: number }[]>();
+
   constructor(
     private readonly runtime: SandboxRuntime,
     private readonly mirror: TranscriptMirror,
   ) {}
 
-  /** Appends what each transcript file gained since the last mirror; returns the bytes appended. */
-  async mirrorOut(sandboxId: string, sessionId: string, locations: readonly TranscriptLocation[]): Promise<number> {
+  /**
+   * Appends what each transcript file gained since the last mirror; returns the bytes appended.
+   * `quick` reads the files found by the last full mirror of this sandbox without listing again
+   * (one round trip less when a turn ends); a full mirror after the harness exits finds new ones.
+   */
+  async mirrorOut(sandboxId: string, sessionId: string, locations: readonly TranscriptLocation[], quick = false): Promise<number> {
+    const cacheKey = `${sandboxId}\n${sessionId}`;
+    const known = quick ? this.known.get(cacheKey) : undefined;
+    const files = known ?? (await this.listFiles(sandboxId, locations));
+    if (known === undefined) this.known.set(cacheKey, files.map((f) => ({ path: f.path, size: -1 })));
     let appended = 0;
-    for (const path of await this.listFiles(sandboxId, locations)) {
+    for (const { path, size } of files) {
+      const mirrored = await this.mirror.size(sessionId, path);
+      if (size !== -1 && size <= mirrored) continue;
       const data = await this.runtime.readFile(sandboxId, path);
       if (data === null) continue;
-      const mirrored = await this.mirror.size(sessionId, path);
       const end = data.lastIndexOf(NEWLINE) + 1;
       if (end <= mirrored) continue;
       await this.mirror.append({ session_id: sessionId, path, offset: mirrored, data: data.subarray(mirrored, end).toString('utf8') });
@@ -45,13 +57,16 @@ export class TranscriptSync {
     return toWrite.length;
   }
 
-  private async listFiles(sandboxId: string, locations: readonly TranscriptLocation[]): Promise<string[]> {
-    const found: string[] = [];
-    for (const location of locations) {
-      const depth = location.recursive ? [] : ['-maxdepth', '1'];
-      const result = await execAndCollect(this.runtime, sandboxId, ['find', location.dir, ...depth, '-type', 'f', '-name', `*${location.nameEndsWith}`]);
-      found.push(...result.lines.filter((l) => l.startsWith('/')));
+  /** Every transcript file with its size, in one exec (a turn's end waits for this). */
+  private async listFiles(sandboxId: string, locations: readonly TranscriptLocation[]): Promise<{ path: string; size: number }[]> {
+    const script = 'while [ $# -ge 3 ]; do find "$1" -maxdepth "$2" -type f -name "*$3" -printf \'%s %p\\n\' 2>/dev/null; shift 3; done; exit 0';
+    const args = locations.flatMap((l) => [l.dir, l.recursive ? '64' : '1', l.nameEndsWith]);
+    const result = await execAndCollect(this.runtime, sandboxId, ['sh', '-c', script, 'berth-transcripts', ...args]);
+    const files = new Map<string, number>();
+    for (const line of result.lines) {
+      const match = /^(\d+) (\/.+)$/.exec(line);
+      if (match) files.set(match[2], Number(match[1]));
     }
-    return [...new Set(found)];
+    return [...files].map(([path, size]) => ({ path, size }));
   }
 }

@@ -17,6 +17,8 @@ export type TurnAssignment = Readonly<{
   model: ModelSettings;
   /** Highest output offset the kernel already recorded for this turn (-1: none). */
   lastRecordedOffset: number;
+  /** An earlier process may have started this turn's harness (a redelivery): look for it before starting one. */
+  mayHaveStarted: boolean;
 }>;
 
 /** A turn that cannot run or finish, with the named reason the kernel records. */

@@ -48,6 +48,8 @@ const DEFAULT_TUNING: TurnTuning = { batchMaxOutputs: 50, batchDelayMs: 40, inte
  */
 export class TurnRunner {
   private readonly tuning: TurnTuning;
+  /** Sandboxes whose transcript files this process already restored or saw a turn write. */
+  private readonly restored = new Set<string>();
 
   constructor(private readonly deps: TurnRunnerDeps) {
     this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
@@ -56,7 +58,9 @@ export class TurnRunner {
   run(assignment: TurnAssignment): Promise<void> {
     const current = this.deps.running.get(assignment.sessionId);
     if (current?.turnId === assignment.turnId) return current.done;
-    const turn = new ActiveTurn(assignment, this.deps, this.tuning);
+    // A turn that settled at its terminal line may still be exiting: the next one starts after it.
+    const previous = current?.done.catch(() => undefined) ?? Promise.resolve();
+    const turn = new ActiveTurn(assignment, this.deps, this.tuning, this.restored, previous);
     this.deps.running.set(assignment.sessionId, turn);
     return turn.done;
   }
@@ -80,13 +84,16 @@ class ActiveTurn implements TurnControl {
   private readonly pending = new Map<string, PendingConfirmation>();
   private abandon: () => void = () => undefined;
   private readonly abandoned = new Promise<'abandoned'>((resolve) => (this.abandon = () => resolve('abandoned')));
-  private lastMirrorAt = 0;
+  private lastMirrorAt = Date.now();
+  private settling: Promise<void> | null = null;
   private mirroring: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly a: TurnAssignment,
     private readonly deps: TurnRunnerDeps,
     private readonly tuning: TurnTuning,
+    private readonly restored: Set<string>,
+    previous: Promise<void>,
   ) {
     this.turnId = a.turnId;
     this.generation = a.generation;
@@ -100,7 +107,7 @@ class ActiveTurn implements TurnControl {
       send: (batch) => this.sendBatch(batch),
       onError: (error) => deps.log.error(`turn ${a.turnId}: output batch not recorded: ${this.redact(String(error))}`),
     });
-    this.done = this.execute().finally(() => deps.running.delete(a.sessionId, this));
+    this.done = previous.then(() => this.execute()).finally(() => deps.running.delete(a.sessionId, this));
   }
 
   interrupt(): void {
@@ -129,17 +136,34 @@ class ActiveTurn implements TurnControl {
   private async execute(): Promise<void> {
     let exitCode: number | null = null;
     try {
-      const status = parseTurnStatus((await execAndCollect(this.deps.runtime, this.a.sandboxId, turnStatusCommand(this.a.turnId))).lines[0]);
+      const status = this.a.mayHaveStarted ? await this.processStatus() : null;
       exitCode = status === null ? await this.startFresh() : await this.reattach(status);
     } catch (error) {
+      if (this.settling !== null) return this.settling;
       await this.batcher.flush();
       const failure = error instanceof TurnFailure ? error : new TurnFailure('harness_failed', `the harness could not run: ${error instanceof Error ? error.message : String(error)}`);
       return this.settle(this.failTurn(failure));
+    }
+    if (this.settling !== null) {
+      await this.settling;
+      // The harness may append to its transcript while it exits: mirror the rest.
+      await this.mirrorTranscript(true);
+      return;
     }
     await this.batcher.flush();
     await this.mirrorTranscript(true);
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.settle(this.outcome(exitCode));
+  }
+
+  /**
+   * The harness printed its terminal line: the turn is over for the user even while the process
+   * exits. The next turn of the session waits for this one's `done` (exit and last mirror).
+   */
+  private async settleOnTerminal(): Promise<void> {
+    await Promise.all([this.batcher.flush(), this.mirrorTranscript(false, true)]);
+    this.deps.crash.reached('after-turn-end-before-complete');
+    await this.settle(this.outcome(null));
   }
 
   private outcome(exitCode: number | null): SessionCommand {
@@ -206,10 +230,12 @@ class ActiveTurn implements TurnControl {
     const { plan, env } = this.plan();
     const { runtime } = this.deps;
     const sandboxId = this.a.sandboxId;
-    if (this.a.resumeId !== null) {
+    // A sandbox this process already ran a turn in has the harness's files; a new one gets them from the mirror.
+    if (this.a.resumeId !== null && !this.restored.has(sandboxId)) {
       const restored = await this.deps.transcripts.restore(sandboxId, this.a.sessionId);
       if (restored > 0) this.deps.log.log(`turn ${this.a.turnId}: restored ${restored} transcript file(s) into ${sandboxId}`);
     }
+    this.restored.add(sandboxId);
     if (plan.files.length > 0) {
       await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...new Set(plan.files.map((f) => posix.dirname(f.path)))]);
       for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
@@ -235,8 +261,11 @@ class ActiveTurn implements TurnControl {
     this.handle = handle;
     this.attached = true;
     await this.consume(handle.lines);
-    const after = parseTurnStatus((await execAndCollect(this.deps.runtime, this.a.sandboxId, turnStatusCommand(this.a.turnId))).lines[0]);
-    return after?.exitCode ?? null;
+    return (await this.processStatus())?.exitCode ?? null;
+  }
+
+  private async processStatus(): Promise<TurnProcessStatus | null> {
+    return parseTurnStatus((await execAndCollect(this.deps.runtime, this.a.sandboxId, turnStatusCommand(this.a.turnId))).lines[0]);
   }
 
   private async consume(lines: AsyncIterable<string>): Promise<void> {
@@ -263,6 +292,7 @@ class ActiveTurn implements TurnControl {
     if (step.terminal) {
       this.terminal = step.terminal;
       this.closeStdin();
+      this.settling ??= this.settleOnTerminal();
     }
   }
 
@@ -300,13 +330,13 @@ class ActiveTurn implements TurnControl {
   }
 
   /** Mirrors the harness transcript (serialised; failures are logged, the next mirror catches up). */
-  private mirrorTranscript(final: boolean): Promise<void> {
+  private mirrorTranscript(final: boolean, quick = false): Promise<void> {
     const sessionId = this.harnessSessionId;
     if (sessionId === null) return this.mirroring;
     this.lastMirrorAt = Date.now();
     this.mirroring = this.mirroring.then(async () => {
       try {
-        await this.deps.transcripts.mirrorOut(this.a.sandboxId, this.a.sessionId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, sessionId));
+        await this.deps.transcripts.mirrorOut(this.a.sandboxId, this.a.sessionId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, sessionId), quick);
       } catch (error) {
         this.deps.log.warn(`turn ${this.a.turnId}: transcript mirror${final ? ' at turn end' : ''} failed: ${String(error)}`);
       }
