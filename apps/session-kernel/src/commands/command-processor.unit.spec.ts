@@ -3,6 +3,7 @@ import { ValidationError } from '@berth/core';
 import { FixedClock } from '@berth/core/testing';
 import { decodeJson, type InboundMessage } from '@berth/nats';
 import { createSessionKernel } from '@berth/session-kernel';
+import type { PublishedMark } from '@berth/ports';
 import { MemoryStore } from '@berth/testing';
 import type { CrashPoint } from '../config/kernel.config';
 import { EventOutbox, type EventPublisher } from '../outbox/event-outbox';
@@ -20,8 +21,22 @@ class RecordingPublisher implements EventPublisher {
   }
 }
 
+/** Records each mark write, as a store that marks several sessions in one write would get them. */
+class MarkRecordingStore extends MemoryStore {
+  readonly markWrites: PublishedMark[][] = [];
+  constructor() {
+    super();
+    Object.assign(this.journal, {
+      markPublishedMany: async (marks: readonly PublishedMark[]) => {
+        this.markWrites.push([...marks]);
+        for (const mark of marks) await this.journal.markPublished(mark.sessionId, mark.seqs);
+      },
+    });
+  }
+}
+
 function setup() {
-  const store = new MemoryStore();
+  const store = new MarkRecordingStore();
   const publisher = new RecordingPublisher();
   const locks = new SessionLocks();
   const crashes: CrashPoint[] = [];
@@ -95,6 +110,17 @@ describe('CommandProcessor', () => {
     const create = createSession('sesn_e');
     await processor.handle(deliver(create, subjectOf(create), 'session.sesn_e.evt.SessionCreated'));
     expect(replies).toEqual([]);
+  });
+});
+
+describe('EventOutbox marks', () => {
+  it('marks what several sessions published in the same turn in one store write', async () => {
+    const { store, processor, deliver } = setup();
+    const creates = ['sesn_m1', 'sesn_m2', 'sesn_m3'].map((s) => createSession(s));
+    await Promise.all(creates.map((c) => processor.handle(deliver(c, subjectOf(c)))));
+    expect(await store.journal.unpublished(100)).toEqual([]);
+    expect(store.markWrites.flat().map((m) => m.sessionId).sort()).toEqual(['sesn_m1', 'sesn_m2', 'sesn_m3']);
+    expect(store.markWrites).toHaveLength(1);
   });
 });
 

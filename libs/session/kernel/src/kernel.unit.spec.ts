@@ -1,5 +1,6 @@
 import { FixedClock } from '@berth/core/testing';
 import type { CommandData, CommandType, SessionCommand, SessionCommandOf } from '@berth/contracts';
+import type { CommandCommit } from '@berth/ports';
 import { createSessionKernel, type SessionKernelDeps } from './kernel';
 import { InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from './testing';
 
@@ -181,5 +182,59 @@ describe('SessionKernel.execute', () => {
     const second = createSessionKernel({ journal, snapshots: new InMemorySnapshots(), sessions, clock });
     await expect(second.execute(command)).resolves.toMatchObject({ ok: true, duplicate: true });
     expect(await sessions.getById(SID)).toMatchObject({ last_seq: 2, status: 'idle' });
+  });
+
+  it('re-decides a refusal against the journal when the state it remembered is behind', async () => {
+    const { kernel, journal, clock } = setup();
+    await kernel.execute(create());
+    await kernel.execute(bind());
+    // Another kernel starts turn_1; ours still remembers a session with no turn.
+    const other = createSessionKernel({ journal, snapshots: new InMemorySnapshots(), sessions: new InMemorySessionReadModel(), clock });
+    await other.execute(message('turn_1'));
+    const outcome = await kernel.execute(cmd('CompleteTurn', { turn_id: 'turn_1', generation: 1, interrupted: false, harness_session_id: null }));
+    expect(outcome).toMatchObject({ ok: true, duplicate: false });
+    expect(journal.all(SID).at(-1)).toMatchObject({ type: 'TurnCompleted', data: { turn_id: 'turn_1' } });
+  });
+
+  it('hands back exactly the events it committed', async () => {
+    const { kernel, journal } = setup();
+    const created = await kernel.executeWithEvents(create());
+    expect(created.events).toEqual(journal.all(SID));
+    const again = await kernel.executeWithEvents(create(created.outcome.command_id));
+    expect(again).toMatchObject({ outcome: { ok: true, duplicate: true }, events: [] });
+  });
+});
+
+describe('SessionKernel on a store that commits a command in one transaction', () => {
+  /** The memory journal plus commitCommand, writing what a transactional store would write. */
+  class CommittingJournal extends InMemoryJournal {
+    readonly commits: CommandCommit[] = [];
+    constructor(
+      private readonly snapshots: InMemorySnapshots,
+      private readonly sessions: InMemorySessionReadModel,
+    ) {
+      super();
+    }
+    async commitCommand(commit: CommandCommit): Promise<void> {
+      await this.appendEvents(commit.sessionId, commit.events);
+      this.commits.push(commit);
+      if (commit.snapshot) await this.snapshots.save(commit.snapshot.snapshot, commit.snapshot.expectedVersion);
+      if (commit.record) await this.sessions.upsert(commit.record);
+    }
+  }
+
+  it('writes events, snapshot and read-model row through one commitCommand per command', async () => {
+    const snapshots = new InMemorySnapshots();
+    const sessions = new InMemorySessionReadModel();
+    const journal = new CommittingJournal(snapshots, sessions);
+    const kernel = createSessionKernel({ journal, snapshots, sessions, clock: new FixedClock() });
+    await kernel.execute(create());
+    await kernel.execute(bind());
+    expect(journal.commits.map((c) => [c.events.map((e) => e.seq), c.snapshot?.snapshot.version, c.snapshot?.expectedVersion, c.record?.last_seq])).toEqual([
+      [[1, 2], 2, 0, 2],
+      [[3], 3, 2, 3],
+    ]);
+    expect(snapshots.get(SID)?.version).toBe(3);
+    expect(await sessions.getById(SID)).toMatchObject({ last_seq: 3, status: 'idle' });
   });
 });
