@@ -26,4 +26,3 @@ export const GatewayConfigSchema = z
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     consoleDir: env.BERTH_CONSOLE_DIR,
   }));
-export type GatewayConfig = z.infer<typeof GatewayConfigSchema>;

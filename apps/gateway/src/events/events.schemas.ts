@@ -46,5 +46,3 @@ export const EventRoutes = {
     body: z.object({ events: z.array(SendableEventSchema).min(1).max(50) }),
   }),
 } as const;
-
-export { SessionIdParams };

@@ -57,5 +57,3 @@ export const SessionRoutes = {
   recover: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/recover', tag: 'sessions', summary: 'Berth: recover the session sandbox explicitly', params: SessionIdParams }),
   terminate: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/terminate', tag: 'sessions', summary: 'Berth: stop and release the session sandbox', params: SessionIdParams }),
 } as const;
-
-export { SessionIdParams };

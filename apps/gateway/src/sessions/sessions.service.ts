@@ -4,6 +4,7 @@ import type { HarnessKind, PermissionMode } from '@berth/contracts';
 import type { AgentRecord, AgentStore, IdempotencyKeys, SessionReadModel, SessionRecord } from '@berth/ports';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
+import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
@@ -77,11 +78,11 @@ export class SessionsService {
         owner_id: owner,
         agent: { id: agent.id, version: agent.version },
         environment_id: env.id,
-        harness: env.config.harness as HarnessKind,
+        harness: (env.config.harness ?? ENVIRONMENT_DEFAULTS.harness) as HarnessKind,
         title: body.title ?? null,
         metadata: body.metadata ?? {},
         idempotency_key: idempotencyKey ?? null,
-        permission_mode: env.config.permission_mode as PermissionMode,
+        permission_mode: (env.config.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode) as PermissionMode,
       },
       baseId,
     );

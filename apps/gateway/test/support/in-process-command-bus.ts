@@ -8,8 +8,8 @@ export type Kernel = Readonly<{ execute(command: SessionCommand): Promise<Comman
 export class InProcessCommandBus implements CommandBus {
   /** Commands seen, in order (tests assert "no second command"). */
   readonly sent: SessionCommand[] = [];
-  /** When set, `send` never answers (to exercise the gateway's timeout). */
-  stall = false;
+  /** Commands this matches are never answered (to exercise the gateway's timeout). */
+  stallWhen: (command: SessionCommand) => boolean = () => false;
 
   constructor(
     private readonly kernel: Kernel,
@@ -19,7 +19,7 @@ export class InProcessCommandBus implements CommandBus {
 
   async send(command: SessionCommand): Promise<CommandOutcome> {
     this.sent.push(command);
-    if (this.stall) return new Promise<CommandOutcome>(() => undefined);
+    if (this.stallWhen(command)) return new Promise<CommandOutcome>(() => undefined);
     const outcome = await this.kernel.execute(command);
     if (outcome.ok && outcome.events.length > 0) {
       const seqs = outcome.events.map((e) => e.seq);
