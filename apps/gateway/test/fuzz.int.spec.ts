@@ -6,13 +6,25 @@ import { concretePath, routeTable, validBody, type OwnedIds } from './support/ro
 
 type Attempt = Readonly<{ method: string; path: string; query: string; headers: Record<string, string>; body: string | undefined }>;
 
-/** Sends a request and reads at most the start of the answer (a 200 stream is closed right away). */
-async function send(base: string, attempt: Attempt): Promise<number> {
+/** Sends a request and reads the answer (a 200 stream is closed right away). */
+async function send(base: string, attempt: Attempt): Promise<{ status: number; body: string }> {
   const controller = new AbortController();
   const res = await fetch(base + attempt.path + attempt.query, { method: attempt.method, headers: attempt.headers, body: attempt.body, signal: controller.signal });
-  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) controller.abort();
-  else await res.text();
-  return res.status;
+  if ((res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    controller.abort();
+    return { status: res.status, body: '' };
+  }
+  return { status: res.status, body: await res.text() };
+}
+
+/** A 4xx answer is an Anthropic-style error body with a stable code and a message. */
+function isErrorBody(text: string): boolean {
+  try {
+    const body = JSON.parse(text) as { type?: unknown; error?: { type?: unknown; message?: unknown; code?: unknown } };
+    return body.type === 'error' && typeof body.error?.type === 'string' && typeof body.error.message === 'string' && /^[A-Z][A-Z0-9_]+$/.test(String(body.error.code));
+  } catch {
+    return false;
+  }
 }
 
 const junkString = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('', '-1', '0', '1e309', 'null', '[]', '{}', '%00', '../', '__proto__', 'a'.repeat(300), '9'.repeat(20)));
@@ -53,7 +65,7 @@ describe('property-based fuzz of every route: never a 5xx', () => {
   });
   afterAll(() => gw.close());
 
-  it('answers every generated request below 500', async () => {
+  it('answers every generated request below 500, with an Anthropic-style body for every 4xx', async () => {
     const routes = routeTable(gw);
     const pathFor = (route: RouteSpec) =>
       fc.oneof(
@@ -72,8 +84,8 @@ describe('property-based fuzz of every route: never a 5xx', () => {
     );
     await fc.assert(
       fc.asyncProperty(attempt, async (a) => {
-        const status = await send(gw.url, a);
-        return status < 500;
+        const { status, body } = await send(gw.url, a);
+        return status < 500 && (status < 400 || isErrorBody(body));
       }),
       { numRuns: 400 },
     );
