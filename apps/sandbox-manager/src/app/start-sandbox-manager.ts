@@ -13,6 +13,7 @@ import type { ModelDefaults } from '../config/manager.config';
 import { WarmPools } from '../pool/warm-pools';
 import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
+import { TurnQueries } from '../probe/turn-queries';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
@@ -133,7 +134,9 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   leases.start(input.leaseSweepMs);
   const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn(`warm pool sweep: ${String(e)}`)), input.poolSweepMs);
   poolSweep.unref();
-  const probes = new ProbeResponder(nc, new TurnProbe({ runtime, sandboxes, running, facts }), log);
+  const probe = new TurnProbe({ runtime, sandboxes, running, facts });
+  const queries = new TurnQueries({ probe, reactor, runtime, facts, transcripts: store.transcripts, bus, commands, log });
+  const probes = new ProbeResponder(nc, probe, queries, log);
   probes.start();
 
   const transport = new JetStreamTransport({

@@ -1,40 +1,61 @@
-import { SandboxManagerQueries, Subjects, TurnProbeRequestSchema } from '@berth/contracts';
+import {
+  SandboxManagerQueries,
+  Subjects,
+  TranscriptRestoreRequestSchema,
+  TurnOutputRecoveryRequestSchema,
+  TurnProbeRequestSchema,
+  TurnReattachRequestSchema,
+  type SandboxManagerQuery,
+} from '@berth/contracts';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { ManagerLog } from '../sessions/send-reliably';
 import type { TurnProbe } from './turn-probe';
+import type { TurnQueries } from './turn-queries';
 
-/** Answers `probe` queries over core NATS request/reply; a malformed request gets an error body, not silence. */
+/**
+ * Answers the sandbox-manager's request/reply queries over core NATS (probe, reattach, output
+ * recovery, transcript check). A malformed request gets an error body rather than silence.
+ */
 export class ProbeResponder {
-  private subscription: Subscription | null = null;
+  private readonly subscriptions: Subscription[] = [];
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly probe: TurnProbe,
+    private readonly queries: TurnQueries,
     private readonly log: ManagerLog,
   ) {}
 
   start(): void {
-    this.subscription ??= this.nc.subscribe(Subjects.query('sandbox-manager', SandboxManagerQueries.probe), {
+    if (this.subscriptions.length > 0) return;
+    this.answer(SandboxManagerQueries.probe, (body) => this.probe.probe(TurnProbeRequestSchema.parse(body)));
+    this.answer(SandboxManagerQueries.reattachTurn, (body) => this.queries.reattach(TurnReattachRequestSchema.parse(body)));
+    this.answer(SandboxManagerQueries.recoverTurnOutput, (body) => this.queries.recoverOutput(TurnOutputRecoveryRequestSchema.parse(body)));
+    this.answer(SandboxManagerQueries.restoreTranscript, (body) => this.queries.restoreTranscript(TranscriptRestoreRequestSchema.parse(body)));
+  }
+
+  stop(): void {
+    for (const s of this.subscriptions.splice(0)) s.unsubscribe();
+  }
+
+  private answer(query: SandboxManagerQuery, handle: (body: unknown) => Promise<unknown>): void {
+    const subscription = this.nc.subscribe(Subjects.query('sandbox-manager', query), {
       queue: 'sandbox-manager',
       callback: (error, msg) => {
         if (error) return;
         void (async () => {
-          let body: unknown;
+          let reply: unknown;
           try {
-            const request = TurnProbeRequestSchema.parse(msg.json());
-            body = await this.probe.probe(request);
+            reply = await handle(msg.json());
           } catch (e) {
-            this.log.warn(`probe request not answered with facts: ${e instanceof Error ? e.message : String(e)}`);
-            body = { error: { type: 'invalid_request_error', message: e instanceof Error ? e.message : String(e) } };
+            const message = e instanceof Error ? e.message : String(e);
+            this.log.warn(`${query} query not answered with facts: ${message}`);
+            reply = { error: { type: 'invalid_request_error', message } };
           }
-          msg.respond(JSON.stringify(body));
+          msg.respond(JSON.stringify(reply));
         })();
       },
     });
-  }
-
-  stop(): void {
-    this.subscription?.unsubscribe();
-    this.subscription = null;
+    this.subscriptions.push(subscription);
   }
 }

@@ -8,7 +8,8 @@ import type { RunningTurns } from '../turns/running-turns';
 import type { TurnRunner } from '../turns/turn-runner';
 import type { ManagerCommands } from './manager-commands';
 import { sendReliably, type ManagerLog } from './send-reliably';
-import { harnessToolUseId, promptOf, type SessionFactsReader } from './session-facts';
+import type { TurnAssignment } from '../turns/turn-assignment';
+import { harnessToolUseId, promptOf, type SessionFacts, type SessionFactsReader } from './session-facts';
 
 type EventOf<T extends RecordedEvent['type']> = Extract<RecordedEvent, { type: T }>;
 
@@ -74,14 +75,37 @@ export class SessionEventReactor {
       );
       return;
     }
-    const prompt = promptOf(facts.events, turnId);
-    if (prompt === null) {
+    const assignment = await this.assignmentFor(sessionId, facts, turnId, delivery.redelivered);
+    if (assignment === null) {
       await this.fail(sessionId, turnId, 'input_not_delivered', 'the turn has no user message in the journal');
       return;
     }
-    const settings = await this.deps.settings.read(state.owner_id, state.environment_id);
     this.deps.bound.touch(sessionId);
-    await this.deps.turns.run({
+    await this.deps.turns.run(assignment);
+    this.deps.bound.touch(sessionId);
+  }
+
+  /**
+   * The turn-reconciler asks to pick up a turn whose harness an earlier process started (still
+   * running, or finished with its output file complete): the runner replays the file from the
+   * last recorded offset and follows it. False when the turn is not current on that generation.
+   */
+  async resumeTurn(sessionId: string, turnId: string, generation: number): Promise<boolean> {
+    const facts = await this.deps.facts.load(sessionId);
+    const { state } = facts;
+    if (state.current_turn?.id !== turnId || state.sandbox?.generation !== generation || state.runtime_unavailable) return false;
+    const assignment = await this.assignmentFor(sessionId, facts, turnId, true);
+    if (assignment === null) return false;
+    void this.deps.turns.run(assignment).catch((error: unknown) => this.deps.log.error(`turn ${turnId}: resumed run failed: ${String(error)}`));
+    return true;
+  }
+
+  private async assignmentFor(sessionId: string, facts: SessionFacts, turnId: string, mayHaveStarted: boolean): Promise<TurnAssignment | null> {
+    const { state } = facts;
+    const prompt = promptOf(facts.events, turnId);
+    if (prompt === null || state.sandbox === null || state.current_turn === null) return null;
+    const settings = await this.deps.settings.read(state.owner_id, state.environment_id);
+    return {
       sessionId,
       turnId,
       generation: state.sandbox.generation,
@@ -91,10 +115,9 @@ export class SessionEventReactor {
       prompt,
       resumeId: state.conversation_ended ? null : state.harness_session_id,
       model: settings.model,
-      lastRecordedOffset: turn.last_offset,
-      mayHaveStarted: delivery.redelivered,
-    });
-    this.deps.bound.touch(sessionId);
+      lastRecordedOffset: state.current_turn.last_offset,
+      mayHaveStarted,
+    };
   }
 
   async interruptRequested(event: EventOf<'InterruptRequested'>): Promise<void> {

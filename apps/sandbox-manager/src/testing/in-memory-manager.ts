@@ -30,18 +30,21 @@ export class InMemoryManager implements CommandBus {
   readonly running = new RunningTurns();
   readonly sent: SessionCommand[] = [];
   readonly reactor: SessionEventReactor;
+  readonly sandboxes: SandboxService;
+  readonly facts: SessionFactsReader;
+  readonly commands = new ManagerCommands(systemClock);
   private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
   private readonly handling = new Set<Promise<void>>();
 
   constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null } }) {
     this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
     const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
-    const commands = new ManagerCommands(systemClock);
-    const facts = new SessionFactsReader(this.store.journal);
+    const commands = this.commands;
+    const facts = (this.facts = new SessionFactsReader(this.store.journal));
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model });
     const pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => 'slot1' });
     const bound = new BoundSandboxes(systemClock);
-    const sandboxes = new SandboxService({
+    const sandboxes = (this.sandboxes = new SandboxService({
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
       pools: new WarmPools(pool),
       settings,
@@ -51,7 +54,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
-    });
+    }));
     const turns = new TurnRunner({
       runtime: this.runtime,
       bus: this,

@@ -1,0 +1,77 @@
+import { SandboxManagerQueries, Subjects, TurnEffectReplySchema, TurnProbeReplySchema } from '@berth/contracts';
+import { connectNats } from '@berth/nats';
+import { startNatsServer, type NatsServerHandle } from '@berth/testing';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { InMemoryManager } from '../testing/in-memory-manager';
+import { ProbeResponder } from './probe-responder';
+import { TurnProbe } from './turn-probe';
+import { TurnQueries } from './turn-queries';
+
+const SESSION = 'sesn_probe1';
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const claudeLines = [
+  { type: 'system', subtype: 'init', session_id: 'h-1' },
+  { type: 'assistant', message: { content: [{ type: 'text', text: 'Done.' }] }, parent_tool_use_id: null },
+  { type: 'result', subtype: 'success', is_error: false, session_id: 'h-1', usage: { input_tokens: 1, output_tokens: 1 } },
+].map((l) => JSON.stringify(l));
+
+/** The request/reply queries other services send the sandbox-manager, over a real nats-server. */
+describe('sandbox-manager queries over NATS request/reply', () => {
+  let nats: NatsServerHandle;
+  let nc: NatsConnection;
+  let manager: InMemoryManager;
+  let responder: ProbeResponder;
+
+  const ask = async (query: string, body: unknown) => (await nc.request(Subjects.query('sandbox-manager', query), JSON.stringify(body), { timeout: 2_000 })).json();
+
+  beforeAll(async () => {
+    nats = await startNatsServer();
+    nc = await connectNats({ url: nats.url, name: 'probe-test' });
+    manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    await manager.send(
+      manager.commands.make('CreateSession', SESSION, 'create', {
+        owner_id: 'owner_1',
+        agent: { id: 'agent_1', version: 1 },
+        environment_id: 'env_1',
+        harness: 'claude-code',
+        title: null,
+        metadata: {},
+        idempotency_key: null,
+        permission_mode: 'always_allow',
+      }),
+    );
+    await manager.settled();
+    const probe = new TurnProbe({ runtime: manager.runtime, sandboxes: manager.sandboxes, running: manager.running, facts: manager.facts });
+    const queries = new TurnQueries({ probe, reactor: manager.reactor, runtime: manager.runtime, facts: manager.facts, transcripts: manager.store.transcripts, bus: manager, commands: manager.commands, log: quiet });
+    responder = new ProbeResponder(nc, probe, queries, quiet);
+    responder.start();
+  });
+  afterAll(async () => {
+    responder.stop();
+    await nc.close();
+    await nats.stop();
+  });
+
+  it('reports the running sandbox and what the turn output file holds', async () => {
+    await manager.runtime.writeFile(`berth-s-${SESSION}-g1`, '/home/agent/.berth/turns/turn_1.jsonl', `${claudeLines.join('\n')}\n`);
+    const reply = TurnProbeReplySchema.parse(await ask(SandboxManagerQueries.probe, { session_id: SESSION, turn_id: 'turn_1', generation: 1 }));
+    expect(reply).toMatchObject({ generation: 1, facts: { sandbox: 'running', harness: { alive: false, attached: false }, output: { complete: true, last_offset: 1 } } });
+  });
+
+  it('reports a generation without a container as missing', async () => {
+    const reply = TurnProbeReplySchema.parse(await ask(SandboxManagerQueries.probe, { session_id: SESSION, turn_id: 'turn_1', generation: 7 }));
+    expect(reply.facts).toEqual({ sandbox: 'missing', harness: { alive: false, attached: false }, input_delivered: null, output: null });
+  });
+
+  it('answers a malformed request with an error body naming the problem', async () => {
+    const reply = (await ask(SandboxManagerQueries.probe, { session_id: 'not a token', turn_id: 'turn_1', generation: 1 })) as { error: { message: string } };
+    expect(reply.error.message).toContain('session_id');
+  });
+
+  it('says whether a transcript can be restored: impossible with nothing mirrored, done once something is', async () => {
+    const request = { session_id: SESSION, turn_id: 'turn_1', generation: 1, transcript_bytes: 10 };
+    expect(TurnEffectReplySchema.parse(await ask(SandboxManagerQueries.restoreTranscript, request)).outcome).toBe('impossible');
+    await manager.store.transcripts.append({ session_id: SESSION, path: '/home/agent/.claude/projects/-workspace/h-1.jsonl', offset: 0, data: '{"a":1}\n' });
+    expect(TurnEffectReplySchema.parse(await ask(SandboxManagerQueries.restoreTranscript, request)).outcome).toBe('done');
+  });
+});
