@@ -115,6 +115,47 @@ describe('official @anthropic-ai/sdk against the gateway', () => {
     });
   });
 
+  it('asks for a tool confirmation and resumes after user.tool_confirmation', async () => {
+    const agent = await client.beta.agents.create({ name: 'asker', model: 'claude-sonnet-4-5' });
+    const env = await client.beta.environments.create({ name: 'ask', config: { type: 'cloud', permission_mode: 'always_ask' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    const stream = await client.beta.sessions.events.stream(session.id);
+    const seen: Record<string, any>[] = [];
+    let confirmed = false;
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'tool: ls -la' }] }] });
+    for await (const event of stream) {
+      seen.push(event);
+      if (event.type !== 'session.status_idle') continue;
+      if (event.stop_reason.type === 'requires_action' && !confirmed) {
+        const [toolUseId] = event.stop_reason.event_ids;
+        expect(seen.find((e) => e.type === 'agent.tool_use')).toMatchObject({ id: toolUseId, name: 'bash', input: { command: 'ls -la' }, evaluated_permission: 'ask' });
+        expect((await client.beta.sessions.retrieve(session.id)).status).toBe('idle');
+        const sent = await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result: 'allow' }] });
+        expect(sent.data?.[0]).toMatchObject({ type: 'user.tool_confirmation', tool_use_id: toolUseId, result: 'allow' });
+        confirmed = true;
+      } else if (event.stop_reason.type === 'end_turn') break;
+    }
+    const toolUse = seen.find((e) => e.type === 'agent.tool_use');
+    expect(seen.find((e) => e.type === 'agent.tool_result')).toMatchObject({ tool_use_id: toolUse?.id, is_error: false, content: [{ type: 'text', text: 'ran' }] });
+    expect(seen.map((e) => e.type)).toEqual(expect.arrayContaining(['user.tool_confirmation', 'agent.message']));
+  });
+
+  it('interrupts a running turn with user.interrupt', async () => {
+    const agent = await client.beta.agents.create({ name: 'stopper', model: 'claude-sonnet-4-5' });
+    const env = await client.beta.environments.create({ name: 'stop', config: { type: 'cloud', permission_mode: 'always_ask' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'tool: sleep 100' }] }] });
+    const listAll = async () => {
+      const events = [];
+      for await (const e of client.beta.sessions.events.list(session.id)) events.push(e);
+      return events;
+    };
+    await waitFor(async () => (await listAll()).some((e) => e.type === 'agent.tool_use'));
+    const sent = await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.interrupt' }] });
+    expect(sent.data?.[0]?.type).toBe('user.interrupt');
+    expect((await listAll()).map((e) => e.type)).toContain('user.interrupt');
+  });
+
   it('answers errors in the Anthropic shape the SDK understands', async () => {
     await expect(client.beta.sessions.retrieve('sesn_doesnotexist')).rejects.toMatchObject({
       status: 404,

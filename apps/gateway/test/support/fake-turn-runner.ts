@@ -4,12 +4,15 @@ import type { CommandBus } from '@berth/ports';
 
 /**
  * Stands in for the sandbox-manager until turns run in real sandboxes: binds a sandbox when one is
- * requested and answers every turn with one agent message ("echo: <text>") and a completion.
+ * requested and answers every turn with one agent message ("echo: <text>") and a completion. A
+ * message starting with "tool:" first asks to run a tool that needs confirmation, and finishes the
+ * turn once the confirmation arrives.
  */
 export class FakeTurnRunner {
   private readonly generation = new Map<string, number>();
   private readonly waitingTurn = new Map<string, string>();
   private readonly lastText = new Map<string, string>();
+  private readonly confirmation = new Map<string, 'allow' | 'deny'>();
   private readonly stop: () => void;
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -40,13 +43,40 @@ export class FakeTurnRunner {
       else this.waitingTurn.set(sessionId, event.data.turn_id);
     } else if (event.type === 'UserMessageReceived') {
       this.lastText.set(event.data.turn_id, event.data.content.map((b) => (b.type === 'text' ? b.text : '')).join(''));
+    } else if (event.type === 'ToolUseConfirmed') {
+      this.confirmation.set(event.data.turn_id, event.data.result);
+    } else if (event.type === 'TurnResumed') {
+      await this.finishToolTurn(sessionId, event.data.turn_id);
     }
+  }
+
+  private async finishToolTurn(sessionId: string, turnId: string): Promise<void> {
+    const generation = this.generation.get(sessionId) ?? 1;
+    const allowed = this.confirmation.get(turnId) === 'allow';
+    await this.send(sessionId, 'RecordAgentOutput', {
+      turn_id: turnId,
+      generation,
+      offset: 1,
+      outputs: [
+        { kind: 'tool_result', tool_use_id: 'toolu_fake', content: [{ type: 'text', text: allowed ? 'ran' : 'denied' }], is_error: !allowed },
+        { kind: 'message', content: [{ type: 'text', text: allowed ? 'done' : 'skipped' }] },
+      ],
+      harness_session_id: null,
+    });
+    await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null });
   }
 
   private async answer(sessionId: string, turnId: string): Promise<void> {
     this.waitingTurn.delete(sessionId);
     const generation = this.generation.get(sessionId) ?? 1;
-    const text = `echo: ${this.lastText.get(turnId) ?? ''}`;
+    const said = this.lastText.get(turnId) ?? '';
+    if (said.startsWith('tool:')) {
+      const input = { command: said.slice(5).trim() };
+      const outputs = [{ kind: 'tool_use', tool_use_id: 'toolu_fake', name: 'bash', input, needs_confirmation: true }];
+      await this.send(sessionId, 'RecordAgentOutput', { turn_id: turnId, generation, offset: 0, outputs, harness_session_id: null });
+      return;
+    }
+    const text = `echo: ${said}`;
     await this.send(sessionId, 'RecordAgentOutput', { turn_id: turnId, generation, offset: 0, outputs: [{ kind: 'message', content: [{ type: 'text', text }] }], harness_session_id: null });
     await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null });
   }
