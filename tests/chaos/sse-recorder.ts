@@ -61,8 +61,8 @@ export class SseRecorder {
   private connectOnce(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const url = new URL(`/v1/sessions/${this.sessionId}/events/stream`, this.baseUrl);
-      const headers: Record<string, string> = { accept: 'text/event-stream', 'x-api-key': this.apiKey, 'anthropic-version': '2023-06-01' };
-      if (this.lastSeq > 0) headers['last-event-id'] = String(this.lastSeq);
+      // Last-Event-ID 0 on the first connection too: replay the whole journal, then tail.
+      const headers = { accept: 'text/event-stream', 'x-api-key': this.apiKey, 'last-event-id': String(this.lastSeq) };
       const req = request(url, { headers }, (res: IncomingMessage) => {
         if (res.statusCode !== 200) {
           res.resume();

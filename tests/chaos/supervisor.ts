@@ -38,7 +38,10 @@ export class Supervisor {
   apiKey = '';
 
   private readonly procs = new Map<ServiceName, ServiceProcess>();
-  private readonly pastLogs: string[] = [];
+  /** Services running with extra environment (an armed crash point): `settle()` restarts them plain. */
+  private readonly special = new Set<ServiceName>();
+  /** Every process started, in order, for the logs. */
+  private readonly started: ServiceProcess[] = [];
   private readonly clockFiles = new Map<ServiceName, string>();
 
   private constructor(
@@ -118,8 +121,30 @@ export class Supervisor {
   async startService(name: ServiceName, extra: Record<string, string> = {}): Promise<void> {
     const running = this.procs.get(name);
     if (running?.alive()) throw new Error(`${name} is already running`);
-    if (running) this.pastLogs.push(`--- ${name} (pid ${running.pid}, ended)\n${running.output()}`);
-    this.procs.set(name, await startService(name, this.envFor(name, extra)));
+    const proc = await startService(name, this.envFor(name, extra));
+    this.procs.set(name, proc);
+    this.started.push(proc);
+    if (Object.keys(extra).length > 0) this.special.add(name);
+    else this.special.delete(name);
+  }
+
+  /**
+   * Back to the plain platform between scenarios: every service running without crash points,
+   * every clock true. Returns what had to be fixed.
+   */
+  async settle(): Promise<string[]> {
+    const fixed: string[] = [];
+    for (const name of SERVICES) {
+      this.skewClock(name, 0);
+      if (!this.alive(name)) {
+        fixed.push(`${name} was down`);
+        await this.startService(name);
+      } else if (this.special.has(name)) {
+        fixed.push(`${name} still had its crash point armed`);
+        await this.restart(name);
+      }
+    }
+    return fixed;
   }
 
   /** SIGKILL now, as a crash would. */
@@ -175,10 +200,18 @@ export class Supervisor {
     writeFileSync(this.clockFiles.get(name) as string, String(offsetMs));
   }
 
-  /** Every service's output, the ended processes' first. */
-  logs(): string {
-    const live = [...this.procs].map(([name, p]) => `--- ${name} (pid ${p.pid}${p.alive() ? '' : ', ended'})\n${p.output()}`);
-    return [...this.pastLogs, ...live].join('\n');
+  /** How much each process has logged so far: pass it to `logs` to see only what came after. */
+  logMark(): ReadonlyMap<number, number> {
+    return new Map(this.started.map((p) => [p.pid, p.output().length]));
+  }
+
+  /** Every process's output (since `mark`), in start order. */
+  logs(mark: ReadonlyMap<number, number> = new Map()): string {
+    return this.started
+      .map((p) => ({ p, text: p.output().slice(mark.get(p.pid) ?? 0) }))
+      .filter(({ text }) => text.length > 0)
+      .map(({ p, text }) => `--- ${p.name} (pid ${p.pid}${p.alive() ? '' : ', ended'})\n${text.slice(-6_000)}`)
+      .join('\n');
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,157 @@
+import { AnthropicMessagesServer } from '@berth/testing';
+import { ChaosDriver } from './driver';
+import { checkInvariants, type InvariantReport } from './invariants';
+import { Supervisor } from './supervisor';
+
+/** docs/recovery.md, "Convergence bound": fault → the turn's terminal event. */
+export const RECOVERY_BOUND_MS = 10_000;
+
+export type ScenarioContext = Readonly<{ sup: Supervisor; driver: ChaosDriver; model: AnthropicMessagesServer }>;
+
+/** What a scenario body reports besides the invariants: recovery times and what went wrong. */
+export type ScenarioOutcome = { recoveryMs: number[]; problems: string[]; notes: string[] };
+
+export type Scenario = Readonly<{
+  name: string;
+  /** Recovery must stay within this (default: the documented bound). */
+  boundMs?: number;
+  run(ctx: ScenarioContext, outcome: ScenarioOutcome): Promise<void>;
+}>;
+
+export type ScenarioResult = Readonly<{
+  name: string;
+  runs: number;
+  lost: number;
+  duplicated: number;
+  turns: number;
+  /** Worst fault → settled time over the runs, ms; null when the scenario measures none. */
+  recoveryMs: number | null;
+  boundMs: number;
+  violations: readonly string[];
+  notes: readonly string[];
+  passed: boolean;
+  elapsedMs: number;
+}>;
+
+/**
+ * The platform one suite run shares: a fresh nats-server store dir and SQLite file, the four
+ * services, and a default scripted model. Each scenario gets its own model server (its
+ * environment points the harness at it), sessions, SSE clients and acknowledgement record.
+ */
+export async function startChaosPlatform(): Promise<{ sup: Supervisor; stop(): Promise<void> }> {
+  const fallbackModel = await new AnthropicMessagesServer().start();
+  try {
+    const sup = await Supervisor.start({ modelBaseUrl: fallbackModel.url });
+    return {
+      sup,
+      async stop() {
+        await sup.stop();
+        await fallbackModel.close();
+      },
+    };
+  } catch (error) {
+    await fallbackModel.close();
+    throw error;
+  }
+}
+
+/** One run of a scenario on the shared platform, then every invariant over what it touched. */
+export async function runScenario(scenario: Scenario, sup: Supervisor, log: (line: string) => void = () => undefined): Promise<ScenarioResult> {
+  const started = Date.now();
+  const outcome: ScenarioOutcome = { recoveryMs: [], problems: [], notes: [] };
+  const boundMs = scenario.boundMs ?? RECOVERY_BOUND_MS;
+  const model = await new AnthropicMessagesServer().start();
+  let driver: ChaosDriver | null = null;
+  let report: InvariantReport = { violations: [], lost: 0, duplicated: 0, turns: 0 };
+  const logMark = sup.logMark();
+  try {
+    driver = await ChaosDriver.open(sup, model.url);
+    try {
+      await scenario.run({ sup, driver, model }, outcome);
+    } catch (error) {
+      outcome.problems.push(`scenario aborted: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    // Every service back, plain, before judging (and before the next scenario).
+    const fixed = await sup.settle();
+    if (fixed.length > 0) outcome.notes.push(`after the run: ${fixed.join(', ')}`);
+    report = await checkRun(driver, sup);
+  } catch (error) {
+    outcome.problems.push(`platform failed: ${error instanceof Error ? error.message : String(error)}`);
+  } finally {
+    if (outcome.problems.length > 0 || report.violations.length > 0) log(`${scenario.name}: service logs during the run\n${sup.logs(logMark)}`);
+    await driver?.close();
+    await model.close();
+  }
+  const late = outcome.recoveryMs.filter((ms) => ms > boundMs);
+  const problems = [...outcome.problems, ...late.map((ms) => `recovery took ${ms} ms, over the ${boundMs} ms bound`)];
+  const violations = [...problems, ...report.violations];
+  return {
+    name: scenario.name,
+    runs: 1,
+    lost: report.lost,
+    duplicated: report.duplicated,
+    turns: report.turns,
+    recoveryMs: outcome.recoveryMs.length > 0 ? Math.max(...outcome.recoveryMs) : null,
+    boundMs,
+    violations,
+    notes: outcome.notes,
+    passed: violations.length === 0,
+    elapsedMs: Date.now() - started,
+  };
+}
+
+/** Lets the SSE clients catch up with the journal, then checks the invariants. */
+async function checkRun(driver: ChaosDriver, sup: Supervisor) {
+  const journals = new Map<string, Awaited<ReturnType<ChaosDriver['journal']>>>();
+  for (const [sessionId, recorder] of driver.recorders) {
+    let events = await driver.journal(sessionId);
+    // Events may still be in flight to the stream (outbox relay, a reconnect): wait, bounded.
+    await recorder.waitForSeq(events.at(-1)?.seq ?? 0, 10_000);
+    events = await driver.journal(sessionId);
+    await recorder.waitForSeq(events.at(-1)?.seq ?? 0, 5_000);
+    journals.set(sessionId, events);
+  }
+  // This scenario's containers: those named or labelled for its sessions.
+  const mine = (c: { name: string; labels: Readonly<Record<string, string>> }) =>
+    journals.has(c.labels['berth.session'] ?? '') || [...journals.keys()].some((id) => c.name.includes(id));
+  const containers = (await sup.runtime.list({ 'berth.scope': sup.scope })).filter(mine).map((c) => ({ name: c.name, labels: c.labels }));
+  const sse = new Map([...driver.recorders].map(([id, r]) => [id, r.frames] as const));
+  return checkInvariants({ journals, acked: driver.acked, sse, containers });
+}
+
+/** Merges several runs of one scenario into one row. */
+export function mergeRuns(results: readonly ScenarioResult[]): ScenarioResult {
+  const [first] = results;
+  const times = results.map((r) => r.recoveryMs).filter((t): t is number => t !== null);
+  return {
+    ...first,
+    runs: results.length,
+    lost: results.reduce((s, r) => s + r.lost, 0),
+    duplicated: results.reduce((s, r) => s + r.duplicated, 0),
+    turns: results.reduce((s, r) => s + r.turns, 0),
+    recoveryMs: times.length > 0 ? Math.max(...times) : null,
+    violations: results.flatMap((r) => r.violations),
+    notes: [...new Set(results.flatMap((r) => r.notes))],
+    passed: results.every((r) => r.passed),
+    elapsedMs: results.reduce((s, r) => s + r.elapsedMs, 0),
+  };
+}
+
+/** The table `run.ts` prints. */
+export function formatTable(results: readonly ScenarioResult[]): string {
+  const header = ['scenario', 'runs', 'turns', 'lost', 'duplicated', 'recovery', 'bound', 'result', 'time'];
+  const rows = results.map((r) => [
+    r.name,
+    String(r.runs),
+    String(r.turns),
+    String(r.lost),
+    String(r.duplicated),
+    r.recoveryMs === null ? '-' : `${(r.recoveryMs / 1000).toFixed(1)} s`,
+    `${r.boundMs / 1000} s`,
+    r.passed ? 'pass' : 'FAIL',
+    `${Math.round(r.elapsedMs / 1000)} s`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}

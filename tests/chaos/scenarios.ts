@@ -1,0 +1,311 @@
+import { Subjects, type SessionCommand } from '@berth/contracts';
+import { reply } from '@berth/testing';
+import { DirectCommands } from './direct-commands';
+import type { TurnEnd } from './driver';
+import type { Scenario, ScenarioContext, ScenarioOutcome } from './run-scenario';
+import { CRASH_POINTS, SERVICES, type ServiceName } from './supervisor';
+
+const TURN_TIMEOUT_MS = 60_000;
+/** A Bash step that keeps the harness busy for 2 s: the window in which faults land "mid-turn". */
+const SLOW_STEP = { command: 'sleep 2 && echo step-done', description: 'a slow step' };
+
+/** Claude Code's turn: a tool call that takes 2 s, then a closing text. */
+function scriptSlowTurn(ctx: ScenarioContext): void {
+  ctx.model.script(reply.toolCall('Bash', SLOW_STEP, { text: 'Running the slow step.' }), reply.text('The slow step is done.'));
+}
+
+type TurnFault = Readonly<{
+  /** Before the session exists (arm a crash point that fires while its sandbox starts). */
+  beforeSession?: (ctx: ScenarioContext) => Promise<void>;
+  /** After the session exists, before the message (arm a crash point that fires during the turn). */
+  beforeMessage?: (ctx: ScenarioContext, sessionId: string) => Promise<void>;
+  /** `tool_use`: inject once the harness's tool call is journaled (it is then inside its 2 s step). */
+  trigger: 'sent' | 'tool_use';
+  /** Injects the fault and brings the failed part back; returns when the fault happened (ms), null if it never did. */
+  inject: (ctx: ScenarioContext, sessionId: string) => Promise<number | null>;
+}>;
+
+/**
+ * The shape of most scenarios: a session, a slow Claude Code turn, a fault during it, then the turn
+ * must settle (completed, failed with a reason, or recovered) and a next message must complete.
+ */
+async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fault: TurnFault): Promise<void> {
+  const { driver } = ctx;
+  await fault.beforeSession?.(ctx);
+  const sessionId = await driver.newSession();
+  await fault.beforeMessage?.(ctx, sessionId);
+  scriptSlowTurn(ctx);
+  const sent = await driver.send(sessionId, 'Run the slow step, then tell me when it is done.');
+  if (fault.trigger === 'tool_use' && !(await driver.waitForTurnEvent(sessionId, sent.turnId, 'AgentToolUseRecorded', TURN_TIMEOUT_MS))) {
+    outcome.problems.push('the turn never reached its tool call');
+    return;
+  }
+  const faultAt = await fault.inject(ctx, sessionId);
+  if (faultAt === null) {
+    outcome.problems.push('the fault was never triggered (crash point not reached)');
+  }
+  const end = await driver.waitForTurnEnd(sessionId, sent.turnId, TURN_TIMEOUT_MS);
+  if (end === null) {
+    outcome.problems.push(`turn ${sent.turnId} did not settle within ${TURN_TIMEOUT_MS / 1000} s`);
+    return;
+  }
+  outcome.notes.push(`turn ended ${describeEnd(end)}`);
+  if (faultAt !== null) outcome.recoveryMs.push(Math.max(0, end.seenAt - faultAt));
+  await nextMessageWorks(ctx, outcome, sessionId);
+}
+
+/** After a fault, the session takes another message and completes that turn. */
+async function nextMessageWorks(ctx: ScenarioContext, outcome: ScenarioOutcome, sessionId: string): Promise<void> {
+  ctx.model.setDefaultReply(reply.text('Still here.'));
+  const next = await ctx.driver.send(sessionId, 'Are you still there?');
+  const end = await ctx.driver.waitForTurnEnd(sessionId, next.turnId, TURN_TIMEOUT_MS);
+  if (end?.type !== 'TurnCompleted') outcome.problems.push(`the next message did not complete: ${describeEnd(end)}`);
+}
+
+const describeEnd = (end: TurnEnd | null): string =>
+  end === null ? 'no terminal event' : `${end.type}${end.reason ? ` (${end.reason}${end.message ? `: ${end.message.slice(0, 300)}` : ''})` : ''}`;
+
+/** Arms `point` in `name` by restarting it; after it dies there, starts it clean. Resolves with the death time. */
+async function dieAtCrashPoint(ctx: ScenarioContext, name: ServiceName, timeoutMs = 30_000): Promise<number | null> {
+  const died = await ctx.sup.waitForDeath(name, timeoutMs);
+  if (!died) return null;
+  const at = Date.now();
+  await ctx.sup.startService(name);
+  return at;
+}
+
+const container = async (ctx: ScenarioContext, sessionId: string): Promise<string | null> => {
+  const events = await ctx.driver.journal(sessionId);
+  const bound = events.filter((e) => e.type === 'SandboxBound').at(-1);
+  return bound?.type === 'SandboxBound' ? bound.data.sandbox_id : null;
+};
+
+const kernelCrash = (point: string): Scenario => ({
+  name: `kill -9 session-kernel at ${point}`,
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      // Armed mid-turn: the next command the kernel commits (output, completion) kills it.
+      inject: async ({ sup }) => {
+        await sup.restart('session-kernel', { BERTH_CRASH_POINT: point });
+        return dieAtCrashPoint(ctx, 'session-kernel');
+      },
+    }),
+});
+
+const managerCrash = (point: string): Scenario => ({
+  name: `kill -9 sandbox-manager at ${point}`,
+  run: (ctx, outcome) => {
+    const arm = () => ctx.sup.restart('sandbox-manager', { BERTH_CRASH_POINT: point });
+    return turnUnderFault(ctx, outcome, {
+      // The sandbox starts when the session is created: arm before that for the start-up point.
+      ...(point === 'after-sandbox-start-before-bind' ? { beforeSession: arm } : { beforeMessage: arm }),
+      trigger: 'sent',
+      inject: () => dieAtCrashPoint(ctx, 'sandbox-manager'),
+    });
+  },
+});
+
+const reconcilerCrash = (point: string): Scenario => ({
+  name: `kill -9 turn-reconciler at ${point} (container killed)`,
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      beforeMessage: () => ctx.sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point }),
+      trigger: 'tool_use',
+      // The reconciler only sends commands while recovering a turn: kill the sandbox to make it.
+      inject: async ({ sup }, sessionId) => {
+        const name = await container(ctx, sessionId);
+        if (name === null) return null;
+        const killedAt = Date.now();
+        await sup.runtime.docker.getContainer(name).kill();
+        return (await dieAtCrashPoint(ctx, 'turn-reconciler')) === null ? null : killedAt;
+      },
+    }),
+});
+
+const killService = (name: ServiceName): Scenario => ({
+  name: `kill -9 ${name} mid-turn`,
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      inject: async ({ sup }) => {
+        const at = Date.now();
+        await sup.restart(name);
+        return at;
+      },
+    }),
+});
+
+const everyServiceKilled: Scenario = {
+  name: 'kill -9 every service mid-turn',
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      inject: async ({ sup }) => {
+        const at = Date.now();
+        await Promise.all(SERVICES.map((s) => sup.kill(s)));
+        await sup.startService('session-kernel');
+        await Promise.all((['sandbox-manager', 'turn-reconciler', 'gateway'] as const).map((s) => sup.startService(s)));
+        return at;
+      },
+    }),
+};
+
+const natsRestart: Scenario = {
+  name: 'nats-server restart mid-turn',
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      inject: async ({ sup }) => {
+        const at = Date.now();
+        await sup.restartNats();
+        return at;
+      },
+    }),
+};
+
+const STORE_OUTAGE_MS = 6_000;
+const storeOutage: Scenario = {
+  name: `store write-locked ${STORE_OUTAGE_MS / 1000} s mid-turn`,
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      // Measured from when the store is back (as the kills are measured from the kill, restart included).
+      inject: async ({ sup }) => {
+        await sup.storeOutage(STORE_OUTAGE_MS);
+        return Date.now();
+      },
+    }),
+};
+
+const containerKilled: Scenario = {
+  name: 'docker kill of the sandbox mid-turn',
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      inject: async ({ sup }, sessionId) => {
+        const name = await container(ctx, sessionId);
+        if (name === null) return null;
+        const at = Date.now();
+        await sup.runtime.docker.getContainer(name).kill();
+        return at;
+      },
+    }),
+};
+
+const HOUR = 3_600_000;
+const clockSkew: Scenario = {
+  name: 'clock skew: manager +2 h, kernel -5 min mid-turn; lease expiry',
+  run: async (ctx, outcome) => {
+    await turnUnderFault(ctx, outcome, {
+      trigger: 'tool_use',
+      inject: async ({ sup }) => {
+        sup.skewClock('sandbox-manager', 2 * HOUR);
+        sup.skewClock('session-kernel', -5 * 60_000);
+        return Date.now();
+      },
+    });
+    // An idle sandbox whose manager's clock jumps past its lease (30 min idle) is expired and
+    // reported; the session rebuilds it on the next message (nextMessageWorks above ran first,
+    // so jump again now that the sandbox is idle).
+    const [sessionId] = ctx.driver.recorders.keys();
+    const jumpedAt = Date.now();
+    ctx.sup.skewClock('sandbox-manager', 4 * HOUR);
+    const lost = await ctx.driver.waitForJournal(sessionId, (events) => events.find((e) => e.type === 'SandboxLost' && e.data.cause === 'expired'), 10_000);
+    if (!lost) {
+      outcome.problems.push('an idle sandbox past its lease (manager clock +4 h) was never reported expired');
+      return;
+    }
+    outcome.notes.push(`lease expiry reported ${Date.now() - jumpedAt} ms after the jump`);
+    await nextMessageWorks(ctx, outcome, sessionId);
+  },
+};
+
+const meta = (sessionId: string, commandId: string, issuedAt: string) => ({ command_id: commandId, session_id: sessionId, actor: 'chaos', issued_at: issuedAt });
+const message = (sessionId: string, commandId: string, turnId: string, text: string, issuedAt: string): SessionCommand =>
+  ({ type: 'SubmitUserMessage', data: { turn_id: turnId, content: [{ type: 'text', text }] }, meta: meta(sessionId, commandId, issuedAt) }) as SessionCommand;
+
+const duplicateAndReordered: Scenario = {
+  name: 'duplicate and reordered delivery',
+  run: async (ctx, outcome) => {
+    const direct = await DirectCommands.connect(ctx.sup.natsUrl);
+    try {
+      ctx.model.setDefaultReply(reply.text('OK.'));
+      const sessionId = await ctx.driver.newSession();
+      const stamp = Date.now().toString(36);
+      // The same command three times: twice under one msgID (the broker drops the repeat), once
+      // under a new msgID (the kernel must answer it as a duplicate, appending nothing).
+      const a = message(sessionId, `cmd_dup${stamp}`, `turn_dup${stamp}`, 'once only', new Date().toISOString());
+      await direct.publish(a, a.meta.command_id);
+      const repeat = await direct.publish(a, a.meta.command_id);
+      if (!repeat.duplicate) outcome.problems.push('the broker did not drop a repeat with the same msgID');
+      await direct.publish(a, `${a.meta.command_id}.again`);
+      const first = await direct.outcome(a.meta.command_id, 1);
+      const second = await direct.outcome(a.meta.command_id, 2);
+      if (first?.ok) ctx.driver.ackDirect({ sessionId, label: 'SubmitUserMessage (first delivery)', commandId: a.meta.command_id });
+      else outcome.problems.push(`the first delivery was not accepted: ${JSON.stringify(first)}`);
+      if (second?.ok) ctx.driver.ackDirect({ sessionId, label: 'SubmitUserMessage (new msgID)', commandId: a.meta.command_id, noopAllowed: second.duplicate });
+      if (!second?.ok || !second.duplicate) outcome.problems.push(`a redelivery under a new msgID was not a no-op: ${JSON.stringify(second)}`);
+      // Two commands of one session published out of order: the later-issued one first.
+      const early = message(sessionId, `cmd_early${stamp}`, `turn_early${stamp}`, 'issued first', new Date(Date.now() - 1_000).toISOString());
+      const late = message(sessionId, `cmd_late${stamp}`, `turn_late${stamp}`, 'issued second', new Date().toISOString());
+      await direct.publish(late, late.meta.command_id);
+      await direct.publish(early, early.meta.command_id);
+      for (const c of [late, early]) {
+        const o = await direct.outcome(c.meta.command_id);
+        if (o?.ok) ctx.driver.ackDirect({ sessionId, label: `SubmitUserMessage ${c.meta.command_id}`, commandId: c.meta.command_id });
+        else outcome.problems.push(`${c.meta.command_id} was not accepted: ${JSON.stringify(o)}`);
+      }
+      for (const turnId of [a.data, late.data, early.data].map((d) => (d as { turn_id: string }).turn_id)) {
+        const end = await ctx.driver.waitForTurnEnd(sessionId, turnId, TURN_TIMEOUT_MS);
+        if (end?.type !== 'TurnCompleted') outcome.problems.push(`turn ${turnId} did not complete: ${describeEnd(end)}`);
+      }
+    } finally {
+      await direct.close();
+    }
+  },
+};
+
+const poisonMessage: Scenario = {
+  name: 'poison command on a session subject',
+  run: async (ctx, outcome) => {
+    const direct = await DirectCommands.connect(ctx.sup.natsUrl);
+    try {
+      ctx.model.setDefaultReply(reply.text('OK.'));
+      const poisoned = await ctx.driver.newSession();
+      const healthy = await ctx.driver.newSession();
+      const subject = Subjects.command(poisoned, 'SubmitUserMessage');
+      const at = Date.now();
+      await direct.publishRaw(subject, new TextEncoder().encode('{"type":"SubmitUserMessage","data":'), `poison${at}`);
+      const error = await ctx.driver.waitForJournal(poisoned, (events) => events.find((e) => e.type === 'SessionErrorRaised'), 15_000);
+      if (!error) outcome.problems.push('the poisoned session got no session.error');
+      else outcome.recoveryMs.push(Date.now() - at);
+      const dead = await direct.deadLetters(`dlq.session.${poisoned}.>`);
+      if (dead < 1) outcome.problems.push('the poison message was not dead-lettered');
+      else outcome.notes.push(`${dead} dead letter(s) for the poisoned session`);
+      // Other sessions, and the poisoned one, carry on.
+      for (const sessionId of [healthy, poisoned]) {
+        const sent = await ctx.driver.send(sessionId, 'Hello after the poison');
+        const end = await ctx.driver.waitForTurnEnd(sessionId, sent.turnId, TURN_TIMEOUT_MS);
+        if (end?.type !== 'TurnCompleted') outcome.problems.push(`${sessionId === healthy ? 'the other' : 'the poisoned'} session's turn did not complete`);
+      }
+    } finally {
+      await direct.close();
+    }
+  },
+};
+
+/** Every scenario, in the order the table prints them. */
+export const SCENARIOS: readonly Scenario[] = [
+  ...CRASH_POINTS['session-kernel'].map(kernelCrash),
+  ...CRASH_POINTS['sandbox-manager'].map(managerCrash),
+  ...CRASH_POINTS['turn-reconciler'].map(reconcilerCrash),
+  killService('gateway'),
+  everyServiceKilled,
+  natsRestart,
+  storeOutage,
+  containerKilled,
+  duplicateAndReordered,
+  poisonMessage,
+  clockSkew,
+];
