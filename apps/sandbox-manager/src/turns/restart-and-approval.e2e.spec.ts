@@ -24,7 +24,7 @@ async function waitFor<T>(what: string, probe: () => Promise<T | null | undefine
   }
 }
 
-describe('claude-code: manager restart mid-turn, and tool approvals', () => {
+describe('claude-code: manager restart mid-turn, tool approvals, terminate and delete', () => {
   let model: AnthropicMessagesServer;
   let platform: E2ePlatform;
   let client: Anthropic;
@@ -97,4 +97,23 @@ describe('claude-code: manager restart mid-turn, and tool approvals', () => {
     },
     300_000,
   );
+
+  it(
+    'terminate and delete take the session sandbox away',
+    async () => {
+      const terminated = await newSession('always_allow');
+      const deleted = await newSession('always_allow');
+      for (const s of [terminated, deleted]) {
+        await waitFor('the sandbox to run', async () => (await platform.runtime.inspect(`berth-s-${s.id}-g1`))?.running, 60_000, platform.logs);
+      }
+      const response = await fetch(`${platform.gatewayUrl}/v1/sessions/${terminated.id}/terminate`, { method: 'POST', headers: { 'x-api-key': platform.apiKey } });
+      expect(response.status).toBe(200);
+      await client.beta.sessions.delete(deleted.id);
+      for (const s of [terminated, deleted]) {
+        await waitFor('the sandbox to be removed', async () => (await platform.runtime.inspect(`berth-s-${s.id}-g1`)) === null, 15_000, platform.logs);
+      }
+    },
+    300_000,
+  );
 });
+

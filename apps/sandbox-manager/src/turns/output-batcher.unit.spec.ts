@@ -1,0 +1,52 @@
+import type { AgentOutput } from '@berth/contracts';
+import { OutputBatcher, type OutputBatch } from './output-batcher';
+
+const message = (text: string): AgentOutput => ({ kind: 'message', content: [{ type: 'text', text }] });
+
+describe('OutputBatcher', () => {
+  const batcher = (lastRecordedOffset: number, sent: OutputBatch[], maxOutputs = 3) =>
+    new OutputBatcher({ lastRecordedOffset, maxOutputs, delayMs: 10_000, send: async (b) => void sent.push(b), onError: (e) => { throw e; } });
+
+  it('numbers outputs in file order and sends full batches at once, the rest on flush', async () => {
+    const sent: OutputBatch[] = [];
+    const b = batcher(-1, sent);
+    b.add(['a', 'b', 'c', 'd'].map(message));
+    await b.flush();
+    expect(sent.map((s) => [s.offset, s.outputs.length])).toEqual([[0, 4]]);
+    b.add([message('e')]);
+    await b.flush();
+    expect(sent.map((s) => s.offset)).toEqual([0, 4]);
+    expect(b.lastOffset).toBe(4);
+  });
+
+  it('skips outputs the kernel already recorded (a reattach replays the file from the start)', async () => {
+    const sent: OutputBatch[] = [];
+    const b = batcher(1, sent, 10);
+    b.add(['a', 'b', 'c'].map(message));
+    await b.flush();
+    expect(sent).toEqual([{ offset: 2, outputs: [message('c')] }]);
+  });
+
+  it('sends batches one after another, in order', async () => {
+    const order: number[] = [];
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const b = new OutputBatcher({
+      lastRecordedOffset: -1,
+      maxOutputs: 1,
+      delayMs: 10_000,
+      send: async (batch) => {
+        if (batch.offset === 0) await gate;
+        order.push(batch.offset);
+      },
+      onError: (e) => {
+        throw e;
+      },
+    });
+    b.add([message('a')]);
+    b.add([message('b')]);
+    release();
+    await b.flush();
+    expect(order).toEqual([0, 1]);
+  });
+});
