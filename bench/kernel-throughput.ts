@@ -5,12 +5,13 @@
  *   node -r @swc-node/register bench/kernel-throughput.ts [commands] [sessions] [window]
  *
  * Prints commands/s and events/s, and p50/p99 of command → first event (kernel) and of
- * publish → receive (raw), in milliseconds. BERTH_BENCH_DIR chooses where the SQLite file lives
- * (e.g. /dev/shm to take the disk's fsync cost out and see the software's own ceiling);
- * BERTH_BENCH_PROFILE=<dir> writes a CPU profile of the kernel process there.
+ * publish → receive (raw), in milliseconds, with the store mode and the machine's load average.
+ * BERTH_BENCH_DIR chooses where the SQLite file lives (e.g. /dev/shm to take the disk out);
+ * BERTH_BENCH_SYNCHRONOUS=full|normal picks the store's fsync mode (default: the store's own
+ * default, normal); BERTH_BENCH_PROFILE=<dir> writes a CPU profile of the kernel process there.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subjects, type RecordedEvent } from '@berth/contracts';
 import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
@@ -23,8 +24,20 @@ import { startKernelProcess } from '../apps/session-kernel/src/testing/kernel-pr
 const COMMANDS = Number(process.argv[2] ?? 3000);
 const SESSIONS = Number(process.argv[3] ?? 100);
 const WINDOW = Number(process.argv[4] ?? 64);
+const SYNCHRONOUS = process.env.BERTH_BENCH_SYNCHRONOUS;
 
-type Figures = { perSecond: number; eventsPerSecond: number; p50: number; p99: number };
+type Figures = { perSecond: number; eventsPerSecond: number; p50: number; p99: number; elapsedMs: number };
+
+/** CPU time (user + system) a process has used so far, from /proc (Linux); null elsewhere. */
+function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after "pid (comm) "; USER_HZ is 100 on Linux.
+    return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+  } catch {
+    return null;
+  }
+}
 
 const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 
@@ -63,7 +76,7 @@ async function rawJetStream(nc: NatsConnection): Promise<Figures> {
   await done;
   const elapsed = performance.now() - started;
   const sorted = latencies.sort((a, b) => a - b);
-  return { perSecond: (COMMANDS / elapsed) * 1000, eventsPerSecond: (COMMANDS / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return { perSecond: (COMMANDS / elapsed) * 1000, eventsPerSecond: (COMMANDS / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99), elapsedMs: elapsed };
 }
 
 async function throughKernel(nc: NatsConnection): Promise<Figures> {
@@ -72,15 +85,19 @@ async function throughKernel(nc: NatsConnection): Promise<Figures> {
   await Promise.all(sessions.map((s) => bus.send(createSession(s))));
 
   const sentAt = new Map<string, number>();
+  const measured = new Set<string>();
   const latencies: number[] = [];
   let events = 0;
+  let lastEventAt = 0;
   nc.subscribe(Subjects.allEvents, {
     callback: (_e, m) => {
-      events++;
       const { command_id } = m.json<RecordedEvent>();
+      if (!measured.has(command_id)) return; // a straggler of the session creations
+      events++;
+      lastEventAt = performance.now();
       const at = sentAt.get(command_id);
       if (at !== undefined) {
-        latencies.push(performance.now() - at);
+        latencies.push(lastEventAt - at);
         sentAt.delete(command_id);
       }
     },
@@ -89,34 +106,56 @@ async function throughKernel(nc: NatsConnection): Promise<Figures> {
   const started = performance.now();
   await windowed(COMMANDS, WINDOW, async (n) => {
     const command = submitMessage(sessions[n % SESSIONS], `message ${n}`);
+    measured.add(command.meta.command_id);
     sentAt.set(command.meta.command_id, performance.now());
     const outcome = await bus.send(command);
     if (!outcome.ok) throw new Error(`command refused: ${outcome.error.message}`);
   });
   const elapsed = performance.now() - started;
-  await new Promise((r) => setTimeout(r, 200)); // let the last events' core deliveries arrive before reading counters
+  // Events are published before the outcome is answered, but travel on another subscription: wait for the first of each command.
+  const deadline = Date.now() + 5_000;
+  while (sentAt.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  if (sentAt.size > 0) throw new Error(`${sentAt.size} command(s) answered but none of their events seen`);
   bus.close();
   const sorted = latencies.sort((a, b) => a - b);
-  return { perSecond: (COMMANDS / elapsed) * 1000, eventsPerSecond: (events / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return {
+    perSecond: (COMMANDS / elapsed) * 1000,
+    eventsPerSecond: (events / Math.max(elapsed, lastEventAt - started)) * 1000,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    elapsedMs: elapsed,
+  };
 }
 
 async function main(): Promise<void> {
   const server = await startNatsServer();
   const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), 'berth-bench-kernel-'));
   const profileDir = process.env.BERTH_BENCH_PROFILE;
+  const storeUrl = `sqlite:${join(dir, 'berth.db')}${SYNCHRONOUS ? `?synchronous=${SYNCHRONOUS}` : ''}`;
   const kernel = await startKernelProcess(
-    { NATS_URL: server.url, BERTH_STORE_URL: `sqlite:${join(dir, 'berth.db')}`, BERTH_KERNEL_CONCURRENCY: String(WINDOW) },
+    { NATS_URL: server.url, BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW) },
     { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
   );
   const nc = await connectNats({ url: server.url, name: 'bench' });
   try {
+    const loadBefore = loadavg()[0];
     const raw = await rawJetStream(nc);
+    const cpuBefore = cpuMsOf(kernel.pid);
     const viaKernel = await throughKernel(nc);
+    const cpuAfter = cpuMsOf(kernel.pid);
     const fmt = (n: number): string => n.toFixed(n >= 100 ? 0 : 2);
-    console.log(`kernel throughput: ${COMMANDS} SubmitUserMessage commands over ${SESSIONS} sessions, ${WINDOW} in flight (SQLite store in ${dir})`);
+    console.log(`kernel throughput: ${COMMANDS} SubmitUserMessage commands over ${SESSIONS} sessions, ${WINDOW} in flight`);
+    console.log(`  store: SQLite file in ${dir}, WAL, synchronous=${SYNCHRONOUS ?? 'normal'} (${SYNCHRONOUS ? 'chosen' : 'the default'})`);
+    console.log(`  machine: ${cpus().length} cores, 1-min load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after (shared with other work)`);
     console.log(`  raw JetStream publish→receive : ${fmt(raw.perSecond)} msg/s        p50 ${fmt(raw.p50)} ms  p99 ${fmt(raw.p99)} ms`);
     console.log(`  kernel command→event          : ${fmt(viaKernel.perSecond)} commands/s  ${fmt(viaKernel.eventsPerSecond)} events/s  p50 ${fmt(viaKernel.p50)} ms  p99 ${fmt(viaKernel.p99)} ms`);
     console.log(`  ratio kernel/raw              : throughput ${(viaKernel.perSecond / raw.perSecond).toFixed(2)}x  p50 latency ${(viaKernel.p50 / raw.p50).toFixed(1)}x`);
+    if (cpuBefore !== null && cpuAfter !== null) {
+      // Includes the 100 session creations, so it slightly overstates the cost of one message.
+      const perCommand = (cpuAfter - cpuBefore) / (COMMANDS + SESSIONS);
+      const busy = ((cpuAfter - cpuBefore) / viaKernel.elapsedMs) * 100;
+      console.log(`  kernel process CPU            : ${perCommand.toFixed(2)} ms per command, ${busy.toFixed(0)}% of one core during the run`);
+    }
   } finally {
     await nc.close();
     await kernel.stop();

@@ -14,8 +14,11 @@ import { SessionLocks } from './session-locks';
 /** Records what would reach SESSION_EVT, with a little latency so publishes can interleave. */
 class RecordingPublisher implements EventPublisher {
   readonly published: { subject: string; msgId?: string; event: RecordedEvent }[] = [];
+  /** While set, publishes wait for it (to hold a command between commit and publish). */
+  gate: Promise<void> | null = null;
   async publish(subject: string, payload: unknown, options: { msgId?: string } = {}) {
     await new Promise((r) => setImmediate(r));
+    await this.gate;
     this.published.push({ subject, msgId: options.msgId, event: payload as RecordedEvent });
     return { stream: 'SESSION_EVT', seq: this.published.length, duplicate: false };
   }
@@ -136,5 +139,21 @@ describe('EventOutbox relay', () => {
     expect(publisher.published.map((p) => p.event)).toEqual(committed);
     expect(await store.journal.unpublished(100)).toEqual([]);
     expect(await outbox.relay()).toBe(0);
+  });
+
+  it('does not re-send events a command was publishing while the relay waited for their session', async () => {
+    const { store, publisher, outbox, processor, deliver } = setup();
+    let open: () => void = () => undefined;
+    publisher.gate = new Promise((r) => (open = r));
+    const create = createSession('sesn_q');
+    const handled = processor.handle(deliver(create, subjectOf(create)));
+    // Committed, publish held: the relay reads the events and queues behind the command's lock.
+    while ((await store.journal.unpublished(10)).length === 0) await new Promise((r) => setImmediate(r));
+    const relayed = outbox.relay();
+    open();
+    await handled;
+    expect(await relayed).toBe(0);
+    const ids = publisher.published.map((p) => p.msgId);
+    expect(ids).toEqual(['sesn_q:1', 'sesn_q:2']);
   });
 });

@@ -21,6 +21,8 @@ export class EventOutbox {
   private relaying: Promise<number> | null = null;
   private marks: PublishedMark[] = [];
   private marking: Promise<void> | null = null;
+  /** While a relay pass runs: per session, the highest seq published and marked since its read. */
+  private publishedSinceRelayRead: Map<string, number> | null = null;
 
   constructor(
     private readonly journal: SessionJournal,
@@ -44,6 +46,8 @@ export class EventOutbox {
     );
     this.crash.reached('after-publish-before-mark');
     await this.markPublished({ sessionId, seqs: ordered.map((e) => e.seq) });
+    const last = ordered[ordered.length - 1].seq;
+    this.publishedSinceRelayRead?.set(sessionId, Math.max(last, this.publishedSinceRelayRead.get(sessionId) ?? 0));
   }
 
   /**
@@ -64,23 +68,39 @@ export class EventOutbox {
     return this.marking;
   }
 
-  /** Publishes the journal's unpublished events until none are left; returns how many. */
+  /**
+   * Publishes the journal's unpublished events until none are left; returns how many. Events a
+   * command published itself after the relay read them (it was waiting for their session lock) are
+   * skipped, and a pass that found only those ends the relay, so under load it does not keep
+   * re-sending what is in flight.
+   */
   async relay(batchSize = 500): Promise<number> {
     if (this.relaying) return this.relaying;
     this.relaying = (async () => {
       let total = 0;
       for (;;) {
+        this.publishedSinceRelayRead = new Map();
         const pending = await this.journal.unpublished(batchSize);
         if (pending.length === 0) return total;
         const bySession = new Map<string, RecordedEvent[]>();
         for (const e of pending) bySession.set(e.session_id, [...(bySession.get(e.session_id) ?? []), e]);
-        await Promise.all(
-          [...bySession].map(([sessionId, events]) => this.locks.run(sessionId, () => this.publish(sessionId, events))),
+        const republished = await Promise.all(
+          [...bySession].map(([sessionId, events]) =>
+            this.locks.run(sessionId, async () => {
+              const done = this.publishedSinceRelayRead?.get(sessionId) ?? 0;
+              const left = events.filter((e) => e.seq > done);
+              await this.publish(sessionId, left);
+              return left.length;
+            }),
+          ),
         );
-        total += pending.length;
+        const count = republished.reduce((a, b) => a + b, 0);
+        total += count;
+        if (count === 0) return total;
       }
     })().finally(() => {
       this.relaying = null;
+      this.publishedSinceRelayRead = null;
     });
     return this.relaying;
   }
