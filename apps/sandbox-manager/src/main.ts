@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     log,
     model: config.model,
     sandboxImage: config.sandboxImage,
+    warmPoolSize: config.warmPoolSize,
     scopeLabels,
     crash: crashPointsArmedAt(config.crashPoint),
     delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },

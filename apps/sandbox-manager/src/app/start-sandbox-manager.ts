@@ -37,6 +37,8 @@ export type SandboxManagerInput = Readonly<{
   log: ManagerLog;
   model: ModelDefaults;
   sandboxImage: string;
+  /** Default warm-pool size per environment (0: none). */
+  warmPoolSize?: number;
   /** Labels on every container this installation creates (several installations may share an engine). */
   scopeLabels: Readonly<Record<string, string>>;
   /** The model key and any key an environment names, by secret name. */
@@ -72,7 +74,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const commands = new ManagerCommands(clock);
   const facts = new SessionFactsReader(store.journal);
-  const settings = new EnvironmentSettingsReader(store.environments, { image: input.sandboxImage, model: input.model });
+  const settings = new EnvironmentSettingsReader(store.environments, { image: input.sandboxImage, model: input.model, warmPoolSize: input.warmPoolSize });
   const pool = new WarmPool({
     runtime,
     ledger: new InMemoryClaimLedger(),

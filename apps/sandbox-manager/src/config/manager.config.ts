@@ -19,6 +19,8 @@ export const ManagerConfigSchema = z
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
     /** Labels this installation's containers, so several installations can share one engine. */
     BERTH_SANDBOX_SCOPE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('default'),
+    /** Warm sandboxes kept per environment in use, unless the environment's `config.warm_pool.size` says otherwise. */
+    BERTH_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(0),
     BERTH_CRASH_POINT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(CRASH_POINTS).optional()),
     BERTH_MANAGER_CONCURRENCY: int(64),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
@@ -33,6 +35,7 @@ export const ManagerConfigSchema = z
     model: { baseUrl: env.BERTH_MODEL_BASE_URL, apiKey: env.BERTH_MODEL_API_KEY, model: env.BERTH_MODEL },
     sandboxImage: env.BERTH_SANDBOX_IMAGE,
     scope: env.BERTH_SANDBOX_SCOPE,
+    warmPoolSize: env.BERTH_WARM_POOL_SIZE,
     crashPoint: env.BERTH_CRASH_POINT ?? null,
     concurrency: env.BERTH_MANAGER_CONCURRENCY,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,

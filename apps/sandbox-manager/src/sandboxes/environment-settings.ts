@@ -25,7 +25,7 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !
 export class EnvironmentSettingsReader {
   constructor(
     private readonly environments: EnvironmentStore,
-    private readonly defaults: Readonly<{ image: string; model: ModelDefaults }>,
+    private readonly defaults: Readonly<{ image: string; model: ModelDefaults; warmPoolSize?: number }>,
   ) {}
 
   async read(ownerId: string, environmentId: string): Promise<EnvironmentSettings> {
@@ -33,7 +33,11 @@ export class EnvironmentSettingsReader {
     const config = record(env?.config);
     const model = record(config['model']);
     return {
-      sandbox: sandboxConfigFrom(config, { ...DEFAULT_SANDBOX_CONFIG, image: this.defaults.image }),
+      sandbox: sandboxConfigFrom(config, {
+        ...DEFAULT_SANDBOX_CONFIG,
+        image: this.defaults.image,
+        warmPool: { ...DEFAULT_SANDBOX_CONFIG.warmPool, size: this.defaults.warmPoolSize ?? DEFAULT_SANDBOX_CONFIG.warmPool.size },
+      }),
       model: {
         baseUrl: text(model['base_url']) ?? this.defaults.model.baseUrl,
         apiKeyEnv: text(model['api_key_env']) ?? DEFAULT_KEY_SECRET,

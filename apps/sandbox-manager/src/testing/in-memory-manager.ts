@@ -33,16 +33,18 @@ export class InMemoryManager implements CommandBus {
   readonly sandboxes: SandboxService;
   readonly facts: SessionFactsReader;
   readonly commands = new ManagerCommands(systemClock);
+  readonly pool: WarmPool;
   private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
   private readonly handling = new Set<Promise<void>>();
 
-  constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null } }) {
+  constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {
     this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
     const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
     const commands = this.commands;
+    let slots = 0;
     const facts = (this.facts = new SessionFactsReader(this.store.journal));
-    const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model });
-    const pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => 'slot1' });
+    const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
+    const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const bound = new BoundSandboxes(systemClock);
     const sandboxes = (this.sandboxes = new SandboxService({
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),

@@ -1,0 +1,70 @@
+import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { FixedClock } from '@berth/core/testing';
+import { RunningTurns } from '../turns/running-turns';
+import { InMemoryManager } from '../testing/in-memory-manager';
+import { LeaseSweeper } from '../watchers/lease-sweeper';
+import { BoundSandboxes } from './bound-sandboxes';
+
+let seq = 0;
+const command = <T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): SessionCommand =>
+  ({ type, data, meta: { command_id: `cmd_sbx_${++seq}`, session_id: sessionId, actor: 'test', issued_at: new Date().toISOString() } }) as SessionCommand;
+const create = (sessionId: string) =>
+  command(sessionId, 'CreateSession', {
+    owner_id: 'owner_1',
+    agent: { id: 'agent_1', version: 1 },
+    environment_id: 'env_1',
+    harness: 'claude-code',
+    title: null,
+    metadata: {},
+    idempotency_key: null,
+    permission_mode: 'always_allow',
+  });
+const bound = (events: readonly RecordedEvent[]) => events.find((e) => e.type === 'SandboxBound');
+const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+describe('sandbox wiring (real kernel, in-memory runtime)', () => {
+  it('keeps a warm pool for an environment in use and serves the next session from it, then refills', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }), warmPoolSize: 1 });
+    await manager.send(create('sesn_pool_a'));
+    await manager.settled();
+    await manager.pool.idle();
+    expect(manager.pool.readyCount('env_1')).toBe(1);
+
+    await manager.send(create('sesn_pool_b'));
+    await manager.settled();
+    expect(bound(await manager.events('sesn_pool_b'))?.data).toMatchObject({ sandbox_id: 'berth-s-sesn_pool_b-g1', warm: true });
+    expect(await manager.runtime.inspect('berth-s-sesn_pool_b-g1')).toMatchObject({ running: true });
+    await manager.pool.idle();
+    expect(manager.pool.readyCount('env_1')).toBe(1);
+  });
+
+  it('a redelivered sandbox request binds the same container, never a second one', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    await manager.send(create('sesn_twice'));
+    await manager.settled();
+    const requested = (await manager.events('sesn_twice')).find((e) => e.type === 'SandboxRequested');
+    if (requested?.type !== 'SandboxRequested') throw new Error('no SandboxRequested');
+    await manager.reactor.sandboxRequested(requested);
+    expect(manager.runtime.created).toBe(1);
+    expect((await manager.events('sesn_twice')).filter((e) => e.type === 'SandboxBound')).toHaveLength(1);
+  });
+
+  it('reports an idle sandbox past its lease as expired and stops it; the session keeps going without a runtime', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    await manager.send(create('sesn_lease'));
+    await manager.settled();
+    const clock = new FixedClock();
+    const leases = new BoundSandboxes(clock);
+    leases.track({ sessionId: 'sesn_lease', generation: 1, sandboxId: 'berth-s-sesn_lease-g1', idle: { idleTimeoutSeconds: 60, maxLifetimeSeconds: null }, startedAt: clock.now() });
+    const sweeper = new LeaseSweeper({ bound: leases, running: new RunningTurns(), sandboxes: manager.sandboxes, bus: manager, commands: manager.commands, clock, log: quiet });
+
+    clock.advance(59_000);
+    expect(await sweeper.sweep()).toEqual([]);
+    clock.advance(2_000);
+    expect((await sweeper.sweep()).map((b) => b.sandboxId)).toEqual(['berth-s-sesn_lease-g1']);
+
+    const lost = (await manager.events('sesn_lease')).find((e) => e.type === 'SandboxLost');
+    expect(lost?.data).toMatchObject({ sandbox_id: 'berth-s-sesn_lease-g1', cause: 'expired' });
+    expect(await manager.runtime.inspect('berth-s-sesn_lease-g1')).toBeNull();
+  });
+});
