@@ -21,9 +21,13 @@ type TurnFault = Readonly<{
   beforeMessage?: (ctx: ScenarioContext, sessionId: string) => Promise<void>;
   /** `tool_use`: inject once the harness's tool call is journaled (it is then inside its 2 s step). */
   trigger: 'sent' | 'tool_use';
-  /** Injects the fault and brings the failed part back; returns when the fault happened (ms), null if it never did. */
-  inject: (ctx: ScenarioContext, sessionId: string) => Promise<number | null>;
+  /** Injects the fault and brings the failed part back; null if the fault never happened. */
+  inject: (ctx: ScenarioContext, sessionId: string) => Promise<Fault | null>;
 }>;
+
+/** When the fault happened and when the failed part was back (restarted, unlocked), ms. */
+type Fault = Readonly<{ at: number; backAt: number }>;
+const instant = (at = Date.now()): Fault => ({ at, backAt: at });
 
 /**
  * The shape of most scenarios: a session, a slow Claude Code turn, a fault during it, then the turn
@@ -40,8 +44,8 @@ async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fa
     outcome.problems.push('the turn never reached its tool call');
     return;
   }
-  const faultAt = await fault.inject(ctx, sessionId);
-  if (faultAt === null) {
+  const injected = await fault.inject(ctx, sessionId);
+  if (injected === null) {
     outcome.problems.push('the fault was never triggered (crash point not reached)');
   }
   const end = await driver.waitForTurnEnd(sessionId, sent.turnId, TURN_TIMEOUT_MS);
@@ -50,7 +54,7 @@ async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fa
     return;
   }
   outcome.notes.push(`turn ended ${describeEnd(end)}`);
-  if (faultAt !== null) outcome.recoveryMs.push(Math.max(0, end.seenAt - faultAt));
+  if (injected !== null) outcome.recoveries.push({ totalMs: Math.max(0, end.seenAt - injected.at), restartMs: injected.backAt - injected.at });
   await nextMessageWorks(ctx, outcome, sessionId);
 }
 
@@ -65,13 +69,22 @@ async function nextMessageWorks(ctx: ScenarioContext, outcome: ScenarioOutcome, 
 const describeEnd = (end: TurnEnd | null): string =>
   end === null ? 'no terminal event' : `${end.type}${end.reason ? ` (${end.reason}${end.message ? `: ${end.message.slice(0, 300)}` : ''})` : ''}`;
 
-/** Arms `point` in `name` by restarting it; after it dies there, starts it clean. Resolves with the death time. */
-async function dieAtCrashPoint(ctx: ScenarioContext, name: ServiceName, timeoutMs = 30_000): Promise<number | null> {
+/** Waits for `name` to die at its armed crash point, then starts it clean. */
+async function dieAtCrashPoint(ctx: ScenarioContext, name: ServiceName, timeoutMs = 30_000): Promise<Fault | null> {
   const died = await ctx.sup.waitForDeath(name, timeoutMs);
   if (!died) return null;
   const at = Date.now();
   await ctx.sup.startService(name);
-  return at;
+  return { at, backAt: Date.now() };
+}
+
+/** SIGKILLs `names` together and starts them again (the kernel first: it declares the streams). */
+async function killAndRestart(ctx: ScenarioContext, names: readonly ServiceName[]): Promise<Fault> {
+  const at = Date.now();
+  await Promise.all(names.map((n) => ctx.sup.kill(n)));
+  if (names.includes('session-kernel')) await ctx.sup.startService('session-kernel');
+  await Promise.all(names.filter((n) => n !== 'session-kernel').map((n) => ctx.sup.startService(n)));
+  return { at, backAt: Date.now() };
 }
 
 const container = async (ctx: ScenarioContext, sessionId: string): Promise<string | null> => {
@@ -107,18 +120,21 @@ const managerCrash = (point: string): Scenario => ({
 });
 
 const reconcilerCrash = (point: string): Scenario => ({
-  name: `kill -9 turn-reconciler at ${point} (container killed)`,
+  name: `kill -9 turn-reconciler at ${point} (manager and sandbox killed)`,
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
       beforeMessage: () => ctx.sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point }),
       trigger: 'tool_use',
-      // The reconciler only sends commands while recovering a turn: kill the sandbox to make it.
+      // The reconciler only sends commands while it settles a turn nobody else will: kill the
+      // sandbox-manager (which would report the harness's end itself) and the sandbox together.
       inject: async ({ sup }, sessionId) => {
         const name = await container(ctx, sessionId);
         if (name === null) return null;
-        const killedAt = Date.now();
-        await sup.runtime.docker.getContainer(name).kill();
-        return (await dieAtCrashPoint(ctx, 'turn-reconciler')) === null ? null : killedAt;
+        const at = Date.now();
+        await Promise.all([sup.kill('sandbox-manager'), sup.runtime.docker.getContainer(name).kill()]);
+        await sup.startService('sandbox-manager');
+        const crashed = await dieAtCrashPoint(ctx, 'turn-reconciler');
+        return crashed === null ? null : { at, backAt: crashed.backAt };
       },
     }),
 });
@@ -128,11 +144,7 @@ const killService = (name: ServiceName): Scenario => ({
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
       trigger: 'tool_use',
-      inject: async ({ sup }) => {
-        const at = Date.now();
-        await sup.restart(name);
-        return at;
-      },
+      inject: () => killAndRestart(ctx, [name]),
     }),
 });
 
@@ -141,13 +153,7 @@ const everyServiceKilled: Scenario = {
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
       trigger: 'tool_use',
-      inject: async ({ sup }) => {
-        const at = Date.now();
-        await Promise.all(SERVICES.map((s) => sup.kill(s)));
-        await sup.startService('session-kernel');
-        await Promise.all((['sandbox-manager', 'turn-reconciler', 'gateway'] as const).map((s) => sup.startService(s)));
-        return at;
-      },
+      inject: () => killAndRestart(ctx, SERVICES),
     }),
 };
 
@@ -159,7 +165,7 @@ const natsRestart: Scenario = {
       inject: async ({ sup }) => {
         const at = Date.now();
         await sup.restartNats();
-        return at;
+        return { at, backAt: Date.now() };
       },
     }),
 };
@@ -170,10 +176,10 @@ const storeOutage: Scenario = {
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
       trigger: 'tool_use',
-      // Measured from when the store is back (as the kills are measured from the kill, restart included).
       inject: async ({ sup }) => {
+        const at = Date.now();
         await sup.storeOutage(STORE_OUTAGE_MS);
-        return Date.now();
+        return { at, backAt: Date.now() };
       },
     }),
 };
@@ -188,7 +194,7 @@ const containerKilled: Scenario = {
         if (name === null) return null;
         const at = Date.now();
         await sup.runtime.docker.getContainer(name).kill();
-        return at;
+        return instant(at);
       },
     }),
 };
@@ -202,7 +208,7 @@ const clockSkew: Scenario = {
       inject: async ({ sup }) => {
         sup.skewClock('sandbox-manager', 2 * HOUR);
         sup.skewClock('session-kernel', -5 * 60_000);
-        return Date.now();
+        return instant();
       },
     });
     // An idle sandbox whose manager's clock jumps past its lease (30 min idle) is expired and
@@ -213,7 +219,8 @@ const clockSkew: Scenario = {
     ctx.sup.skewClock('sandbox-manager', 4 * HOUR);
     const lost = await ctx.driver.waitForJournal(sessionId, (events) => events.find((e) => e.type === 'SandboxLost' && e.data.cause === 'expired'), 10_000);
     if (!lost) {
-      outcome.problems.push('an idle sandbox past its lease (manager clock +4 h) was never reported expired');
+      const tail = (await ctx.driver.journal(sessionId)).slice(-4).map((e) => e.type);
+      outcome.problems.push(`an idle sandbox past its lease (manager clock +4 h) was never reported expired (journal ends ${tail.join(', ')})`);
       return;
     }
     outcome.notes.push(`lease expiry reported ${Date.now() - jumpedAt} ms after the jump`);
@@ -279,7 +286,7 @@ const poisonMessage: Scenario = {
       await direct.publishRaw(subject, new TextEncoder().encode('{"type":"SubmitUserMessage","data":'), `poison${at}`);
       const error = await ctx.driver.waitForJournal(poisoned, (events) => events.find((e) => e.type === 'SessionErrorRaised'), 15_000);
       if (!error) outcome.problems.push('the poisoned session got no session.error');
-      else outcome.recoveryMs.push(Date.now() - at);
+      else outcome.recoveries.push({ totalMs: Date.now() - at, restartMs: 0 });
       const dead = await direct.deadLetters(`dlq.session.${poisoned}.>`);
       if (dead < 1) outcome.problems.push('the poison message was not dead-lettered');
       else outcome.notes.push(`${dead} dead letter(s) for the poisoned session`);
