@@ -86,6 +86,7 @@ class ActiveTurn implements TurnControl {
   private readonly abandoned = new Promise<'abandoned'>((resolve) => (this.abandon = () => resolve('abandoned')));
   private lastMirrorAt = Date.now();
   private settling: Promise<void> | null = null;
+  private abandonedStream = false;
   private mirroring: Promise<void> = Promise.resolve();
 
   constructor(
@@ -141,6 +142,7 @@ class ActiveTurn implements TurnControl {
     } catch (error) {
       if (this.settling !== null) return this.settling;
       await this.batcher.flush();
+      if (!(error instanceof TurnFailure) && (await this.sandboxGone())) return;
       const failure = error instanceof TurnFailure ? error : new TurnFailure('harness_failed', `the harness could not run: ${error instanceof Error ? error.message : String(error)}`);
       return this.settle(this.failTurn(failure));
     }
@@ -151,9 +153,22 @@ class ActiveTurn implements TurnControl {
       return;
     }
     await this.batcher.flush();
+    if (!this.interrupted && (await this.sandboxGone())) return;
     await this.mirrorTranscript(true);
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.settle(this.outcome(exitCode));
+  }
+
+  /**
+   * The harness stopped without finishing because its container died: that is the death
+   * watcher's report to make (the kernel then hands the turn to transcript recovery), not a
+   * harness failure.
+   */
+  private async sandboxGone(): Promise<boolean> {
+    const info = await this.deps.runtime.inspect(this.a.sandboxId).catch(() => null);
+    if (info?.running) return false;
+    this.deps.log.warn(`turn ${this.a.turnId}: sandbox ${this.a.sandboxId} is gone; the turn is left to sandbox-death recovery`);
+    return true;
   }
 
   /**
@@ -272,6 +287,7 @@ class ActiveTurn implements TurnControl {
     const iterator = lines[Symbol.asyncIterator]();
     for (;;) {
       const next = await Promise.race([iterator.next(), this.abandoned]);
+      if (next === 'abandoned') this.abandonedStream = true;
       if (next === 'abandoned' || next.done) break;
       this.onLine(next.value);
     }
@@ -303,6 +319,8 @@ class ActiveTurn implements TurnControl {
   }
 
   private async exitOf(handle: ExecHandle): Promise<number | null> {
+    // An interrupted turn past its deadline settles now; the killed process's exit code adds nothing.
+    if (this.abandonedStream) return null;
     const timeout = new Promise<null>((resolve) => setTimeout(() => resolve(null), 2_000).unref());
     return Promise.race([handle.exit.catch(() => null), timeout]);
   }

@@ -163,4 +163,26 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     expect(types(events).filter((t) => t === 'AgentMessageRecorded')).toHaveLength(1);
     expect(types(events)).toContain('TurnCompleted');
   });
+
+  it('leaves a turn whose container died to sandbox-death recovery instead of failing it as a harness failure', async () => {
+    let died: () => void = () => undefined;
+    const death = new Promise<void>((r) => (died = r));
+    const manager = new InMemoryManager({
+      execScript: async ({ spec }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        await death;
+        return { lines: [], exitCode: 137 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await waitFor(async () => manager.running.get(SESSION) !== undefined);
+    manager.runtime.kill(`berth-s-${SESSION}-g1`);
+    died();
+    await manager.settled();
+    expect(manager.sent.map((c) => c.type)).not.toContain('FailTurn');
+    expect(manager.sent.map((c) => c.type)).not.toContain('CompleteTurn');
+  });
 });
+
