@@ -99,11 +99,13 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
       expect(secondRequest).toContain('Please write hello into out.txt');
       expect(secondRequest).toContain('The file is written.');
 
+      const killedAt = Date.now();
       await platform.runtime.docker.getContainer(container).kill();
       await waitFor('runtime_unavailable', async () => {
         const s = (await client.beta.sessions.retrieve(session.id)) as unknown as { berth: { runtime_unavailable?: boolean } };
         return s.berth.runtime_unavailable === true;
       }, 5_000, platform.logs);
+      expect(Date.now() - killedAt).toBeLessThan(1_000);
 
       model.script(reply.text('Still the same conversation.'));
       const third = await send(session.id, 'Are you still there?', 2);
