@@ -86,13 +86,18 @@ async function throughKernel(nc: NatsConnection): Promise<Figures> {
 
   const sentAt = new Map<string, number>();
   const measured = new Set<string>();
+  const seen = new Set<string>();
   const latencies: number[] = [];
   let events = 0;
   let lastEventAt = 0;
   nc.subscribe(Subjects.allEvents, {
     callback: (_e, m) => {
-      const { command_id } = m.json<RecordedEvent>();
+      const { command_id, session_id, seq } = m.json<RecordedEvent>();
       if (!measured.has(command_id)) return; // a straggler of the session creations
+      // A core subscription also sees republishes the stream drops as duplicates (the outbox relay): count each event once.
+      const key = `${session_id}:${seq}`;
+      if (seen.has(key)) return;
+      seen.add(key);
       events++;
       lastEventAt = performance.now();
       const at = sentAt.get(command_id);
