@@ -13,7 +13,7 @@ const base = {
   setupFiles: ['reflect-metadata'],
   // NestJS 12 ships ESM only; jest runs CommonJS, so its packages go through the same swc transform.
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
-  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/tmp/', '/lint-fixtures/'],
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/dist/', '<rootDir>/tmp/', '/lint-fixtures/'],
 };
 
 module.exports = {

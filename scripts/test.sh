@@ -29,15 +29,19 @@ npm run --silent typecheck
 npm run --silent build:console >/dev/null
 
 step "tests"
-mkdir -p tmp
+mkdir -p tmp && rm -f tmp/jest-results.json
 set +e
 npx jest --ci --maxWorkers=2 --json --outputFile=tmp/jest-results.json "$@"
 status=$?
 set -e
-node -e '
-  const r = require(process.argv[1]);
-  const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
-' tmp/jest-results.json
+if [ -f tmp/jest-results.json ]; then
+  node -e '
+    const r = require(require("path").resolve(process.argv[1]));
+    const skipped = r.numPendingTests + r.numTodoTests;
+    console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+  ' tmp/jest-results.json
+else
+  echo "jest wrote no results (exit $status)"
+fi
 step "done"
 exit $status
