@@ -1,6 +1,6 @@
 import { apiErrorFrom, causeOf } from '../api/client';
 import { ApiError, ConnectionError } from '../exit-codes';
-import { SseParser } from './sse-parser';
+import { SseParser } from '@berth/sse';
 
 /** A session event as the API renders it. */
 export type PublicEvent = { id: string; type: string; processed_at: string | null } & Record<string, unknown>;

@@ -1,5 +1,5 @@
 import type { PublicEvent } from '../api/types';
-import { SseParser } from './sse-parser';
+import { SseParser } from '@berth/sse';
 
 /**
  * Follows a session's event stream with `fetch` (EventSource cannot send the API key header).
