@@ -6,12 +6,10 @@ import type { Scenario, ScenarioContext, ScenarioOutcome } from './run-scenario'
 import { CRASH_POINTS, SERVICES, type ServiceName } from './supervisor';
 
 const TURN_TIMEOUT_MS = 60_000;
-/** A Bash step that keeps the harness busy for 2 s: the window in which faults land "mid-turn". */
-const SLOW_STEP = { command: 'sleep 2 && echo step-done', description: 'a slow step' };
-
-/** Claude Code's turn: a tool call that takes 2 s, then a closing text. */
-function scriptSlowTurn(ctx: ScenarioContext): void {
-  ctx.model.script(reply.toolCall('Bash', SLOW_STEP, { text: 'Running the slow step.' }), reply.text('The slow step is done.'));
+/** Claude Code's turn: a Bash step that keeps the harness busy (the window in which faults land "mid-turn"), then a closing text. */
+function scriptSlowTurn(ctx: ScenarioContext, stepSeconds: number): void {
+  const step = { command: `sleep ${stepSeconds} && echo step-done`, description: 'a slow step' };
+  ctx.model.script(reply.toolCall('Bash', step, { text: 'Running the slow step.' }), reply.text('The slow step is done.'));
 }
 
 type TurnFault = Readonly<{
@@ -19,8 +17,11 @@ type TurnFault = Readonly<{
   beforeSession?: (ctx: ScenarioContext) => Promise<void>;
   /** After the session exists, before the message (arm a crash point that fires during the turn). */
   beforeMessage?: (ctx: ScenarioContext, sessionId: string) => Promise<void>;
-  /** `tool_use`: inject once the harness's tool call is journaled (it is then inside its 2 s step). */
-  trigger: 'sent' | 'tool_use';
+  /**
+   * `tool_use`: inject once the harness's tool call is journaled (it is then inside its 2 s step);
+   * `mirrored`: once, in addition, the harness transcript has been mirrored to the store.
+   */
+  trigger: 'sent' | 'tool_use' | 'mirrored';
   /** Injects the fault and brings the failed part back; null if the fault never happened. */
   inject: (ctx: ScenarioContext, sessionId: string) => Promise<Fault | null>;
 }>;
@@ -38,11 +39,22 @@ async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fa
   await fault.beforeSession?.(ctx);
   const sessionId = await driver.newSession();
   await fault.beforeMessage?.(ctx, sessionId);
-  scriptSlowTurn(ctx);
+  // Waiting for a transcript mirror takes a moment of the step: give that variant a longer one.
+  scriptSlowTurn(ctx, fault.trigger === 'mirrored' ? 5 : 2);
   const sent = await driver.send(sessionId, 'Run the slow step, then tell me when it is done.');
-  if (fault.trigger === 'tool_use' && !(await driver.waitForTurnEvent(sessionId, sent.turnId, 'AgentToolUseRecorded', TURN_TIMEOUT_MS))) {
-    outcome.problems.push('the turn never reached its tool call');
-    return;
+  const notInjected = async (problem: string) => {
+    outcome.problems.push(problem);
+    // The turn still has to settle: the invariants are checked over it all the same.
+    await driver.waitForTurnEnd(sessionId, sent.turnId, TURN_TIMEOUT_MS);
+  };
+  if (fault.trigger !== 'sent' && !(await driver.waitForTurnEvent(sessionId, sent.turnId, 'AgentToolUseRecorded', TURN_TIMEOUT_MS))) {
+    return notInjected('the turn never reached its tool call');
+  }
+  if (fault.trigger === 'mirrored' && !(await transcriptMirrored(ctx, sessionId, 4_000))) {
+    return notInjected('no transcript was mirrored while the turn ran (4 s into a 5 s tool step)');
+  }
+  if (fault.trigger !== 'sent' && (await driver.waitForTurnEnd(sessionId, sent.turnId, 0)) !== null) {
+    return notInjected('the turn had already ended when the fault was due: nothing was tested');
   }
   const injected = await fault.inject(ctx, sessionId);
   if (injected === null) {
@@ -85,6 +97,15 @@ async function killAndRestart(ctx: ScenarioContext, names: readonly ServiceName[
   if (names.includes('session-kernel')) await ctx.sup.startService('session-kernel');
   await Promise.all(names.filter((n) => n !== 'session-kernel').map((n) => ctx.sup.startService(n)));
   return { at, backAt: Date.now() };
+}
+
+async function transcriptMirrored(ctx: ScenarioContext, sessionId: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await ctx.driver.store.transcripts.files(sessionId)).length === 0) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
 }
 
 const container = async (ctx: ScenarioContext, sessionId: string): Promise<string | null> => {
@@ -184,11 +205,11 @@ const storeOutage: Scenario = {
     }),
 };
 
-const containerKilled: Scenario = {
-  name: 'docker kill of the sandbox mid-turn',
+const containerKilled = (when: 'tool_use' | 'mirrored'): Scenario => ({
+  name: `docker kill of the sandbox mid-turn${when === 'mirrored' ? ', after a transcript mirror' : ', before any transcript mirror'}`,
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
+      trigger: when,
       inject: async ({ sup }, sessionId) => {
         const name = await container(ctx, sessionId);
         if (name === null) return null;
@@ -197,7 +218,7 @@ const containerKilled: Scenario = {
         return instant(at);
       },
     }),
-};
+});
 
 const HOUR = 3_600_000;
 const clockSkew: Scenario = {
@@ -215,12 +236,22 @@ const clockSkew: Scenario = {
     // reported; the session rebuilds it on the next message (nextMessageWorks above ran first,
     // so jump again now that the sandbox is idle).
     const [sessionId] = ctx.driver.recorders.keys();
-    const jumpedAt = Date.now();
+    const expired = (timeoutMs: number) =>
+      ctx.driver.waitForJournal(sessionId, (events) => events.find((e) => e.type === 'SandboxLost' && e.data.cause === 'expired'), timeoutMs);
+    let jumpedAt = Date.now();
     ctx.sup.skewClock('sandbox-manager', 4 * HOUR);
-    const lost = await ctx.driver.waitForJournal(sessionId, (events) => events.find((e) => e.type === 'SandboxLost' && e.data.cause === 'expired'), 10_000);
+    // The manager renews the lease just after the turn's end is journaled; a jump read before
+    // that renewal is renewed away, so jump once more (a clock past the lease must expire it).
+    let lost = await expired(3_000);
+    if (!lost) {
+      outcome.notes.push('the first jump landed before the end-of-turn lease renewal; jumped again');
+      jumpedAt = Date.now();
+      ctx.sup.skewClock('sandbox-manager', 8 * HOUR);
+      lost = await expired(7_000);
+    }
     if (!lost) {
       const tail = (await ctx.driver.journal(sessionId)).slice(-4).map((e) => e.type);
-      outcome.problems.push(`an idle sandbox past its lease (manager clock +4 h) was never reported expired (journal ends ${tail.join(', ')})`);
+      outcome.problems.push(`an idle sandbox past its lease (manager clock +4 h, then +8 h) was never reported expired (journal ends ${tail.join(', ')})`);
       return;
     }
     outcome.notes.push(`lease expiry reported ${Date.now() - jumpedAt} ms after the jump`);
@@ -311,7 +342,8 @@ export const SCENARIOS: readonly Scenario[] = [
   everyServiceKilled,
   natsRestart,
   storeOutage,
-  containerKilled,
+  containerKilled('tool_use'),
+  containerKilled('mirrored'),
   duplicateAndReordered,
   poisonMessage,
   clockSkew,
