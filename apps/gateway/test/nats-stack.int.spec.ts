@@ -133,21 +133,23 @@ describe('gateway + session-kernel + nats-server', () => {
     await waitFor(async () => (await store.sessions.getById(id))?.view.sandbox != null, 10_000, 'a new sandbox bound');
 
     const asked: unknown[] = [];
-    const responder = nc.subscribe(Subjects.query('sandbox-manager', SandboxManagerQueries.probe), {
+    const responder = nc.subscribe(Subjects.query('sandbox-manager', SandboxManagerQueries.sandbox), {
       callback: (_, msg) => {
-        const request = msg.json<{ session_id: string; turn_id: string; generation: number }>();
+        const request = msg.json<{ session_id: string; generation: number }>();
         asked.push(request);
-        msg.respond(JSON.stringify({ ...request, facts: { sandbox: 'running', harness: { alive: false, attached: false }, input_delivered: null, output: null } }));
+        msg.respond(JSON.stringify({ ...request, sandbox: 'running' }));
       },
     });
     try {
       const probe = new NatsSandboxProbe(nc, systemClock, 1_000);
       const record = await store.sessions.getById(id);
       const generation = (record?.view.sandbox as { generation: number }).generation;
-      expect(await probe.probe({ sessionId: id, turnId: null, sandbox: { generation, expires_at: null } })).toEqual({ exists: true, running: true, expiry_known: true, expired: false });
-      expect(await probe.probe({ sessionId: id, turnId: null, sandbox: { generation, expires_at: '2000-01-01T00:00:00Z' } })).toMatchObject({ expired: true });
-      expect(asked[0]).toEqual({ session_id: id, turn_id: 'turn_none', generation });
-      expect((await call(url, key, 'POST', `/v1/sessions/${id}/recover`)).status).toBe(200);
+      expect(await probe.probe({ sessionId: id, sandbox: { generation, expires_at: null } })).toEqual({ exists: true, running: true, expiry_known: true, expired: false });
+      expect(await probe.probe({ sessionId: id, sandbox: { generation, expires_at: '2000-01-01T00:00:00Z' } })).toMatchObject({ expired: true });
+      expect(asked[0]).toEqual({ session_id: id, generation });
+      const reattached = await call(url, key, 'POST', `/v1/sessions/${id}/recover`);
+      expect(reattached.status).toBe(200);
+      expect(reattached.json.berth).toMatchObject({ recover: { outcome: 'reattached', reason: null, already_requested: false } });
       expect((await recoveries()).pop()).toBe('reattached');
     } finally {
       responder.unsubscribe();

@@ -75,6 +75,7 @@ describe('sessions beyond the reference API', () => {
     expect(terminated.json).toMatchObject({ type: 'session', id: sessionId });
     const recovered = await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/recover`);
     expect(recovered.status).toBe(200);
+    expect(recovered.json.berth).toMatchObject({ lifecycle: 'READY', recover: { outcome: 'recreated', reason: null, already_requested: false } });
     const types = (await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}/events`)).json.data.map((e: { type: string }) => e.type);
     expect(types).toEqual(expect.arrayContaining(['session.status_terminated', 'berth.session_recovered']));
   });

@@ -2,14 +2,16 @@ import { z } from 'zod';
 import { TokenSchema } from './tokens';
 
 /**
- * Request/reply queries the turn-reconciler sends to the sandbox-manager (core NATS on
- * `Subjects.query('sandbox-manager', SandboxManagerQueries.<name>)`, bounded by a timeout). Every
- * request names the turn and the sandbox generation it is about: a responder whose sandbox is at
- * another generation, or that runs another turn, answers with the facts it has and the reconciler
- * discards them (fencing).
+ * Request/reply queries sent to the sandbox-manager (core NATS on
+ * `Subjects.query('sandbox-manager', SandboxManagerQueries.<name>)`, bounded by a timeout). The
+ * turn-reconciler's requests name the turn and the sandbox generation they are about: a responder
+ * whose sandbox is at another generation, or that runs another turn, answers with the facts it has
+ * and the reconciler discards them (fencing). `sandbox` is the session-level question the gateway
+ * asks before an explicit recover, when there may be no turn at all.
  */
 export const SandboxManagerQueries = {
   probe: 'probe',
+  sandbox: 'sandbox',
   reattachTurn: 'reattach-turn',
   recoverTurnOutput: 'recover-turn-output',
   restoreTranscript: 'restore-transcript',
@@ -49,6 +51,18 @@ export const TurnProbeFactsSchema = z.object({
     .nullable(),
 });
 export type TurnProbeFacts = z.infer<typeof TurnProbeFactsSchema>;
+
+/** Session-level question (no turn): the state of the session's container at one generation. */
+export const SandboxStateRequestSchema = z.object({
+  session_id: TokenSchema,
+  /** The generation the caller's binding records. */
+  generation: z.number().int().nonnegative(),
+});
+export type SandboxStateRequest = z.infer<typeof SandboxStateRequestSchema>;
+
+/** The answer echoes the request, so a caller can discard one about another generation. */
+export const SandboxStateReplySchema = SandboxStateRequestSchema.extend({ sandbox: TurnProbeFactsSchema.shape.sandbox });
+export type SandboxStateReply = z.infer<typeof SandboxStateReplySchema>;
 
 /** The probe's answer: the generation is the one the facts are about (the responder's, not the caller's). */
 export const TurnProbeReplySchema = z.object({ ...turnAtGeneration, facts: TurnProbeFactsSchema });

@@ -34,7 +34,7 @@ export class GatewayModule {
         {
           provide: SessionsService,
           useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands) =>
-            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, idempotency: d.store.idempotency, commands, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, idempotency: d.store.idempotency, commands, journal: d.store.journal, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
           inject: [DEPS, EnvironmentsService, SessionCommands],
         },
         {

@@ -1,16 +1,13 @@
-import { SandboxManagerQueries, Subjects, TurnProbeReplySchema, type SandboxProbe as ProbeFacts } from '@berth/contracts';
+import { SandboxManagerQueries, SandboxStateReplySchema, Subjects, type SandboxProbe as ProbeFacts } from '@berth/contracts';
 import type { Clock } from '@berth/core';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
 
-/** Placeholder turn id when no turn is in flight: the probe still reports the sandbox itself. */
-const NO_TURN = 'turn_none';
-
 /**
- * Asks the sandbox-manager (the same `probe` request/reply query the turn-reconciler uses) whether
- * the bound sandbox exists and runs. The lease expiry comes from the binding the kernel recorded.
- * No sandbox bound, no answer in time, a malformed answer or one about another generation all
- * mean "no usable sandbox", and recovery starts a new one.
+ * Asks the sandbox-manager (the session-level `sandbox` request/reply query: no turn needed, no
+ * exec into the container) whether the bound sandbox exists and runs. The lease expiry comes from
+ * the binding the kernel recorded. No sandbox bound, no answer in time, a malformed answer or one
+ * about another session or generation all mean "no usable sandbox", and recovery starts a new one.
  */
 export class NatsSandboxProbe implements SandboxProbe {
   constructor(
@@ -24,11 +21,11 @@ export class NatsSandboxProbe implements SandboxProbe {
     const { generation, expires_at } = target.sandbox;
     const expired = expires_at !== null && Date.parse(expires_at) <= this.clock.now().getTime();
     try {
-      const request = { session_id: target.sessionId, turn_id: target.turnId ?? NO_TURN, generation };
-      const reply = await this.nc.request(Subjects.query('sandbox-manager', SandboxManagerQueries.probe), JSON.stringify(request), { timeout: this.timeoutMs });
-      const parsed = TurnProbeReplySchema.safeParse(reply.json());
-      if (!parsed.success || parsed.data.generation !== generation) return { ...NO_SANDBOX, expired };
-      const state = parsed.data.facts.sandbox;
+      const request = { session_id: target.sessionId, generation };
+      const reply = await this.nc.request(Subjects.query('sandbox-manager', SandboxManagerQueries.sandbox), JSON.stringify(request), { timeout: this.timeoutMs });
+      const parsed = SandboxStateReplySchema.safeParse(reply.json());
+      if (!parsed.success || parsed.data.session_id !== target.sessionId || parsed.data.generation !== generation) return { ...NO_SANDBOX, expired };
+      const state = parsed.data.sandbox;
       return { exists: state !== 'missing', running: state === 'running', expiry_known: true, expired };
     } catch {
       return { ...NO_SANDBOX, expired };

@@ -3,8 +3,6 @@ import type { SandboxProbe as ProbeFacts } from '@berth/contracts';
 /** What the gateway knows of a session's sandbox from the read model, before asking about it. */
 export type ProbeTarget = Readonly<{
   sessionId: string;
-  /** The turn in flight, if any (the sandbox-manager's probe is per turn). */
-  turnId: string | null;
   /** The bound sandbox; null when none is bound. */
   sandbox: Readonly<{ generation: number; expires_at: string | null }> | null;
 }>;

@@ -22,9 +22,9 @@ function renderUsage(view: Readonly<Record<string, unknown>>): Record<string, un
 /**
  * `BetaManagedAgentsSession`, from the read model the kernel maintains. Berth's own state (lifecycle,
  * conversation, sandbox, recovery…, whatever the kernel's view carries) is under `berth`, with the
- * journal position as `berth.last_seq`.
+ * journal position as `berth.last_seq`, plus what a route adds there (recover's decision).
  */
-export function renderSession(record: SessionRecord, agent: AgentRecord | null, now: Date): Record<string, unknown> {
+export function renderSession(record: SessionRecord, agent: AgentRecord | null, now: Date, berth: Readonly<Record<string, unknown>> = {}): Record<string, unknown> {
   const view = record.view ?? {};
   const stats = isObject(view.stats) ? numbers(view.stats) : {};
   const duration = Math.max(0, Math.floor((now.getTime() - Date.parse(record.created_at)) / 1000));
@@ -45,6 +45,6 @@ export function renderSession(record: SessionRecord, agent: AgentRecord | null, 
     created_at: record.created_at,
     updated_at: record.updated_at,
     archived_at: record.archived_at,
-    berth: { last_seq: record.last_seq, ...view },
+    berth: { last_seq: record.last_seq, ...view, ...berth },
   };
 }

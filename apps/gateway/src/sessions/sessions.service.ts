@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import type { HarnessKind, PermissionMode } from '@berth/contracts';
-import type { AgentRecord, AgentStore, IdempotencyKeys, SessionReadModel, SessionRecord } from '@berth/ports';
+import type { EventData, HarnessKind, PermissionMode } from '@berth/contracts';
+import type { AgentRecord, AgentStore, IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
 import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
@@ -13,6 +13,12 @@ import type { SessionCommands } from './session-commands';
 import { renderSession } from './session.render';
 import type { SessionCreateBody, SessionRoutes, SessionUpdateBody } from './sessions.schemas';
 
+type RecoverResult = Readonly<{
+  outcome: EventData<'SessionRecovered'>['outcome'];
+  reason: EventData<'SessionRecovered'>['reason'];
+  already_requested: boolean;
+}>;
+
 export const sessionNotFound = () => new NotFoundError('session not found', 'SESSION_NOT_FOUND');
 
 export type SessionsServiceDeps = Readonly<{
@@ -21,6 +27,8 @@ export type SessionsServiceDeps = Readonly<{
   environments: EnvironmentsService;
   idempotency: IdempotencyKeys;
   commands: SessionCommands;
+  /** Read back what a recover decided (the command's outcome lists event types, not their data). */
+  journal: Pick<SessionJournal, 'eventsOfCommand'>;
   probe: SandboxProbe;
   clock: Clock;
   ids: IdGenerator;
@@ -35,11 +43,11 @@ const idempotentCommandId = (owner: string, key: string): string =>
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
-/** The sandbox binding and turn the kernel's view records (absent or malformed → none). */
+/** The sandbox binding the kernel's view records (absent or malformed → none). */
 function probeTarget(record: SessionRecord): ProbeTarget {
-  const { sandbox, turn } = record.view;
+  const { sandbox } = record.view;
   const bound = isObject(sandbox) && typeof sandbox.generation === 'number' ? { generation: sandbox.generation, expires_at: typeof sandbox.expires_at === 'string' ? sandbox.expires_at : null } : null;
-  return { sessionId: record.id, turnId: isObject(turn) && typeof turn.id === 'string' ? turn.id : null, sandbox: bound };
+  return { sessionId: record.id, sandbox: bound };
 }
 
 /** Session writes become kernel commands; reads come from the read model the kernel maintains. */
@@ -150,12 +158,22 @@ export class SessionsService {
     return this.render(await this.readAfter(owner, id, outcome.last_seq));
   }
 
-  /** Probes the sandbox first: the kernel's recover decision is pure and needs the facts. */
+  /**
+   * Probes the sandbox first: the kernel's recover decision is pure and needs the facts. The
+   * session comes back with `berth.recover` naming the decision: its outcome and reason, and
+   * `already_requested` when a sandbox start was already under way (the kernel added nothing).
+   */
   async recover(owner: string, id: string) {
     const record = await this.find(owner, id);
     const probe = await this.d.probe.probe(probeTarget(record));
     const outcome = await this.d.commands.send(owner, id, 'RecoverSession', { probe });
-    return this.render(await this.readAfter(owner, id, outcome.last_seq));
+    const after = await this.readAfter(owner, id, outcome.last_seq);
+    const decided = (await this.d.journal.eventsOfCommand(id, outcome.command_id)).find((e) => e.type === 'SessionRecovered');
+    const recover: RecoverResult =
+      decided?.type === 'SessionRecovered'
+        ? { outcome: decided.data.outcome, reason: decided.data.reason, already_requested: false }
+        : { outcome: after.view.lifecycle === 'TERMINATED' ? 'recreated' : 'startup-requested', reason: null, already_requested: true };
+    return this.render(after, { recover });
   }
 
   private async resolveAgent(owner: string, ref: z.infer<typeof SessionCreateBody>['agent']): Promise<AgentRecord> {
@@ -168,9 +186,9 @@ export class SessionsService {
     return agent;
   }
 
-  private async render(record: SessionRecord) {
+  private async render(record: SessionRecord, berth: Readonly<Record<string, unknown>> = {}) {
     const agent = await this.d.agents.get(record.owner_id, record.agent_id, record.agent_version);
-    return renderSession(record, agent, this.d.clock.now());
+    return renderSession(record, agent, this.d.clock.now(), berth);
   }
 
   /** The read model once it reflects `seq` (the kernel projects after commit; this bounds the lag). */

@@ -1,4 +1,4 @@
-import { SandboxManagerQueries, Subjects, TurnEffectReplySchema, TurnProbeReplySchema } from '@berth/contracts';
+import { SandboxManagerQueries, SandboxStateReplySchema, Subjects, TurnEffectReplySchema, TurnProbeReplySchema } from '@berth/contracts';
 import { connectNats } from '@berth/nats';
 import { startNatsServer, type NatsServerHandle } from '@berth/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -73,5 +73,22 @@ describe('sandbox-manager queries over NATS request/reply', () => {
     expect(TurnEffectReplySchema.parse(await ask(SandboxManagerQueries.restoreTranscript, request)).outcome).toBe('impossible');
     await manager.store.transcripts.append({ session_id: SESSION, path: '/home/agent/.claude/projects/-workspace/h-1.jsonl', offset: 0, data: '{"a":1}\n' });
     expect(TurnEffectReplySchema.parse(await ask(SandboxManagerQueries.restoreTranscript, request)).outcome).toBe('done');
+  });
+  it('answers a turn probe without a turn (placeholder id) with the sandbox alone', async () => {
+    const reply = TurnProbeReplySchema.parse(await ask(SandboxManagerQueries.probe, { session_id: SESSION, turn_id: 'turn_none', generation: 1 }));
+    expect(reply.facts).toEqual({ sandbox: 'running', harness: { alive: false, attached: false }, input_delivered: null, output: null });
+  });
+
+  // Last: it kills the session's container.
+  it('answers the session-level sandbox question: running when bound, missing when never bound, exited once killed', async () => {
+    const state = async (session_id: string, generation: number) =>
+      SandboxStateReplySchema.parse(await ask(SandboxManagerQueries.sandbox, { session_id, generation }));
+    expect(await state(SESSION, 1)).toEqual({ session_id: SESSION, generation: 1, sandbox: 'running' });
+    expect((await state('sesn_never_bound', 0)).sandbox).toBe('missing');
+    expect((await state('sesn_never_bound', 1)).sandbox).toBe('missing');
+    manager.runtime.kill(`berth-s-${SESSION}-g1`);
+    expect((await state(SESSION, 1)).sandbox).toBe('exited');
+    const malformed = (await ask(SandboxManagerQueries.sandbox, { session_id: SESSION })) as { error: { message: string } };
+    expect(malformed.error.message).toContain('generation');
   });
 });

@@ -1,5 +1,6 @@
 import {
   SandboxManagerQueries,
+  SandboxStateRequestSchema,
   Subjects,
   TranscriptRestoreRequestSchema,
   TurnOutputRecoveryRequestSchema,
@@ -13,8 +14,8 @@ import type { TurnProbe } from './turn-probe';
 import type { TurnQueries } from './turn-queries';
 
 /**
- * Answers the sandbox-manager's request/reply queries over core NATS (probe, reattach, output
- * recovery, transcript check). A malformed request gets an error body rather than silence.
+ * Answers the sandbox-manager's request/reply queries over core NATS (the session's sandbox state,
+ * turn probe, reattach, output recovery, transcript check). A malformed request gets an error body rather than silence.
  */
 export class ProbeResponder {
   private readonly subscriptions: Subscription[] = [];
@@ -28,6 +29,7 @@ export class ProbeResponder {
 
   start(): void {
     if (this.subscriptions.length > 0) return;
+    this.answer(SandboxManagerQueries.sandbox, (body) => this.probe.sandbox(SandboxStateRequestSchema.parse(body)));
     this.answer(SandboxManagerQueries.probe, (body) => this.probe.probe(TurnProbeRequestSchema.parse(body)));
     this.answer(SandboxManagerQueries.reattachTurn, (body) => this.queries.reattach(TurnReattachRequestSchema.parse(body)));
     this.answer(SandboxManagerQueries.recoverTurnOutput, (body) => this.queries.recoverOutput(TurnOutputRecoveryRequestSchema.parse(body)));

@@ -1,4 +1,4 @@
-import type { TurnProbeFacts, TurnProbeReply, TurnProbeRequest } from '@berth/contracts';
+import type { SandboxStateReply, SandboxStateRequest, TurnProbeFacts, TurnProbeReply, TurnProbeRequest } from '@berth/contracts';
 import { harnessAdapterFor } from '@berth/harness';
 import type { SandboxRuntime } from '@berth/ports';
 import { sessionSandboxName } from '@berth/sandbox-domain';
@@ -9,9 +9,11 @@ import type { RunningTurns } from '../turns/running-turns';
 import { parseTurnStatus, turnFiles, turnStatusCommand } from '../turns/turn-files';
 
 /**
- * What the manager can see of one turn right now, for the turn-reconciler and the gateway's
- * recover: the container at the asked generation, whether the turn's harness lives (and whether
- * this process streams it), and what its output file holds.
+ * What the manager can see of one turn right now, for the turn-reconciler: the container at the
+ * asked generation, whether the turn's harness lives (and whether this process streams it), and
+ * what its output file holds. `sandbox` answers the gateway's recover, which has no turn to ask
+ * about: the container's state alone, without an exec into it (it must answer within the
+ * gateway's probe timeout even on a loaded engine, or recover would replace a healthy sandbox).
  */
 export class TurnProbe {
   constructor(
@@ -22,18 +24,27 @@ export class TurnProbe {
     return { ...request, facts: await this.facts(request) };
   }
 
+  async sandbox(request: SandboxStateRequest): Promise<SandboxStateReply> {
+    return { ...request, sandbox: await this.container(request.session_id, request.generation) };
+  }
+
+  private async container(sessionId: string, generation: number): Promise<TurnProbeFacts['sandbox']> {
+    if (generation < 1) return 'missing';
+    if (this.deps.sandboxes.isStarting(sessionId, generation)) return 'starting';
+    const info = await this.deps.runtime.inspect(sessionSandboxName(sessionId, generation));
+    return info === null ? 'missing' : info.running ? 'running' : 'exited';
+  }
+
   private async facts(request: TurnProbeRequest): Promise<TurnProbeFacts> {
     const unknown: TurnProbeFacts = { sandbox: 'missing', harness: { alive: false, attached: false }, input_delivered: null, output: null };
-    if (request.generation < 1) return unknown;
-    if (this.deps.sandboxes.isStarting(request.session_id, request.generation)) return { ...unknown, sandbox: 'starting' };
+    const state = await this.container(request.session_id, request.generation);
+    if (state === 'missing' || state === 'starting') return { ...unknown, sandbox: state };
     const name = sessionSandboxName(request.session_id, request.generation);
-    const info = await this.deps.runtime.inspect(name);
-    if (info === null) return unknown;
     const running = this.deps.running.get(request.session_id);
     const attached = running !== undefined && running.turnId === request.turn_id && running.generation === request.generation && running.attached;
-    const status = info.running ? parseTurnStatus((await execAndCollect(this.deps.runtime, name, turnStatusCommand(request.turn_id))).lines[0]) : null;
+    const status = state === 'running' ? parseTurnStatus((await execAndCollect(this.deps.runtime, name, turnStatusCommand(request.turn_id))).lines[0]) : null;
     return {
-      sandbox: info.running ? 'running' : 'exited',
+      sandbox: state,
       harness: { alive: attached || (status?.alive ?? false), attached },
       input_delivered: status === null ? null : true,
       output: await this.output(name, request),
