@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SessionCommand } from '@berth/contracts';
+import { commandFor } from '@berth/contracts/testing';
 import { randomIds, systemClock } from '@berth/core';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
@@ -99,11 +99,12 @@ async function main(): Promise<void> {
     const t1 = performance.now();
 
     const sessionId = randomIds.next('sesn');
-    const command = {
-      type: 'CreateSession',
-      data: { owner_id: 'bench', agent: { id: agent.id, version: 1 }, environment_id: env.id, harness: 'claude-code', title: null, metadata: {}, idempotency_key: null, permission_mode: 'always_allow' },
-      meta: { command_id: randomIds.next('cmd'), session_id: sessionId, actor: 'bench', issued_at: new Date().toISOString() },
-    } as SessionCommand;
+    const command = commandFor(
+      'CreateSession',
+      sessionId,
+      { owner_id: 'bench', agent: { id: agent.id, version: 1 }, environment_id: env.id, harness: 'claude-code', title: null, metadata: {}, idempotency_key: null, permission_mode: 'always_allow' },
+      { actor: 'bench' },
+    );
     const t2 = performance.now();
     await kernel.execute(command);
     await store.journal.readEvents(sessionId, { afterSeq: 0, limit: 500 });

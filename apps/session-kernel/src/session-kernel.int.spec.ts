@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Headers, Streams, Subjects, type RecordedEvent } from '@berth/contracts';
+import { commandFor } from '@berth/contracts/testing';
 import { randomIds } from '@berth/core';
 import { connectNats, DeadLetterHeaders, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import type { BerthStore } from '@berth/ports';
@@ -10,7 +11,7 @@ import { startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testin
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createInbox, type NatsConnection } from '@nats-io/nats-core';
 import { eventMsgId } from './outbox/event-outbox';
-import { commandFor, createSession, submitMessage } from './testing/commands';
+import { createSession, submitMessage } from './testing/commands';
 import { startKernelProcess, type KernelProcess } from './testing/kernel-process';
 import { streamEventsOf } from './testing/stream-events';
 

@@ -1,4 +1,5 @@
-import { Consumers, parseCommand, SandboxManagerQueries, Streams, Subjects, type CommandData, type CommandType, type RecordedEvent, type SessionCommand, type TurnProbeFacts } from '@berth/contracts';
+import { Consumers, parseCommand, SandboxManagerQueries, Streams, Subjects, type CommandData, type CommandType, type RecordedEvent, type TurnProbeFacts } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import { applyTopology, berthTopology, connectNats, ConsumerRunner, decodeJson, encodeJson, HandlerResults, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
@@ -39,7 +40,7 @@ describe('turn-reconciler over a real nats-server and SQLite', () => {
   let n = 0;
 
   const send = <T extends CommandType>(type: T, data: CommandData<T>) =>
-    kernel.send({ type, data, meta: { command_id: `cmd_i${++n}`, session_id: SESSION, actor: 'test', issued_at: new Date().toISOString() } } as SessionCommand);
+    kernel.send(commandFor(type, SESSION, data, { command_id: `cmd_i${++n}` }));
   const journal = () => store.journal.readEvents(SESSION);
   const terminal = (events: readonly RecordedEvent[]) =>
     events.find((e) => e.type === 'TurnRecovered' || e.type === 'TurnFailed' || (e.type === 'TurnCompleted' && e.data.turn_id === 'turn_1'));
@@ -123,16 +124,7 @@ describe('turn-reconciler over a real nats-server and SQLite', () => {
   });
 
   it('a sandbox killed mid-turn ends recovered from the transcript mirror, within a second or two', async () => {
-    await send('CreateSession', {
-      owner_id: 'owner_1',
-      agent: { id: 'agent_1', version: 1 },
-      environment_id: 'env_1',
-      harness: 'claude-code',
-      title: null,
-      metadata: {},
-      idempotency_key: null,
-      permission_mode: 'always_allow',
-    });
+    await send('CreateSession', createSessionData());
     await send('BindSandbox', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: true });
     await send('SubmitUserMessage', { turn_id: 'turn_1', content: [{ type: 'text', text: 'hello' }] });
     await send('RecordAgentOutput', { turn_id: 'turn_1', generation: 1, offset: 0, outputs: [{ kind: 'thinking' }], harness_session_id: 'h-1' });

@@ -1,5 +1,5 @@
-import { randomIds } from '@berth/core';
-import type { RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { AgentOutput, CommandData, CommandType, RecordedEvent } from '@berth/contracts';
+import { commandFor } from '@berth/contracts/testing';
 import type { CommandBus } from '@berth/ports';
 
 /**
@@ -72,7 +72,7 @@ export class FakeTurnRunner {
     const said = this.lastText.get(turnId) ?? '';
     if (said.startsWith('tool:')) {
       const input = { command: said.slice(5).trim() };
-      const outputs = [{ kind: 'tool_use', tool_use_id: 'toolu_fake', name: 'bash', input, needs_confirmation: true }];
+      const outputs: AgentOutput[] = [{ kind: 'tool_use', tool_use_id: 'toolu_fake', name: 'bash', input, needs_confirmation: true }];
       await this.send(sessionId, 'RecordAgentOutput', { turn_id: turnId, generation, offset: 0, outputs, harness_session_id: null });
       return;
     }
@@ -81,8 +81,7 @@ export class FakeTurnRunner {
     await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null });
   }
 
-  private async send(sessionId: string, type: SessionCommand['type'], data: unknown): Promise<void> {
-    const command = { type, data, meta: { command_id: randomIds.next('cmd'), session_id: sessionId, actor: 'fake-turn-runner', issued_at: new Date().toISOString() } } as SessionCommand;
-    await this.bus.send(command);
+  private async send<T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): Promise<void> {
+    await this.bus.send(commandFor(type, sessionId, data, { actor: 'fake-turn-runner' }));
   }
 }

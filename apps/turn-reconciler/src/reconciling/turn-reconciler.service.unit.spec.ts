@@ -1,4 +1,5 @@
-import type { CommandData, CommandType, SessionCommand } from '@berth/contracts';
+import type { CommandData, CommandType } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { FixedClock } from '@berth/core/testing';
 import { defaultReconcilePolicy, type ReconcilePolicy } from '@berth/turns-domain';
 import { FakeKernel } from '../testing/fake-kernel';
@@ -37,7 +38,7 @@ function platform(policy: Partial<ReconcilePolicy> = {}) {
 
   let n = 0;
   const send = <T extends CommandType>(type: T, data: CommandData<T>) =>
-    kernel.send({ type, data, meta: { command_id: `cmd_t${++n}`, session_id: SESSION, actor: 'test', issued_at: clock.now().toISOString() } } as SessionCommand);
+    kernel.send(commandFor(type, SESSION, data, { command_id: `cmd_t${++n}`, issued_at: clock.now().toISOString() }));
   const output = (offset: number, text: string, turn_id = TURN, generation = 1) =>
     send('RecordAgentOutput', { turn_id, generation, offset, outputs: [{ kind: 'message', content: [{ type: 'text', text }] }], harness_session_id: null });
 
@@ -57,16 +58,7 @@ function platform(policy: Partial<ReconcilePolicy> = {}) {
 
   /** A session on sandbox generation 1 whose turn 1 produced outputs 0 and 1. */
   const runningTurn = async () => {
-    await send('CreateSession', {
-      owner_id: 'owner_1',
-      agent: { id: 'agent_1', version: 1 },
-      environment_id: 'env_1',
-      harness: 'claude-code',
-      title: null,
-      metadata: {},
-      idempotency_key: null,
-      permission_mode: 'always_allow',
-    });
+    await send('CreateSession', createSessionData());
     await send('BindSandbox', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: true });
     await send('SubmitUserMessage', { turn_id: TURN, content: [{ type: 'text', text: 'hello' }] });
     await output(0, 'first');
@@ -167,16 +159,7 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
 
   it('input that never reached the harness fails as input_not_delivered, and resending it works', async () => {
     const p = platform();
-    await p.send('CreateSession', {
-      owner_id: 'owner_1',
-      agent: { id: 'agent_1', version: 1 },
-      environment_id: 'env_1',
-      harness: 'claude-code',
-      title: null,
-      metadata: {},
-      idempotency_key: null,
-      permission_mode: 'always_allow',
-    });
+    await p.send('CreateSession', createSessionData());
     await p.send('BindSandbox', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: true });
     await p.send('SubmitUserMessage', { turn_id: TURN, content: [{ type: 'text', text: 'hello' }] });
     await p.quiet();

@@ -1,29 +1,15 @@
 import { FixedClock } from '@berth/core/testing';
-import type { CommandData, CommandType, SessionCommand, SessionCommandOf } from '@berth/contracts';
+import type { CommandData, CommandType, SessionCommand } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 import type { CommandCommit } from '@berth/ports';
 import { createSessionKernel, type SessionKernelDeps } from './kernel';
 import { InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from './testing';
 
 const SID = 'sesn_k';
 let n = 0;
-function cmd<T extends CommandType>(type: T, data: CommandData<T>, commandId = `cmd_k${++n}`): SessionCommandOf<T> {
-  return { type, data, meta: { command_id: commandId, session_id: SID, actor: 'owner_1', issued_at: '2026-01-01T00:00:00.000Z' } } as unknown as SessionCommandOf<T>;
-}
-const create = (commandId?: string) =>
-  cmd(
-    'CreateSession',
-    {
-      owner_id: 'owner_1',
-      agent: { id: 'agent_1', version: 1 },
-      environment_id: 'env_1',
-      harness: 'claude-code',
-      title: 'hello',
-      metadata: {},
-      idempotency_key: null,
-      permission_mode: 'always_allow',
-    },
-    commandId,
-  );
+const cmd = <T extends CommandType>(type: T, data: CommandData<T>, commandId = `cmd_k${++n}`) =>
+  commandFor(type, SID, data, { command_id: commandId, actor: 'owner_1', issued_at: '2026-01-01T00:00:00.000Z' });
+const create = (commandId?: string) => cmd('CreateSession', createSessionData({ title: 'hello' }), commandId);
 const bind = () => cmd('BindSandbox', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: false });
 const message = (turn_id: string) => cmd('SubmitUserMessage', { turn_id, content: [{ type: 'text', text: 'hi' }] });
 

@@ -1,3 +1,4 @@
+import { commandFor } from '@berth/contracts/testing';
 import { Consumers, Headers, Streams, type CommandOutcome, type SessionCommand } from '@berth/contracts';
 import { BerthError } from '@berth/core';
 import { applyTopology, berthTopology, connectNats, ConsumerRunner, encodeJson, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
@@ -7,11 +8,7 @@ import { startNatsServer, type NatsServerHandle } from './nats-server';
 
 jest.setTimeout(30_000);
 
-const interrupt = (commandId: string): SessionCommand => ({
-  type: 'InterruptTurn',
-  data: {},
-  meta: { command_id: commandId, session_id: 'sesn_bus', actor: 'test', issued_at: new Date().toISOString() },
-});
+const interrupt = (commandId: string): SessionCommand => commandFor('InterruptTurn', 'sesn_bus', {}, { command_id: commandId });
 
 describe('NatsCommandBus', () => {
   let server: NatsServerHandle;

@@ -1,5 +1,5 @@
-import { randomIds } from '@berth/core';
-import type { AgentOutput, RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { AgentOutput, CommandData, CommandType, RecordedEvent } from '@berth/contracts';
+import { commandFor } from '@berth/contracts/testing';
 import type { CommandBus } from '@berth/ports';
 
 type Feed = { onEvent(listener: (event: RecordedEvent) => void): () => void };
@@ -89,8 +89,7 @@ export class ScriptedTurnRunner {
     return this.send(sessionId, 'RecordAgentOutput', { turn_id: turnId, generation: this.generation.get(sessionId) ?? 1, offset, outputs, harness_session_id: null });
   }
 
-  private async send(sessionId: string, type: SessionCommand['type'], data: unknown): Promise<void> {
-    const command = { type, data, meta: { command_id: randomIds.next('cmd'), session_id: sessionId, actor: 'scripted-turn-runner', issued_at: new Date().toISOString() } } as SessionCommand;
-    await this.bus.send(command);
+  private async send<T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): Promise<void> {
+    await this.bus.send(commandFor(type, sessionId, data, { actor: 'scripted-turn-runner' }));
   }
 }

@@ -1,4 +1,5 @@
 import { EVENT_SCHEMA_VERSIONS, eventIdFor, type CommandData, type CommandType, type RecordedEvent, type SessionCommand, type SessionCommandOf } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { decide } from '../decide';
 import { evolve } from '../evolve';
 import { initialState, type SessionState } from '../state';
@@ -12,8 +13,7 @@ let counter = 0;
 export const nextCommandId = (): string => `cmd_${++counter}`;
 
 export function command<T extends CommandType>(type: T, data: CommandData<T>, commandId = nextCommandId()): SessionCommandOf<T> {
-  const meta = { command_id: commandId, session_id: SESSION_ID, actor: OWNER, issued_at: '2026-01-01T00:00:00.000Z' };
-  return { type, data, meta } as unknown as SessionCommandOf<T>;
+  return commandFor(type, SESSION_ID, data, { command_id: commandId, actor: OWNER, issued_at: '2026-01-01T00:00:00.000Z' });
 }
 
 /** Expected events for `thenMatches`, where nested `data` is matched partially too. */
@@ -23,17 +23,7 @@ const text = (t: string) => [{ type: 'text' as const, text: t }];
 
 export const Cmd = {
   create: (over: Partial<CommandData<'CreateSession'>> = {}) =>
-    command('CreateSession', {
-      owner_id: OWNER,
-      agent: { id: AGENT, version: 1 },
-      environment_id: 'env_1',
-      harness: 'claude-code',
-      title: null,
-      metadata: {},
-      idempotency_key: 'key-1',
-      permission_mode: 'always_allow',
-      ...over,
-    }),
+    command('CreateSession', createSessionData({ owner_id: OWNER, agent: { id: AGENT, version: 1 }, idempotency_key: 'key-1', ...over })),
   update: (data: CommandData<'UpdateSession'>) => command('UpdateSession', data),
   bind: (generation = 1, sandbox_id = `sbx_${generation}`, expires_at: string | null = null) =>
     command('BindSandbox', { sandbox_id, generation, expires_at, warm: false }),

@@ -2,6 +2,7 @@
 // AstraBox relinks a TERMINATED row that came back READY by force-writing the snapshot lifecycle.
 // Here the resurrection is the RecoverSession command itself: the kernel commits it, then saves the
 // snapshot and upserts the read model, so reads stop reporting a dead session.
+import { commandFor } from '@berth/contracts/testing';
 import { Probes, seedHarness } from '../testing/flow-harness';
 
 const SID = 'sesn_res';
@@ -52,11 +53,13 @@ describe('ReconcileRuntimeBindingResurrectionTests', () => {
     // The startup was still running when the session was terminated; its bind arrives afterwards.
     const before = await h.given(SID, (c) => [c.create(), c.terminate()]);
 
-    const late = await h.kernel.execute({
-      type: 'BindSandbox',
-      data: { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: false },
-      meta: { command_id: 'cmd_late', session_id: SID, actor: 'sandbox-manager', issued_at: '2026-01-01T00:00:00.000Z' },
-    });
+    const late = await h.kernel.execute(
+      commandFor('BindSandbox', SID, { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: false }, {
+        command_id: 'cmd_late',
+        actor: 'sandbox-manager',
+        issued_at: '2026-01-01T00:00:00.000Z',
+      }),
+    );
 
     expect(late).toMatchObject({ ok: true, events: [] });
     expect(h.journal.all(SID)).toHaveLength(before);

@@ -1,24 +1,14 @@
-import type { CommandData, CommandType, SandboxProbe, SessionCommandOf } from '@berth/contracts';
+import type { CommandData, CommandType, SandboxProbe } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 
 let counter = 0;
 
 /** Commands for one session with their defaults filled (for tests that drive a kernel directly). */
 export function commandsFor(sessionId: string, ownerId = 'owner_1') {
-  const command = <T extends CommandType>(type: T, data: CommandData<T>): SessionCommandOf<T> =>
-    ({ type, data, meta: { command_id: `cmd_t${++counter}`, session_id: sessionId, actor: ownerId, issued_at: '2026-01-01T00:00:00.000Z' } }) as unknown as SessionCommandOf<T>;
+  const command = <T extends CommandType>(type: T, data: CommandData<T>) =>
+    commandFor(type, sessionId, data, { command_id: `cmd_t${++counter}`, actor: ownerId, issued_at: '2026-01-01T00:00:00.000Z' });
   return {
-    create: (over: Partial<CommandData<'CreateSession'>> = {}) =>
-      command('CreateSession', {
-        owner_id: ownerId,
-        agent: { id: 'agent_1', version: 1 },
-        environment_id: 'env_1',
-        harness: 'claude-code',
-        title: null,
-        metadata: {},
-        idempotency_key: null,
-        permission_mode: 'always_allow',
-        ...over,
-      }),
+    create: (over: Partial<CommandData<'CreateSession'>> = {}) => command('CreateSession', createSessionData({ owner_id: ownerId, ...over })),
     bind: (generation = 1, expires_at: string | null = null) => command('BindSandbox', { sandbox_id: `sbx_${generation}`, generation, expires_at, warm: false }),
     message: (turn_id: string) => command('SubmitUserMessage', { turn_id, content: [{ type: 'text', text: 'hello' }] }),
     harnessSession: (turn_id: string, generation: number, harness_session_id: string) =>
