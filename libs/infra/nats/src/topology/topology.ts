@@ -64,6 +64,25 @@ function ackTimeoutBackoff(t: DeliveryTuning): number[] {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** One file-backed, single-replica stream; publishes are deduplicated by `Nats-Msg-Id` for 2 minutes. */
+const stream = (
+  name: string,
+  subject: string,
+  retention: StreamDeclaration['retention'],
+  maxAgeMs: number,
+  allowDirect: boolean,
+): StreamDeclaration => ({
+  name,
+  subjects: [subject],
+  retention,
+  storage: 'file',
+  num_replicas: 1,
+  discard: 'old',
+  duplicate_window: nanos(2 * 60 * 1000),
+  max_age: nanos(maxAgeMs),
+  allow_direct: allowDirect,
+});
+
 export function berthTopology(options: TopologyOptions = {}): Topology {
   const tuning: DeliveryTuning = { ...defaultDeliveryTuning, ...options.tuning };
   const consumer = (
@@ -90,39 +109,9 @@ export function berthTopology(options: TopologyOptions = {}): Topology {
 
   return {
     streams: [
-      {
-        name: Streams.commands,
-        subjects: [Subjects.allCommands],
-        retention: 'workqueue',
-        storage: 'file',
-        num_replicas: 1,
-        discard: 'old',
-        duplicate_window: nanos(2 * 60 * 1000),
-        max_age: nanos(7 * DAY_MS),
-        allow_direct: false,
-      },
-      {
-        name: Streams.events,
-        subjects: [Subjects.allEvents],
-        retention: 'limits',
-        storage: 'file',
-        num_replicas: 1,
-        discard: 'old',
-        duplicate_window: nanos(2 * 60 * 1000),
-        max_age: nanos(30 * DAY_MS),
-        allow_direct: true,
-      },
-      {
-        name: Streams.deadLetters,
-        subjects: [Subjects.allDeadLetters],
-        retention: 'limits',
-        storage: 'file',
-        num_replicas: 1,
-        discard: 'old',
-        duplicate_window: nanos(2 * 60 * 1000),
-        max_age: nanos(30 * DAY_MS),
-        allow_direct: false,
-      },
+      stream(Streams.commands, Subjects.allCommands, 'workqueue', 7 * DAY_MS, false),
+      stream(Streams.events, Subjects.allEvents, 'limits', 30 * DAY_MS, true),
+      stream(Streams.deadLetters, Subjects.allDeadLetters, 'limits', 30 * DAY_MS, false),
     ],
     consumers: [
       consumer(Streams.commands, Consumers.kernel, 'Session kernel: the only writer of session state', [Subjects.allCommands]),
