@@ -161,30 +161,6 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
   }
 }
 
-/** The journal events the reconciler folds; everything else leaves its view unchanged. */
-export const TURN_RECONCILE_EVENT_TYPES: readonly EventType[] = [
-  'TurnStarted',
-  'AgentMessageRecorded',
-  'AgentThinkingRecorded',
-  'AgentToolUseRecorded',
-  'AgentToolResultRecorded',
-  'UsageRecorded',
-  'HarnessSessionRecorded',
-  'TurnAwaitingConfirmation',
-  'ToolUseConfirmed',
-  'TurnResumed',
-  'TurnTranscriptPending',
-  'TurnCompleted',
-  'TurnFailed',
-  'TurnRecovered',
-  'SandboxRequested',
-  'SandboxBound',
-  'SandboxStartFailed',
-  'SandboxLost',
-  'SessionTerminated',
-  'SessionDeleted',
-];
-
 /** Events that only occur while a turn is open: seeing one for a session not tracked means "read its journal". */
 export const OPEN_TURN_EVENT_TYPES: readonly EventType[] = [
   'TurnStarted',
@@ -198,4 +174,18 @@ export const OPEN_TURN_EVENT_TYPES: readonly EventType[] = [
   'ToolUseConfirmed',
   'TurnResumed',
   'TurnTranscriptPending',
+];
+
+/** The journal events the reconciler folds; everything else leaves its view unchanged. */
+export const TURN_RECONCILE_EVENT_TYPES: readonly EventType[] = [
+  ...OPEN_TURN_EVENT_TYPES,
+  'TurnCompleted',
+  'TurnFailed',
+  'TurnRecovered',
+  'SandboxRequested',
+  'SandboxBound',
+  'SandboxStartFailed',
+  'SandboxLost',
+  'SessionTerminated',
+  'SessionDeleted',
 ];
