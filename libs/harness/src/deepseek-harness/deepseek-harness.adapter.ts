@@ -10,6 +10,7 @@ import type {
 } from '../harness-adapter.port';
 import { contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
+import { statusTurnEnd } from '../status-turn-end';
 
 const DEFAULT_MODEL = 'deepseek-chat';
 
@@ -104,26 +105,17 @@ export class DeepSeekHarnessAdapter implements HarnessAdapter {
 
   private turnCompleted(event: JsonObject, state: ParseState): ParseStep {
     const usage = obj(event['usage']);
-    const status = str(event['status']) ?? 'completed';
-    return {
+    return statusTurnEnd(
       state,
-      outputs: [
-        {
-          kind: 'usage',
-          usage: {
-            input_tokens: num(usage['input_tokens']),
-            output_tokens: num(usage['output_tokens']),
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: num(usage['cached_tokens']),
-          },
-        },
-      ],
-      terminal: {
-        ok: status !== 'failed',
-        interrupted: status === 'interrupted',
-        error: status === 'failed' ? (str(obj(event['error'])['message']) ?? state.lastError ?? 'turn failed') : null,
+      str(event['status']),
+      {
+        input_tokens: num(usage['input_tokens']),
+        output_tokens: num(usage['output_tokens']),
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: num(usage['cached_tokens']),
       },
-    };
+      str(obj(event['error'])['message']),
+    );
   }
 }
 

@@ -2,6 +2,7 @@ import type { AgentOutput, PermissionMode } from '@berth/contracts';
 import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
+import { statusTurnEnd } from '../status-turn-end';
 import { requireAlwaysAllow } from '../unsupported-permission-mode';
 
 const DEFAULT_MODEL = 'hermes-4';
@@ -107,26 +108,17 @@ export class HermesAdapter implements HarnessAdapter {
         return { state: { ...state, lastError: str(event['message']) ?? state.lastError }, outputs: [] };
       case 'turn.complete': {
         const usage = obj(event['usage']);
-        const status = str(event['status']) ?? 'completed';
-        return {
+        return statusTurnEnd(
           state,
-          outputs: [
-            {
-              kind: 'usage',
-              usage: {
-                input_tokens: num(usage['input_tokens']),
-                output_tokens: num(usage['output_tokens']),
-                cache_creation_input_tokens: 0,
-                cache_read_input_tokens: num(usage['cache_read_tokens']),
-              },
-            },
-          ],
-          terminal: {
-            ok: status !== 'failed',
-            interrupted: status === 'interrupted',
-            error: status === 'failed' ? (str(event['error']) ?? state.lastError ?? 'turn failed') : null,
+          str(event['status']),
+          {
+            input_tokens: num(usage['input_tokens']),
+            output_tokens: num(usage['output_tokens']),
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: num(usage['cache_read_tokens']),
           },
-        };
+          str(event['error']),
+        );
       }
       default:
         return { state, outputs: [] };
