@@ -51,4 +51,28 @@ export function Field({ label, children }: { label: string; children: ReactNode 
   );
 }
 
+/** The "show archived" switch of a catalog page (agents, environments). */
+export function ArchivedToggle({ checked, onChange }: { checked: boolean; onChange: (checked: boolean) => void }) {
+  return (
+    <label className="inline">
+      <input type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} /> Show archived
+    </label>
+  );
+}
+
+/** Edit and Archive for a live catalog row (test ids `<testId>-edit`, `<testId>-archive`); an archived row is read-only. */
+export function RowActions({ archived, testId, onEdit, onArchive }: { archived: boolean; testId: string; onEdit: () => void; onArchive: () => void }) {
+  if (archived) return <span className="muted">archived</span>;
+  return (
+    <>
+      <button type="button" onClick={onEdit} data-testid={`${testId}-edit`}>
+        Edit
+      </button>
+      <button type="button" className="danger" onClick={onArchive} data-testid={`${testId}-archive`}>
+        Archive
+      </button>
+    </>
+  );
+}
+
 export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString() : '—');

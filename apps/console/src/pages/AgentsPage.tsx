@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import type { AgentInput, Api } from '../api/client';
 import type { Agent } from '../api/types';
-import { Empty, ErrorBanner, Field, Loading, when } from '../components/ui';
+import { ArchivedToggle, Empty, ErrorBanner, Field, Loading, RowActions, when } from '../components/ui';
+import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
 
 const modelId = (a: Agent) => (typeof a.model === 'string' ? a.model : a.model.id);
@@ -10,26 +11,21 @@ export function AgentsPage({ api }: { api: Api }) {
   const [includeArchived, setIncludeArchived] = useState(false);
   const agents = useLoad(() => api.listAgents(includeArchived), [api, includeArchived]);
   const [editing, setEditing] = useState<Agent | 'new' | null>(null);
-  const [actionError, setActionError] = useState<Error | null>(null);
+  const archiving = useAction();
 
   async function archive(agent: Agent) {
     if (!window.confirm(`Archive agent "${agent.name}"? Archived agents are read-only.`)) return;
-    setActionError(null);
-    try {
+    await archiving.run(async () => {
       await api.archiveAgent(agent.id);
       agents.reload();
-    } catch (e) {
-      setActionError(e as Error);
-    }
+    });
   }
 
   return (
     <section>
       <div className="page-head">
         <h2>Agents</h2>
-        <label className="inline">
-          <input type="checkbox" checked={includeArchived} onChange={(e) => setIncludeArchived(e.target.checked)} /> Show archived
-        </label>
+        <ArchivedToggle checked={includeArchived} onChange={setIncludeArchived} />
         <button type="button" className="primary" onClick={() => setEditing('new')} data-testid="agent-new">
           New agent
         </button>
@@ -45,7 +41,7 @@ export function AgentsPage({ api }: { api: Api }) {
           onCancel={() => setEditing(null)}
         />
       )}
-      <ErrorBanner error={actionError} />
+      <ErrorBanner error={archiving.error} />
       <ErrorBanner error={agents.error} onRetry={agents.reload} />
       {agents.loading && !agents.data && <Loading what="agents" />}
       {agents.data && agents.data.data.length === 0 && <Empty>No agents yet. An agent names a model and its instructions; create one to start sessions.</Empty>}
@@ -71,18 +67,7 @@ export function AgentsPage({ api }: { api: Api }) {
                 <td>v{a.version}</td>
                 <td>{when(a.updated_at)}</td>
                 <td className="actions">
-                  {a.archived_at ? (
-                    <span className="muted">archived</span>
-                  ) : (
-                    <>
-                      <button type="button" onClick={() => setEditing(a)} data-testid="agent-edit">
-                        Edit
-                      </button>
-                      <button type="button" className="danger" onClick={() => archive(a)} data-testid="agent-archive">
-                        Archive
-                      </button>
-                    </>
-                  )}
+                  <RowActions archived={Boolean(a.archived_at)} testId="agent" onEdit={() => setEditing(a)} onArchive={() => archive(a)} />
                 </td>
               </tr>
             ))}
@@ -100,23 +85,16 @@ function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | 
     system: agent?.system ?? '',
     description: agent?.description ?? '',
   });
-  const [error, setError] = useState<Error | null>(null);
-  const [busy, setBusy] = useState(false);
+  const saving = useAction();
   const set = (k: keyof AgentInput) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await saving.run(async () => {
       if (agent) await api.updateAgent(agent.id, agent.version, form);
       else await api.createAgent(form);
       onDone();
-    } catch (err) {
-      setError(err as Error);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
@@ -136,10 +114,10 @@ function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | 
       <Field label="System prompt">
         <textarea rows={4} value={form.system} onChange={set('system')} data-testid="agent-system" />
       </Field>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={saving.error} />
       <div className="row">
-        <button type="submit" className="primary" disabled={busy} data-testid="agent-save">
-          {busy ? 'Saving…' : agent ? 'Save new version' : 'Create agent'}
+        <button type="submit" className="primary" disabled={saving.busy} data-testid="agent-save">
+          {saving.busy ? 'Saving…' : agent ? 'Save new version' : 'Create agent'}
         </button>
         <button type="button" onClick={onCancel}>
           Cancel

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import type { Api } from '../api/client';
 import { HARNESSES, type Environment, type EnvironmentConfig, type Harness, type PermissionMode } from '../api/types';
-import { Empty, ErrorBanner, Field, Loading, when } from '../components/ui';
+import { ArchivedToggle, Empty, ErrorBanner, Field, Loading, RowActions, when } from '../components/ui';
+import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
 
 type EnvForm = { name: string; description: string; harness: Harness; image: string; network: string; permission_mode: PermissionMode; idle_timeout_seconds: string };
@@ -23,26 +24,21 @@ export function EnvironmentsPage({ api }: { api: Api }) {
   const [includeArchived, setIncludeArchived] = useState(false);
   const envs = useLoad(() => api.listEnvironments(includeArchived), [api, includeArchived]);
   const [editing, setEditing] = useState<Environment | 'new' | null>(null);
-  const [actionError, setActionError] = useState<Error | null>(null);
+  const archiving = useAction();
 
   async function archive(env: Environment) {
     if (!window.confirm(`Archive environment "${env.name}"? New sessions can no longer use it.`)) return;
-    setActionError(null);
-    try {
+    await archiving.run(async () => {
       await api.archiveEnvironment(env.id);
       envs.reload();
-    } catch (e) {
-      setActionError(e as Error);
-    }
+    });
   }
 
   return (
     <section>
       <div className="page-head">
         <h2>Environments</h2>
-        <label className="inline">
-          <input type="checkbox" checked={includeArchived} onChange={(e) => setIncludeArchived(e.target.checked)} /> Show archived
-        </label>
+        <ArchivedToggle checked={includeArchived} onChange={setIncludeArchived} />
         <button type="button" className="primary" onClick={() => setEditing('new')} data-testid="env-new">
           New environment
         </button>
@@ -58,7 +54,7 @@ export function EnvironmentsPage({ api }: { api: Api }) {
           onCancel={() => setEditing(null)}
         />
       )}
-      <ErrorBanner error={actionError} />
+      <ErrorBanner error={archiving.error} />
       <ErrorBanner error={envs.error} onRetry={envs.reload} />
       {envs.loading && !envs.data && <Loading what="environments" />}
       {envs.data && envs.data.data.length === 0 && <Empty>No environments yet. An environment picks the harness and the sandbox a session runs in.</Empty>}
@@ -88,18 +84,7 @@ export function EnvironmentsPage({ api }: { api: Api }) {
                 <td>{env.config.permission_mode === 'always_ask' ? 'ask first' : 'always allow'}</td>
                 <td>{when(env.updated_at)}</td>
                 <td className="actions">
-                  {env.archived_at ? (
-                    <span className="muted">archived</span>
-                  ) : (
-                    <>
-                      <button type="button" onClick={() => setEditing(env)} data-testid="env-edit">
-                        Edit
-                      </button>
-                      <button type="button" className="danger" onClick={() => archive(env)} data-testid="env-archive">
-                        Archive
-                      </button>
-                    </>
-                  )}
+                  <RowActions archived={Boolean(env.archived_at)} testId="env" onEdit={() => setEditing(env)} onArchive={() => archive(env)} />
                 </td>
               </tr>
             ))}
@@ -121,24 +106,17 @@ function EnvironmentForm({ api, env, onDone, onCancel }: { api: Api; env: Enviro
     permission_mode: c.permission_mode ?? 'always_allow',
     idle_timeout_seconds: c.idle_timeout_seconds === undefined ? '' : String(c.idle_timeout_seconds),
   });
-  const [error, setError] = useState<Error | null>(null);
-  const [busy, setBusy] = useState(false);
+  const saving = useAction();
   const set = (k: keyof EnvForm) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
     const input = { name: form.name, description: form.description, config: toConfig(form, c) };
-    try {
+    await saving.run(async () => {
       if (env) await api.updateEnvironment(env.id, input);
       else await api.createEnvironment(input);
       onDone();
-    } catch (err) {
-      setError(err as Error);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
@@ -179,10 +157,10 @@ function EnvironmentForm({ api, env, onDone, onCancel }: { api: Api; env: Enviro
       <Field label="Description">
         <input value={form.description} onChange={set('description')} />
       </Field>
-      <ErrorBanner error={error} />
+      <ErrorBanner error={saving.error} />
       <div className="row">
-        <button type="submit" className="primary" disabled={busy} data-testid="env-save">
-          {busy ? 'Saving…' : env ? 'Save' : 'Create environment'}
+        <button type="submit" className="primary" disabled={saving.busy} data-testid="env-save">
+          {saving.busy ? 'Saving…' : env ? 'Save' : 'Create environment'}
         </button>
         <button type="button" onClick={onCancel}>
           Cancel

@@ -2,26 +2,20 @@ import { useState, type FormEvent } from 'react';
 import { createApi } from '../api/client';
 import type { Credentials } from '../auth';
 import { ErrorBanner, Field } from '../components/ui';
+import { useAction } from '../use-action';
 
 /** Checks the key against the API before keeping it, so a typo fails here and not on every page. */
 export function SignIn({ onSignedIn }: { onSignedIn: (c: Credentials) => void }) {
   const [apiKey, setApiKey] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
-  const [error, setError] = useState<Error | null>(null);
-  const [busy, setBusy] = useState(false);
+  const signingIn = useAction();
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    await signingIn.run(async () => {
       await createApi({ apiKey: apiKey.trim(), baseUrl: baseUrl.trim() }).listAgents();
       onSignedIn({ apiKey: apiKey.trim(), baseUrl: baseUrl.trim() });
-    } catch (err) {
-      setError(err as Error);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (
@@ -35,9 +29,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: (c: Credentials) => void })
         <Field label="API URL (blank for this server)">
           <input type="url" placeholder={window.location.origin} value={baseUrl} onChange={(e) => setBaseUrl(e.target.value)} data-testid="signin-url" />
         </Field>
-        <ErrorBanner error={error} />
-        <button type="submit" className="primary" disabled={busy || !apiKey.trim()} data-testid="signin-submit">
-          {busy ? 'Checking…' : 'Sign in'}
+        <ErrorBanner error={signingIn.error} />
+        <button type="submit" className="primary" disabled={signingIn.busy || !apiKey.trim()} data-testid="signin-submit">
+          {signingIn.busy ? 'Checking…' : 'Sign in'}
         </button>
       </form>
     </main>
