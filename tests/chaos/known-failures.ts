@@ -13,11 +13,14 @@ const resumeWithoutTranscript: KnownFailure = {
 };
 
 export const KNOWN_FAILURES: Readonly<Record<string, KnownFailure>> = {
-  'kill -9 turn-reconciler at before-command (manager and sandbox killed)': resumeWithoutTranscript,
-  'kill -9 turn-reconciler at after-command (manager and sandbox killed)': resumeWithoutTranscript,
   'docker kill of the sandbox mid-turn, before any transcript mirror': resumeWithoutTranscript,
   'docker kill of the sandbox mid-turn, after a transcript mirror': {
     defect: 'sandbox-manager: transcripts are mirrored only when output arrives, so none is mirrored during a silent tool step',
     symptom: /^no transcript was mirrored while the turn ran/,
+  },
+  'clock skew: manager +2 h, kernel -5 min mid-turn; lease expiry': {
+    defect:
+      'turn-reconciler: with the kernel clock behind, a new turn looks silent at once; a probe during harness start-up gets "not delivered" and fails the turn input_not_delivered',
+    symptom: /^the next message did not complete: TurnFailed \(input_not_delivered:/,
   },
 };

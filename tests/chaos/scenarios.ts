@@ -141,21 +141,20 @@ const managerCrash = (point: string): Scenario => ({
 });
 
 const reconcilerCrash = (point: string): Scenario => ({
-  name: `kill -9 turn-reconciler at ${point} (manager and sandbox killed)`,
+  name: `kill -9 turn-reconciler at ${point} (while it settles a turn)`,
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
-      beforeMessage: () => ctx.sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point }),
-      trigger: 'tool_use',
-      // The reconciler only sends commands while it settles a turn nobody else will: kill the
-      // sandbox-manager (which would report the harness's end itself) and the sandbox together.
-      inject: async ({ sup }, sessionId) => {
-        const name = await container(ctx, sessionId);
-        if (name === null) return null;
-        const at = Date.now();
-        await Promise.all([sup.kill('sandbox-manager'), sup.runtime.docker.getContainer(name).kill()]);
-        await sup.startService('sandbox-manager');
-        const crashed = await dieAtCrashPoint(ctx, 'turn-reconciler');
-        return crashed === null ? null : { at, backAt: crashed.backAt };
+      // The reconciler only sends commands while it settles a turn nobody else will: the manager
+      // dies after the harness finished but before CompleteTurn, and the reconciler (rung 1,
+      // `replayed`) sends the verdict, dying at its crash point on the way.
+      beforeMessage: async ({ sup }) => {
+        await sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point });
+        await sup.restart('sandbox-manager', { BERTH_CRASH_POINT: 'after-turn-end-before-complete' });
+      },
+      trigger: 'sent',
+      inject: async () => {
+        if ((await dieAtCrashPoint(ctx, 'sandbox-manager')) === null) return null;
+        return dieAtCrashPoint(ctx, 'turn-reconciler');
       },
     }),
 });
