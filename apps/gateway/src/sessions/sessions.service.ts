@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import type { EventData, HarnessKind, PermissionMode } from '@berth/contracts';
+import type { HarnessKind, PermissionMode } from '@berth/contracts';
 import type { AgentRecord, AgentStore, IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
@@ -8,16 +8,11 @@ import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
+import { recoverResult } from './recover-result';
 import type { ProbeTarget, SandboxProbe } from './sandbox-probe.port';
 import type { SessionCommands } from './session-commands';
 import { renderSession } from './session.render';
 import type { SessionCreateBody, SessionRoutes, SessionUpdateBody } from './sessions.schemas';
-
-type RecoverResult = Readonly<{
-  outcome: EventData<'SessionRecovered'>['outcome'];
-  reason: EventData<'SessionRecovered'>['reason'];
-  already_requested: boolean;
-}>;
 
 export const sessionNotFound = () => new NotFoundError('session not found', 'SESSION_NOT_FOUND');
 
@@ -160,19 +155,14 @@ export class SessionsService {
 
   /**
    * Probes the sandbox first: the kernel's recover decision is pure and needs the facts. The
-   * session comes back with `berth.recover` naming the decision: its outcome and reason, and
-   * `already_requested` when a sandbox start was already under way (the kernel added nothing).
+   * session comes back with the decision (outcome, reason) as `berth.recover`.
    */
   async recover(owner: string, id: string) {
     const record = await this.find(owner, id);
     const probe = await this.d.probe.probe(probeTarget(record));
     const outcome = await this.d.commands.send(owner, id, 'RecoverSession', { probe });
     const after = await this.readAfter(owner, id, outcome.last_seq);
-    const decided = (await this.d.journal.eventsOfCommand(id, outcome.command_id)).find((e) => e.type === 'SessionRecovered');
-    const recover: RecoverResult =
-      decided?.type === 'SessionRecovered'
-        ? { outcome: decided.data.outcome, reason: decided.data.reason, already_requested: false }
-        : { outcome: after.view.lifecycle === 'TERMINATED' ? 'recreated' : 'startup-requested', reason: null, already_requested: true };
+    const recover = recoverResult(await this.d.journal.eventsOfCommand(id, outcome.command_id), after.view.lifecycle);
     return this.render(after, { recover });
   }
 
