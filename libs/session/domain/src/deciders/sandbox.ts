@@ -1,7 +1,7 @@
 import type { EventData, SessionCommandOf, SessionEvent } from '@berth/contracts';
 import { requireExists } from '../guards';
 import type { SessionState } from '../state';
-import { settleTurn } from './turn-flow';
+import { failTurn } from './turn-flow';
 
 /**
  * The sandbox-manager reports facts; the kernel fences them by generation. A fact about an older
@@ -26,7 +26,7 @@ export function decideReportSandboxStartFailed(command: SessionCommandOf<'Report
   if (turn === null || state.sandbox !== null) return [failed];
   // Each queued message then gets its own attempt (a new request), so the retries are bounded by the queue.
   const afterFailure = { ...state, sandbox_request: null, runtime_unavailable: true };
-  return [failed, ...settleTurn(afterFailure, { type: 'TurnFailed', data: { turn_id: turn.id, reason: 'sandbox_start_failed', message } })];
+  return [failed, ...failTurn(afterFailure, turn.id, 'sandbox_start_failed', message)];
 }
 
 export function decideReportSandboxDied(command: SessionCommandOf<'ReportSandboxDied'>, state: SessionState): SessionEvent[] {

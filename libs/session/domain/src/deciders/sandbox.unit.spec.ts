@@ -34,6 +34,7 @@ describe('ReportSandboxStartFailed', () => {
   it('fails the turn that waited for it; the next queued message gets its own attempt', () => {
     spec.given(historyOf(Cmd.create(), Cmd.message('turn_1'), Cmd.message('turn_2'))).when(Cmd.startFailed(1, 'no image')).then([
       { type: 'SandboxStartFailed', data: { generation: 1, message: 'no image' } },
+      { type: 'SessionErrorRaised', data: { turn_id: 'turn_1', error_type: 'berth.sandbox_start_failed_error', message: 'no image', retry_status: 'terminal' } },
       { type: 'TurnFailed', data: { turn_id: 'turn_1', reason: 'sandbox_start_failed', message: 'no image' } },
       { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
       { type: 'TurnStarted', data: { turn_id: 'turn_2' } },

@@ -1,4 +1,4 @@
-import type { SessionEvent } from '@berth/contracts';
+import type { SessionEvent, TurnFailureReason } from '@berth/contracts';
 import { evolve } from '../evolve';
 import type { SessionState } from '../state';
 
@@ -22,6 +22,27 @@ export function startNextQueued(state: SessionState): SessionEvent[] {
 /** Events that settle the current turn, then whatever the queue starts next. */
 export function settleTurn(state: SessionState, settle: SessionEvent): SessionEvent[] {
   return [settle, ...startNextQueued(evolve(state, settle))];
+}
+
+/** Managed Agents error types for the named failure reasons clients can switch on. */
+const ERROR_TYPE_OF: Readonly<Record<TurnFailureReason, string>> = {
+  model_error: 'model_request_failed_error',
+  harness_failed: 'berth.harness_failed_error',
+  sandbox_lost: 'berth.sandbox_lost_error',
+  sandbox_start_failed: 'berth.sandbox_start_failed_error',
+  input_not_delivered: 'berth.input_not_delivered_error',
+  no_progress: 'berth.no_progress_error',
+  transcript_unrecoverable: 'berth.transcript_unrecoverable_error',
+  dead_lettered: 'unknown_error',
+};
+
+/**
+ * A turn that cannot finish, reported as Managed Agents clients expect: a `session.error` that says
+ * why (errors never appear as a status), then the idle event that settles the turn.
+ */
+export function failTurn(state: SessionState, turn_id: string, reason: TurnFailureReason, message: string): SessionEvent[] {
+  const error: SessionEvent = { type: 'SessionErrorRaised', data: { turn_id, error_type: ERROR_TYPE_OF[reason], message, retry_status: 'terminal' } };
+  return [error, ...settleTurn(evolve(state, error), { type: 'TurnFailed', data: { turn_id, reason, message } })];
 }
 
 /** Destructive lifecycle commands take the sandbox away: an active turn cannot finish, so it fails. */

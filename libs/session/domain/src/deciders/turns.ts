@@ -1,7 +1,7 @@
 import { eventIdFor, type AgentOutput, type SessionCommandOf, type SessionEvent } from '@berth/contracts';
 import { requireExists } from '../guards';
 import type { CurrentTurn, SessionState } from '../state';
-import { settleTurn } from './turn-flow';
+import { failTurn, settleTurn } from './turn-flow';
 
 /**
  * Harness output is fenced by turn id and sandbox generation: output from another turn or an older
@@ -102,7 +102,7 @@ export function decideFailTurn(command: SessionCommandOf<'FailTurn'>, state: Ses
   requireExists(state, command.meta.session_id);
   const { turn_id, reason, message } = command.data;
   if (state.current_turn?.id !== turn_id) return [];
-  return settleTurn(state, { type: 'TurnFailed', data: { turn_id, reason, message } });
+  return failTurn(state, turn_id, reason, message);
 }
 
 /** The reconciler finished the turn from durable evidence: it completes like any other turn. */

@@ -97,8 +97,9 @@ describe('CompleteTurn', () => {
 });
 
 describe('FailTurn', () => {
-  it('settles the turn with its named reason and starts the next queued message', () => {
+  it('reports a session.error, settles the turn with its named reason and starts the next queued message', () => {
     spec.given(historyOf(...runningTurn(), Cmd.message('turn_2'))).when(Cmd.fail('turn_1', 'model_error', 'overloaded')).then([
+      { type: 'SessionErrorRaised', data: { turn_id: 'turn_1', error_type: 'model_request_failed_error', message: 'overloaded', retry_status: 'terminal' } },
       { type: 'TurnFailed', data: { turn_id: 'turn_1', reason: 'model_error', message: 'overloaded' } },
       { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
     ]);
@@ -106,6 +107,7 @@ describe('FailTurn', () => {
 
   it('asks for a rebuild before starting the next turn when the sandbox is gone', () => {
     spec.given(historyOf(...runningTurn(), Cmd.message('turn_2'), Cmd.died(1))).when(Cmd.fail('turn_1', 'transcript_unrecoverable')).then([
+      { type: 'SessionErrorRaised', data: { turn_id: 'turn_1', error_type: 'berth.transcript_unrecoverable_error', message: 'boom', retry_status: 'terminal' } },
       { type: 'TurnFailed', data: { turn_id: 'turn_1', reason: 'transcript_unrecoverable', message: 'boom' } },
       { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
       { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
