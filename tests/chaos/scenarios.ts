@@ -144,17 +144,22 @@ const reconcilerCrash = (point: string): Scenario => ({
   name: `kill -9 turn-reconciler at ${point} (while it settles a turn)`,
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
-      // The reconciler only sends commands while it settles a turn nobody else will: the manager
-      // dies after the harness finished but before CompleteTurn, and the reconciler (rung 1,
-      // `replayed`) sends the verdict, dying at its crash point on the way.
+      // The reconciler only sends commands for a turn nobody else settles: the manager dies after
+      // the harness finished but before CompleteTurn and stays down, so the reconciler's probe
+      // fails and (one attempt allowed, to reach its verdict in seconds) it sends FailTurn,
+      // dying at its crash point on the way. Then it restarts plain (default timers) with the
+      // manager, and the turn settles once.
       beforeMessage: async ({ sup }) => {
-        await sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point });
+        await sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point, BERTH_RECONCILE_MAX_ATTEMPTS: '1' });
         await sup.restart('sandbox-manager', { BERTH_CRASH_POINT: 'after-turn-end-before-complete' });
       },
       trigger: 'sent',
-      inject: async () => {
-        if ((await dieAtCrashPoint(ctx, 'sandbox-manager')) === null) return null;
-        return dieAtCrashPoint(ctx, 'turn-reconciler');
+      inject: async ({ sup }) => {
+        const managerDied = await sup.waitForDeath('sandbox-manager', 30_000);
+        const reconcilerDied = managerDied && (await sup.waitForDeath('turn-reconciler', 30_000));
+        const at = Date.now();
+        await Promise.all([sup.startService('sandbox-manager'), sup.restart('turn-reconciler')]);
+        return reconcilerDied ? { at, backAt: Date.now() } : null;
       },
     }),
 });
