@@ -6,6 +6,7 @@ import { InMemoryManager } from '../testing/in-memory-manager';
 import { ProbeResponder } from './probe-responder';
 import { TurnProbe } from './turn-probe';
 import { TurnQueries } from './turn-queries';
+import { createSessionData } from '@berth/contracts/testing';
 
 const SESSION = 'sesn_probe1';
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -29,16 +30,7 @@ describe('sandbox-manager queries over NATS request/reply', () => {
     nc = await connectNats({ url: nats.url, name: 'probe-test' });
     manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
     await manager.send(
-      manager.commands.make('CreateSession', SESSION, 'create', {
-        owner_id: 'owner_1',
-        agent: { id: 'agent_1', version: 1 },
-        environment_id: 'env_1',
-        harness: 'claude-code',
-        title: null,
-        metadata: {},
-        idempotency_key: null,
-        permission_mode: 'always_allow',
-      }),
+      manager.commands.make('CreateSession', SESSION, 'create', createSessionData()),
     );
     await manager.settled();
     const probe = new TurnProbe({ runtime: manager.runtime, sandboxes: manager.sandboxes, running: manager.running, facts: manager.facts });

@@ -1,24 +1,13 @@
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { FixedClock } from '@berth/core/testing';
 import { RunningTurns } from '../turns/running-turns';
 import { InMemoryManager } from '../testing/in-memory-manager';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { BoundSandboxes } from './bound-sandboxes';
 
-let seq = 0;
-const command = <T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): SessionCommand =>
-  ({ type, data, meta: { command_id: `cmd_sbx_${++seq}`, session_id: sessionId, actor: 'test', issued_at: new Date().toISOString() } }) as SessionCommand;
-const create = (sessionId: string) =>
-  command(sessionId, 'CreateSession', {
-    owner_id: 'owner_1',
-    agent: { id: 'agent_1', version: 1 },
-    environment_id: 'env_1',
-    harness: 'claude-code',
-    title: null,
-    metadata: {},
-    idempotency_key: null,
-    permission_mode: 'always_allow',
-  });
+const command = <T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): SessionCommand => commandFor(type, sessionId, data);
+const create = (sessionId: string) => command(sessionId, 'CreateSession', createSessionData());
 const bound = (events: readonly RecordedEvent[]) => events.find((e) => e.type === 'SandboxBound');
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -1,23 +1,12 @@
 import type { CommandType, CommandData, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
 import type { ExecScript } from '@berth/testing';
 import { InMemoryManager } from '../testing/in-memory-manager';
 
 const SESSION = 'sesn_wiring1';
-let seq = 0;
-const command = <T extends CommandType>(type: T, data: CommandData<T>): SessionCommand =>
-  ({ type, data, meta: { command_id: `cmd_test_${++seq}`, session_id: SESSION, actor: 'test', issued_at: new Date().toISOString() } }) as SessionCommand;
+const command = <T extends CommandType>(type: T, data: CommandData<T>): SessionCommand => commandFor(type, SESSION, data);
 
-const create = () =>
-  command('CreateSession', {
-    owner_id: 'owner_1',
-    agent: { id: 'agent_1', version: 1 },
-    environment_id: 'env_1',
-    harness: 'claude-code',
-    title: null,
-    metadata: {},
-    idempotency_key: null,
-    permission_mode: 'always_allow',
-  });
+const create = () => command('CreateSession', createSessionData());
 const message = (turnId: string) => command('SubmitUserMessage', { turn_id: turnId, content: [{ type: 'text', text: 'write out.txt' }] });
 
 /** What Claude Code prints for a turn that runs one Bash tool and answers. */
