@@ -1,6 +1,7 @@
 import { AnthropicMessagesServer } from '@berth/testing';
 import { ChaosDriver } from './driver';
 import { checkInvariants, type InvariantReport } from './invariants';
+import { KNOWN_FAILURES } from './known-failures';
 import { Supervisor } from './supervisor';
 
 /** docs/recovery.md, "Convergence bound": fault → the turn's terminal event… */
@@ -167,7 +168,7 @@ export function formatTable(results: readonly ScenarioResult[]): string {
     r.recovery === null ? '-' : secs(r.recovery.totalMs),
     r.recovery === null ? '-' : secs(r.recovery.restartMs),
     `${r.boundMs / 1000} s`,
-    r.passed ? 'pass' : 'FAIL',
+    r.passed ? 'pass' : KNOWN_FAILURES[r.name] ? 'FAIL (known)' : 'FAIL',
     `${Math.round(r.elapsedMs / 1000)} s`,
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
