@@ -19,9 +19,8 @@ export const CRASH_POINTS: Readonly<Record<ServiceName, readonly string[]>> = {
 };
 
 export type SupervisorOptions = Readonly<{
+  /** The server-wide default model endpoint (each scenario's environment points at its own). */
   modelBaseUrl: string;
-  /** Extra environment per service, on top of the chaos defaults. */
-  env?: Partial<Record<ServiceName, Record<string, string>>>;
 }>;
 
 /**
@@ -93,7 +92,7 @@ export class Supervisor {
     return this.storeUrl.slice('sqlite:'.length);
   }
 
-  /** The environment a service runs with: chaos defaults, the suite's overrides, then `extra`. */
+  /** The environment a service runs with: the chaos defaults, then `extra`. */
   envFor(name: ServiceName, extra: Record<string, string> = {}): Record<string, string> {
     const common = { NATS_URL: this.nats.url, BERTH_STORE_URL: this.storeUrl, BERTH_CHAOS_CLOCK_FILE: this.clockFiles.get(name) as string };
     // A short ack_wait so a delivery lost with a killed consumer comes back within the bound
@@ -114,7 +113,7 @@ export class Supervisor {
       'turn-reconciler': { ...common, ...delivery },
       gateway: { ...common, PORT: String(this.gatewayPort), HOST: '127.0.0.1' },
     };
-    return { ...defaults[name], ...this.options.env?.[name], ...extra };
+    return { ...defaults[name], ...extra };
   }
 
   /** Starts a service (not running) and waits for its ready line. */
