@@ -57,6 +57,15 @@ export class TranscriptSync {
     return toWrite.length;
   }
 
+  /**
+   * Whether the sandbox holds the conversation's transcript: a file matching one of the named
+   * locations (a location without a name part only holds companions such as sub-agent files).
+   */
+  async present(sandboxId: string, locations: readonly TranscriptLocation[]): Promise<boolean> {
+    const named = locations.filter((l) => l.nameEndsWith !== '');
+    return (await this.listFiles(sandboxId, named)).some((f) => f.size > 0);
+  }
+
   /** Every transcript file with its size, in one exec (a turn's end waits for this). */
   private async listFiles(sandboxId: string, locations: readonly TranscriptLocation[]): Promise<{ path: string; size: number }[]> {
     const script = 'while [ $# -ge 3 ]; do find "$1" -maxdepth "$2" -type f -name "*$3" -printf \'%s %p\\n\' 2>/dev/null; shift 3; done; exit 0';

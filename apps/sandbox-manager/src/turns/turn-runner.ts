@@ -1,12 +1,13 @@
 import type { AgentOutput, SessionCommand } from '@berth/contracts';
 import { harnessAdapterFor, type ConfirmationDecision, type HarnessAdapter, type ParseState, type PendingConfirmation, type TurnPlan, type TurnTerminal } from '@berth/harness';
-import type { CommandBus, ExecHandle, SandboxRuntime } from '@berth/ports';
-import { SANDBOX_HOME, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
+import type { CommandBus, ExecHandle, SandboxInfo, SandboxRuntime } from '@berth/ports';
+import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
 import { posix } from 'node:path';
 import type { CrashPoints } from '../config/crash-points';
 import { execAndCollect } from '../sandboxes/sandbox-exec';
 import type { ManagerCommands } from '../sessions/manager-commands';
 import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sandboxDiedCommand } from '../watchers/sandbox-died-command';
 import { OutputBatcher, type OutputBatch } from './output-batcher';
 import type { RunningTurns, TurnControl } from './running-turns';
 import { NO_MODEL_MESSAGE, noKeyMessage, TurnFailure, type TurnAssignment } from './turn-assignment';
@@ -34,11 +35,13 @@ export type TurnTuning = Readonly<{
   interruptGraceMs: number;
   /** After an interrupt, the turn settles by this time whatever the harness does. */
   interruptDeadlineMs: number;
-  /** Least time between two transcript mirrors while the turn runs. */
+  /** Transcript mirror period while the turn runs (also during silent tool steps). */
   mirrorEveryMs: number;
+  /** How long an exec that ended without a terminal line waits for Docker to show its container dead. */
+  deathSettleMs: number;
 }>;
 
-const DEFAULT_TUNING: TurnTuning = { batchMaxOutputs: 50, batchDelayMs: 40, interruptGraceMs: 600, interruptDeadlineMs: 1_500, mirrorEveryMs: 2_000 };
+const DEFAULT_TUNING: TurnTuning = { batchMaxOutputs: 50, batchDelayMs: 40, interruptGraceMs: 600, interruptDeadlineMs: 1_500, mirrorEveryMs: 1_000, deathSettleMs: 1_000 };
 
 /**
  * Runs harness turns in their sandboxes. One `run` per turn and process: a redelivered
@@ -84,10 +87,13 @@ class ActiveTurn implements TurnControl {
   private readonly pending = new Map<string, PendingConfirmation>();
   private abandon: () => void = () => undefined;
   private readonly abandoned = new Promise<'abandoned'>((resolve) => (this.abandon = () => resolve('abandoned')));
-  private lastMirrorAt = Date.now();
   private settling: Promise<void> | null = null;
   private abandonedStream = false;
   private mirroring: Promise<void> = Promise.resolve();
+  private mirrorInFlight = false;
+  private mirrorTimer: NodeJS.Timeout | null = null;
+  /** The harness conversation this turn resumes: null when its transcript is not in the sandbox. */
+  private resumeId: string | null;
 
   constructor(
     private readonly a: TurnAssignment,
@@ -100,6 +106,7 @@ class ActiveTurn implements TurnControl {
     this.generation = a.generation;
     this.adapter = (deps.adapterFor ?? harnessAdapterFor)(a.harness);
     this.state = this.adapter.initialState(a.permissionMode);
+    this.resumeId = a.resumeId;
     this.harnessSessionId = a.resumeId;
     this.batcher = new OutputBatcher({
       lastRecordedOffset: a.lastRecordedOffset,
@@ -108,7 +115,12 @@ class ActiveTurn implements TurnControl {
       send: (batch) => this.sendBatch(batch),
       onError: (error) => deps.log.error(`turn ${a.turnId}: output batch not recorded: ${this.redact(String(error))}`),
     });
-    this.done = previous.then(() => this.execute()).finally(() => deps.running.delete(a.sessionId, this));
+    this.done = previous
+      .then(() => this.execute())
+      .finally(() => {
+        this.stopMirrorTimer();
+        deps.running.delete(a.sessionId, this);
+      });
   }
 
   interrupt(): void {
@@ -140,12 +152,14 @@ class ActiveTurn implements TurnControl {
       const status = this.a.mayHaveStarted ? await this.processStatus() : null;
       exitCode = status === null ? await this.startFresh() : await this.reattach(status);
     } catch (error) {
+      this.stopMirrorTimer();
       if (this.settling !== null) return this.settling;
       await this.batcher.flush();
-      if (!(error instanceof TurnFailure) && (await this.sandboxGone())) return;
+      if (!(error instanceof TurnFailure) && (await this.sandboxGone(null))) return;
       const failure = error instanceof TurnFailure ? error : new TurnFailure('harness_failed', `the harness could not run: ${error instanceof Error ? error.message : String(error)}`);
       return this.settle(this.failTurn(failure));
     }
+    this.stopMirrorTimer();
     if (this.settling !== null) {
       await this.settling;
       // The harness may append to its transcript while it exits: mirror the rest.
@@ -153,22 +167,48 @@ class ActiveTurn implements TurnControl {
       return;
     }
     await this.batcher.flush();
-    if (!this.interrupted && (await this.sandboxGone())) return;
+    if (!this.interrupted && (await this.sandboxGone(exitCode))) return;
     await this.mirrorTranscript(true);
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.settle(this.outcome(exitCode));
   }
 
   /**
-   * The harness stopped without finishing because its container died: that is the death
-   * watcher's report to make (the kernel then hands the turn to transcript recovery), not a
-   * harness failure.
+   * The harness stopped without finishing because its container died: not a harness failure.
+   * The exec's stream can end before Docker shows the container dead (and before the death
+   * watcher sees its `die`), so after a kill-like end (no exit code, or a signal's) the container
+   * gets a short while to show it; a dead one is
+   * reported here too (the same command id as the watcher's: the kernel applies it once) and the
+   * kernel hands the turn to sandbox-loss recovery.
    */
-  private async sandboxGone(): Promise<boolean> {
-    const info = await this.deps.runtime.inspect(this.a.sandboxId).catch(() => null);
+  private async sandboxGone(exitCode: number | null): Promise<boolean> {
+    const killed = exitCode === null || exitCode >= 128;
+    const deadline = Date.now() + (killed ? this.tuning.deathSettleMs : 0);
+    let info = await this.inspectSandbox();
+    while (info?.running && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      info = await this.inspectSandbox();
+    }
     if (info?.running) return false;
     this.deps.log.warn(`turn ${this.a.turnId}: sandbox ${this.a.sandboxId} is gone; the turn is left to sandbox-death recovery`);
+    const owner = info === null ? null : sandboxOwner(info.name, info.labels);
+    const generation = owner?.kind === 'session' ? owner.generation : this.a.generation;
+    await sendReliably(
+      this.deps.bus,
+      sandboxDiedCommand(this.deps.commands, {
+        sessionId: this.a.sessionId,
+        sandboxId: this.a.sandboxId,
+        generation,
+        cause: info === null ? 'destroy' : info.oomKilled ? 'oom' : 'die',
+        exitCode: info?.exitCode ?? null,
+      }),
+      this.deps.log,
+    );
     return true;
+  }
+
+  private inspectSandbox(): Promise<SandboxInfo | null> {
+    return this.deps.runtime.inspect(this.a.sandboxId).catch(() => null);
   }
 
   /**
@@ -223,7 +263,7 @@ class ActiveTurn implements TurnControl {
     try {
       plan = this.adapter.buildTurn({
         prompt: this.a.prompt,
-        resumeId: this.a.resumeId,
+        resumeId: this.resumeId,
         model: { baseUrl: model.baseUrl, apiKeyEnv: model.apiKeyEnv, ...(model.model === null ? {} : { model: model.model }) },
         permissionMode: this.a.permissionMode,
         cwd: SANDBOX_WORKDIR,
@@ -242,15 +282,12 @@ class ActiveTurn implements TurnControl {
   }
 
   private async startFresh(): Promise<number | null> {
-    const { plan, env } = this.plan();
     const { runtime } = this.deps;
     const sandboxId = this.a.sandboxId;
     // A sandbox this process already ran a turn in has the harness's files; a new one gets them from the mirror.
-    if (this.a.resumeId !== null && !this.restored.has(sandboxId)) {
-      const restored = await this.deps.transcripts.restore(sandboxId, this.a.sessionId);
-      if (restored > 0) this.deps.log.log(`turn ${this.a.turnId}: restored ${restored} transcript file(s) into ${sandboxId}`);
-    }
+    if (this.resumeId !== null && !this.restored.has(sandboxId)) await this.restoreTranscript(this.resumeId);
     this.restored.add(sandboxId);
+    const { plan, env } = this.plan();
     if (plan.files.length > 0) {
       await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...new Set(plan.files.map((f) => posix.dirname(f.path)))]);
       for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
@@ -258,11 +295,29 @@ class ActiveTurn implements TurnControl {
     const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(this.a.turnId, plan.argv), env, workdir: SANDBOX_WORKDIR });
     this.handle = handle;
     this.attached = true;
+    this.startMirrorTimer();
     this.stdinOpen = true;
     for (const line of plan.stdinLines) handle.write(`${line}\n`);
     if (!plan.keepStdinOpen) this.closeStdin();
     await this.consume(handle.lines);
     return this.exitOf(handle);
+  }
+
+  /**
+   * Writes the mirrored transcript into a sandbox this process has not run a turn in. When the
+   * conversation's transcript is still missing (its sandbox died before any was mirrored), the
+   * harness cannot resume it: the turn starts a new harness conversation instead.
+   */
+  private async restoreTranscript(resumeId: string): Promise<void> {
+    const { sandboxId, sessionId, turnId } = this.a;
+    const restored = await this.deps.transcripts.restore(sandboxId, sessionId);
+    if (restored > 0) this.deps.log.log(`turn ${turnId}: restored ${restored} transcript file(s) into ${sandboxId}`);
+    if (await this.deps.transcripts.present(sandboxId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, resumeId))) return;
+    this.deps.log.warn(
+      `turn ${turnId}: no transcript of harness conversation ${resumeId} in ${sandboxId} (none was mirrored before its sandbox was lost): starting a new harness conversation`,
+    );
+    this.resumeId = null;
+    this.harnessSessionId = null;
   }
 
   /** A harness started by an earlier process: replay its output file, then follow it while it runs. */
@@ -275,6 +330,7 @@ class ActiveTurn implements TurnControl {
     const handle = await this.deps.runtime.exec(this.a.sandboxId, { cmd: followOutputCommand(this.a.turnId, whole.length, status.pid), stdin: '' });
     this.handle = handle;
     this.attached = true;
+    this.startMirrorTimer();
     await this.consume(handle.lines);
     return (await this.processStatus())?.exitCode ?? null;
   }
@@ -344,14 +400,32 @@ class ActiveTurn implements TurnControl {
     });
     await sendReliably(this.deps.bus, command, this.deps.log);
     this.deps.crash.reached('mid-turn');
-    if (Date.now() - this.lastMirrorAt >= this.tuning.mirrorEveryMs) void this.mirrorTranscript(false);
+  }
+
+  /**
+   * Mirrors the transcript every `mirrorEveryMs` while the harness runs, output or not (a long
+   * silent tool step must not leave it unmirrored); a tick while a mirror is still running is skipped.
+   */
+  private startMirrorTimer(): void {
+    if (this.mirrorTimer !== null) return;
+    this.mirrorTimer = setInterval(() => {
+      if (this.mirrorInFlight) return;
+      this.mirrorInFlight = true;
+      void this.mirrorTranscript(false).finally(() => (this.mirrorInFlight = false));
+    }, this.tuning.mirrorEveryMs);
+    this.mirrorTimer.unref();
+  }
+
+  private stopMirrorTimer(): void {
+    if (this.mirrorTimer === null) return;
+    clearInterval(this.mirrorTimer);
+    this.mirrorTimer = null;
   }
 
   /** Mirrors the harness transcript (serialised; failures are logged, the next mirror catches up). */
   private mirrorTranscript(final: boolean, quick = false): Promise<void> {
     const sessionId = this.harnessSessionId;
     if (sessionId === null) return this.mirroring;
-    this.lastMirrorAt = Date.now();
     this.mirroring = this.mirroring.then(async () => {
       try {
         await this.deps.transcripts.mirrorOut(this.a.sandboxId, this.a.sessionId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, sessionId), quick);

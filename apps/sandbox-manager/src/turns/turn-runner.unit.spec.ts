@@ -173,5 +173,85 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     expect(manager.sent.map((c) => c.type)).not.toContain('FailTurn');
     expect(manager.sent.map((c) => c.type)).not.toContain('CompleteTurn');
   });
+
+  it('reports the sandbox death when the harness exec ends before Docker shows its container dead', async () => {
+    const sandboxId = `berth-s-${SESSION}-g1`;
+    const manager: InMemoryManager = new InMemoryManager({
+      execScript: ({ spec }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        // docker kill: the exec's stream ends first, the container shows dead a moment later.
+        setTimeout(() => manager.runtime.kill(sandboxId), 200);
+        return { lines: [JSON.stringify({ type: 'system', subtype: 'init', session_id: 'h-5' })], exitCode: 137 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    const sent = manager.sent.map((c) => c.type);
+    expect(sent).not.toContain('FailTurn');
+    expect(manager.sent.find((c) => c.type === 'ReportSandboxDied')?.data).toMatchObject({ sandbox_id: sandboxId, generation: 1, cause: 'die', exit_code: 137 });
+    expect(types(await manager.events(SESSION))).toContain('SandboxLost');
+  });
+
+  it('mirrors the transcript while the harness runs a silent tool step', async () => {
+    const transcript = '/home/agent/.claude/projects/-workspace/h-1.jsonl';
+    let release: () => void = () => undefined;
+    const silentStepEnds = new Promise<void>((r) => (release = r));
+    let harnessRuns = 0;
+    const manager: InMemoryManager = new InMemoryManager({
+      execScript: async ({ container, spec }) => {
+        if (spec.cmd[3] === 'berth-transcripts') {
+          const file = await manager.runtime.readFile(container, transcript);
+          return { lines: file === null ? [] : [`${file.length} ${transcript}`], exitCode: 0 };
+        }
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        harnessRuns++;
+        await manager.runtime.writeFile(container, transcript, harnessRuns === 1 ? '{"turn":1}\n' : '{"turn":1}\n{"turn":2,"tool":"sleep 5"}\n');
+        if (harnessRuns === 2) await silentStepEnds;
+        return { lines: claudeTurn('h-1', 'ok'), exitCode: 0 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    expect(await manager.store.transcripts.size(SESSION, transcript)).toBe(11);
+
+    await manager.send(message('turn_2'));
+    // The harness prints nothing during its tool step; the transcript is mirrored anyway.
+    await waitFor(async () => (await manager.store.transcripts.size(SESSION, transcript)) > 11, 4_000);
+    release();
+    await manager.settled();
+    expect(types(await manager.events(SESSION)).filter((t) => t === 'TurnCompleted')).toHaveLength(2);
+  });
+
+  it('starts a new harness conversation when the sandbox was lost before any transcript was mirrored', async () => {
+    const argvs: string[][] = [];
+    const manager = new InMemoryManager({
+      execScript: ({ spec }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        argvs.push([...spec.cmd.slice(6)]);
+        return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    // The sandbox dies; the harness never wrote a transcript the mirror could copy.
+    const sandboxId = `berth-s-${SESSION}-g1`;
+    manager.runtime.kill(sandboxId);
+    await manager.send(command('ReportSandboxDied', { sandbox_id: sandboxId, generation: 1, cause: 'die', exit_code: 137 }));
+    await manager.settled();
+
+    await manager.send(message('turn_2'));
+    await manager.settled();
+    expect(argvs).toHaveLength(2);
+    expect(argvs[1]?.some((a) => a.startsWith('--resume'))).toBe(false);
+    const events = await manager.events(SESSION);
+    expect(events.filter((e) => e.type === 'TurnCompleted').map((e) => e.data)).toEqual([expect.objectContaining({ turn_id: 'turn_1' }), expect.objectContaining({ turn_id: 'turn_2' })]);
+    expect(events.filter((e) => e.type === 'HarnessSessionRecorded').map((e) => e.data)).toContainEqual(expect.objectContaining({ harness_session_id: 'h-2' }));
+  });
 });
 

@@ -3,6 +3,7 @@ import { watchSandboxDeaths, type SandboxDeath, type WarmPool } from '@berth/san
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { ManagerCommands } from '../sessions/manager-commands';
 import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sandboxDiedCommand } from './sandbox-died-command';
 
 const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
 
@@ -46,11 +47,12 @@ export class DeathReporter {
   async report(death: SandboxDeath): Promise<void> {
     if (this.deps.sandboxes.isReleasing(death.sandboxId)) return;
     this.deps.log.log(`sandbox ${death.sandboxId} of session ${death.sessionId} ${death.reason}`);
-    const command = this.deps.commands.make('ReportSandboxDied', death.sessionId, `died_${death.sessionId}_g${death.generation}`, {
-      sandbox_id: death.sandboxId,
+    const command = sandboxDiedCommand(this.deps.commands, {
+      sessionId: death.sessionId,
+      sandboxId: death.sandboxId,
       generation: death.generation,
       cause: CAUSE[death.reason],
-      exit_code: death.exitCode,
+      exitCode: death.exitCode,
     });
     await sendReliably(this.deps.bus, command, this.deps.log);
   }
