@@ -1,0 +1,55 @@
+# syntax=docker/dockerfile:1.7
+# One image for Berth's four services (gateway, session-kernel, sandbox-manager, turn-reconciler).
+# The service is chosen by the command, e.g. `node -r @swc-node/register apps/gateway/src/main.ts`
+# (the default). TypeScript runs through @swc-node/register, as in scripts/run.sh: there is no
+# server build step yet. Build from the repository root:
+#   docker build -f deploy/images/berth.Dockerfile -t berth/berth:0.1.0 .
+# (Not built in CI or in the environment this was written in: no registry was reachable there.)
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# Everything, dev dependencies included: builds the console (vite) and better-sqlite3 if no prebuilt
+# binary can be fetched (hence the compiler toolchain).
+FROM ${NODE_IMAGE} AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.base.json tsconfig.json .swcrc ./
+COPY apps ./apps
+COPY libs ./libs
+RUN npm run build:console
+
+# Runtime dependencies only, compiled on the same base as the final stage (glibc, node ABI).
+FROM build AS prod-deps
+RUN npm prune --omit=dev --no-audit --no-fund
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production \
+    NO_COLOR=1 \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    BERTH_CONSOLE_DIR=apps/console/dist \
+    BERTH_STORE_URL=sqlite:/var/lib/berth/berth.db
+WORKDIR /app
+# The `node` user (uid 1000) of the base image runs the services; /var/lib/berth holds the
+# embedded SQLite store when one is used.
+RUN mkdir -p /var/lib/berth && chown node:node /var/lib/berth
+COPY --from=prod-deps --chown=root:root /src/node_modules ./node_modules
+COPY --from=build --chown=root:root /src/package.json /src/tsconfig.base.json /src/tsconfig.json /src/.swcrc ./
+# Sources read at runtime: the services' and libraries' TypeScript, and the built console.
+COPY --from=build --chown=root:root /src/libs ./libs
+COPY --from=build --chown=root:root /src/apps/gateway/src ./apps/gateway/src
+COPY --from=build --chown=root:root /src/apps/session-kernel/src ./apps/session-kernel/src
+COPY --from=build --chown=root:root /src/apps/sandbox-manager/src ./apps/sandbox-manager/src
+COPY --from=build --chown=root:root /src/apps/turn-reconciler/src ./apps/turn-reconciler/src
+COPY --from=build --chown=root:root /src/apps/console/dist ./apps/console/dist
+USER node
+EXPOSE 8080
+VOLUME ["/var/lib/berth"]
+# Only meaningful for the gateway; compose overrides it (or disables it) for the other services.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+CMD ["node", "-r", "@swc-node/register", "apps/gateway/src/main.ts"]
