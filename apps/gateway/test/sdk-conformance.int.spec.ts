@@ -163,4 +163,12 @@ describe('official @anthropic-ai/sdk against the gateway', () => {
     });
     await expect(client.beta.agents.create({ name: '', model: 'm' })).rejects.toBeInstanceOf(Anthropic.BadRequestError);
   });
+
+  it('lets an environment name only a model-key variable, never another secret of the sandbox-manager', async () => {
+    const withKey = (api_key_env: string) =>
+      client.beta.environments.create({ name: 'model', config: { type: 'cloud', model: { base_url: 'https://models.example', api_key_env } } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+    await expect(withKey('BERTH_STORE_URL')).rejects.toMatchObject({ status: 400, error: { error: { message: expect.stringContaining('config.model.api_key_env') } } });
+    await expect(withKey('PATH')).rejects.toBeInstanceOf(Anthropic.BadRequestError);
+    expect((await withKey('BERTH_MODEL_KEY_TEAM_A')).config).toMatchObject({ model: { api_key_env: 'BERTH_MODEL_KEY_TEAM_A' } });
+  });
 });

@@ -48,7 +48,9 @@ const BerthConfigShape = {
       model: z.string().min(1).max(256).optional(),
       api_key_env: z
         .string()
-        .regex(/^[A-Z_][A-Z0-9_]{0,127}$/, 'must be an environment variable name')
+        // Only the model-key namespace: naming any other variable of the sandbox-manager would hand
+        // its value (e.g. the store URL with its password) to a harness and a base_url the caller picks.
+        .regex(/^BERTH_MODEL_(API_KEY|KEY_[A-Z0-9_]{1,100})$/, 'must be BERTH_MODEL_API_KEY or BERTH_MODEL_KEY_<NAME>')
         .optional(),
     })
     .nullish(),

@@ -15,7 +15,7 @@ import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
 import { TurnQueries } from '../probe/turn-queries';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
-import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader } from '../sandboxes/environment-settings';
+import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { ManagerCommands } from '../sessions/manager-commands';
@@ -105,7 +105,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     commands,
     transcripts: new TranscriptSync(runtime, store.transcripts),
     running,
-    secret: (name) => secrets[name] ?? (name === DEFAULT_KEY_SECRET ? null : (process.env[name] ?? null)),
+    secret: (name) => secrets[name] ?? (name !== DEFAULT_KEY_SECRET && isModelKeySecretName(name) ? (process.env[name] ?? null) : null),
     crash,
     log,
     tuning: input.turnTuning,

@@ -14,6 +14,12 @@ export type EnvironmentSettings = Readonly<{ sandbox: SandboxConfig; model: Mode
 
 export const DEFAULT_KEY_SECRET = 'BERTH_MODEL_API_KEY';
 
+/**
+ * The only process variables an environment may name as its model key. Anything else of the
+ * manager's environment (store URL, NATS credentials) must never reach a harness.
+ */
+export const isModelKeySecretName = (name: string): boolean => name === DEFAULT_KEY_SECRET || /^BERTH_MODEL_KEY_[A-Z0-9_]{1,100}$/.test(name);
+
 type Raw = Readonly<Record<string, unknown>>;
 const record = (v: unknown): Raw => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Raw) : {});
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !== '' ? v : null);
