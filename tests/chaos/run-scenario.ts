@@ -114,22 +114,32 @@ export async function runScenario(scenario: Scenario, sup: Supervisor, log: (lin
   };
 }
 
-/** Lets the SSE clients catch up with the journal, then checks the invariants. */
+/**
+ * Lets the SSE clients catch up with the journal, then checks the invariants. The platform keeps
+ * running (sweeps may still append), so the SSE view and the journal are compared at one settled
+ * point: the journal read after the frames were copied must not have moved past what was waited on.
+ */
 async function checkRun(driver: ChaosDriver, sup: Supervisor) {
   const journals = new Map<string, Awaited<ReturnType<ChaosDriver['journal']>>>();
+  const sse = new Map<string, readonly Readonly<{ seq: number; data: unknown }>[]>();
   for (const [sessionId, recorder] of driver.recorders) {
     let events = await driver.journal(sessionId);
-    // Events may still be in flight to the stream (outbox relay, a reconnect): wait, bounded.
-    await recorder.waitForSeq(events.at(-1)?.seq ?? 0, 10_000);
-    events = await driver.journal(sessionId);
-    await recorder.waitForSeq(events.at(-1)?.seq ?? 0, 5_000);
+    let frames: readonly Readonly<{ seq: number; data: unknown }>[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      // Events may still be in flight to the stream (outbox relay, a reconnect): wait, bounded.
+      const settledAt = events.at(-1)?.seq ?? 0;
+      await recorder.waitForSeq(settledAt, attempt === 0 ? 10_000 : 5_000);
+      frames = [...recorder.frames];
+      events = await driver.journal(sessionId);
+      if ((events.at(-1)?.seq ?? 0) === settledAt) break;
+    }
     journals.set(sessionId, events);
+    sse.set(sessionId, frames);
   }
   // This scenario's containers: those named or labelled for its sessions.
   const mine = (c: { name: string; labels: Readonly<Record<string, string>> }) =>
     journals.has(c.labels['berth.session'] ?? '') || [...journals.keys()].some((id) => c.name.includes(id));
   const containers = (await sup.runtime.list({ 'berth.scope': sup.scope })).filter(mine).map((c) => ({ name: c.name, labels: c.labels }));
-  const sse = new Map([...driver.recorders].map(([id, r]) => [id, r.frames] as const));
   return checkInvariants({ journals, acked: driver.acked, sse, containers });
 }
 
