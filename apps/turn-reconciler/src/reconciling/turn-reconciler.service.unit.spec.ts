@@ -166,6 +166,8 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
     p.sandboxManager.facts = { sandbox: 'running', harness: { alive: false, attached: false }, input_delivered: false, output: null };
 
     await p.sweepAfter(6_000);
+    expect(p.terminalOf()).toEqual([]); // one probe finding no harness may have landed during its start-up
+    await p.sweepAfter(6_000);
 
     expect(p.terminalOf()).toEqual(['TurnFailed(input_not_delivered)']);
     await p.send('SubmitUserMessage', { turn_id: 'turn_2', content: [{ type: 'text', text: 'hello' }] });

@@ -144,8 +144,18 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
       state.sandbox === 'starting' && state.sandbox_requested_ms !== null && nowMs - state.sandbox_requested_ms < policy.startupGraceMs;
     if (mayStillStart && f.sandbox !== 'running' && f.sandbox !== 'exited') return waitAndSee(state, turn, nowMs);
 
+    // A harness the sandbox-manager is still starting is progress, not a lost input.
+    if (usable && (f.sandbox === 'starting' || f.harness.alive)) return waitAndSee(state, turn, nowMs);
+
     // 4. The harness is gone with the turn unfinished.
     if (!turn.input_delivered && f.input_delivered !== true && turn.next_offset === 0) {
+      // Only real evidence fails the input: two probes in a row, the turn silent for a full probe
+      // period by our own clock, found no harness (one probe may land during harness start-up).
+      const undelivered = turn.undelivered_probes + 1;
+      const silentLongEnough = nowMs - turn.last_progress_ms >= policy.probeAfterMs;
+      if (undelivered < 2 || !silentLongEnough) {
+        return nothing(withTurn(state, { ...turn, undelivered_probes: undelivered, pending: null, next_check_ms: nowMs + policy.probeAfterMs }));
+      }
       return fail(state, turn, nowMs, 'input_not_delivered', 'The message never reached the agent; send it again.');
     }
     if (f.transcript.present && f.transcript.bytes > 0) {

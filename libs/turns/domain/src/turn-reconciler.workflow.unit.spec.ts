@@ -254,9 +254,10 @@ describe('rung 4: the harness is gone', () => {
       tick(5_200),
     ];
     const noHarness = facts({ harness: { alive: false, attached: false }, input_delivered: false, output: null });
+    spec.given(history).when(observed(5_300, noHarness)).thenNothing();
     spec
-      .given(history)
-      .when(observed(5_300, noHarness))
+      .given([...history, observed(5_300, noHarness), tick(10_300)])
+      .when(observed(10_400, noHarness))
       .then([cmd('FailTurn', { reason: 'input_not_delivered', message: 'The message never reached the agent; send it again.' }, 'fail_input_not_delivered')]);
   });
 
@@ -293,8 +294,8 @@ describe('rung 4: the harness is gone', () => {
     spec.given([...history, tick(5_100)]).when(observed(5_200, notYet)).thenNothing();
     const late = policy.startupGraceMs + 100;
     spec
-      .given([...history, tick(late)])
-      .when(observed(late + 10, notYet))
+      .given([...history, tick(late), observed(late + 10, notYet), tick(late + 5_100)])
+      .when(observed(late + 5_200, notYet))
       .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'input_not_delivered' } } }]);
   });
 
@@ -471,5 +472,56 @@ describe('idempotency: the same input twice produces no second output', () => {
         }
       }),
     );
+  });
+});
+
+describe('turn reconciler: timing by its own clock, whatever the kernel clock says', () => {
+  /** A journal event stamped `skewMs` away from when the reconciler received it at `receivedMs`. */
+  const skewed = (input: TurnReconcileInput, skewMs: number): TurnReconcileInput => {
+    if (input.kind !== 'event') return input;
+    const occurred = new Date(Date.parse(input.now) + skewMs).toISOString();
+    return { ...input, event: { ...input.event, occurred_at: occurred } };
+  };
+  const newTurn = (skewMs: number) => {
+    const j = journal();
+    return [
+      skewed(j.event('SandboxBound', { sandbox_id: 'sbx_1', generation: 1, expires_at: null, warm: true }, 0), skewMs),
+      skewed(j.event('TurnStarted', { turn_id: TURN }, 100), skewMs),
+    ];
+  };
+  const noHarness = facts({ harness: { alive: false, attached: false }, input_delivered: false, output: null });
+
+  it.each([
+    ['5 minutes behind', -5 * 60_000],
+    ['2 hours ahead', 2 * 3_600_000],
+  ])('given a kernel clock %s, when the sweep runs right after the turn started, then nothing is probed', (_name, skewMs) => {
+    spec.given(newTurn(skewMs)).when(tick(200)).thenNothing();
+    spec.given(newTurn(skewMs)).when(tick(5_000)).thenNothing();
+  });
+
+  it.each([
+    ['5 minutes behind', -5 * 60_000],
+    ['2 hours ahead', 2 * 3_600_000],
+  ])('given a kernel clock %s, when the turn is silent for the threshold by our clock, then it is probed on time', (_name, skewMs) => {
+    spec.given(newTurn(skewMs)).when(tick(5_200)).then([probe()]);
+  });
+
+  it('given a kernel clock far behind, a single probe finding no harness yet is no verdict', () => {
+    spec.given([...newTurn(-5 * 60_000), tick(5_200)]).when(observed(5_300, noHarness)).thenNothing();
+  });
+
+  it('given one probe found no harness, when a harness start shows up before the second, then the turn is not failed', () => {
+    const starting = facts({ sandbox: 'starting', harness: { alive: false, attached: false }, input_delivered: false, output: null });
+    spec
+      .given([...newTurn(-5 * 60_000), tick(5_200), observed(5_300, noHarness), tick(10_300)])
+      .when(observed(10_400, starting))
+      .thenNothing();
+  });
+
+  it('given two probes a silence period apart found no harness, then the turn fails input_not_delivered', () => {
+    spec
+      .given([...newTurn(-5 * 60_000), tick(5_200), observed(5_300, noHarness), tick(10_300)])
+      .when(observed(10_400, noHarness))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'input_not_delivered' } } }]);
   });
 });

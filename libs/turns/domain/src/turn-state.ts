@@ -22,6 +22,8 @@ export type OpenTurn = Readonly<{
   next_check_ms: number;
   /** Unsuccessful steps since the last progress. */
   attempts: number;
+  /** Probes in a row (since the last progress) that found the harness never started. */
+  undelivered_probes: number;
   pending: Pending | null;
 }>;
 
@@ -51,13 +53,11 @@ export const initialTurnReconcileState = (): TurnReconcileState => ({
 });
 
 /**
- * When an event counts as progress: its own time, but never later than when we saw it, so a kernel
- * clock running ahead cannot postpone a probe (one running behind only makes a probe come early).
+ * When an event counts as progress: when the reconciler received it, by its own clock. `occurred_at`
+ * comes from another process's clock (a skewed kernel would make a new turn look silent at once or
+ * postpone every probe), so it is for display only, never for timing.
  */
-const progressTime = (event: RecordedEvent, nowMs: number): number => {
-  const at = Date.parse(event.occurred_at);
-  return Number.isNaN(at) ? nowMs : Math.min(at, nowMs);
-};
+const progressTime = (_event: RecordedEvent, nowMs: number): number => nowMs;
 
 const progressed = (turn: OpenTurn, atMs: number, probeAfterMs: number, offset?: number): OpenTurn => ({
   ...turn,
@@ -65,6 +65,7 @@ const progressed = (turn: OpenTurn, atMs: number, probeAfterMs: number, offset?:
   last_progress_ms: Math.max(turn.last_progress_ms, atMs),
   next_check_ms: Math.max(turn.last_progress_ms, atMs) + probeAfterMs,
   attempts: 0,
+  undelivered_probes: 0,
   // New output answers a probe or a reattach; a recovery in flight produces output itself and still
   // has to report back (its result settles the turn).
   pending: turn.pending?.step === 'probe' || turn.pending?.step === 'reattach' ? null : turn.pending,
@@ -103,6 +104,7 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
           last_progress_ms: at,
           next_check_ms: at + probeAfterMs,
           attempts: 0,
+          undelivered_probes: 0,
           pending: null,
         },
       };
