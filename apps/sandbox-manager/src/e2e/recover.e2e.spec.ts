@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, reply } from '@berth/testing';
-import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
+import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
 
 /**
  * Explicit recovery (`POST /v1/sessions/{id}/recover`) through the whole platform: the gateway
@@ -13,16 +13,6 @@ type Binding = { sandbox_id: string; generation: number };
 type SessionBody = { status: string; berth: { lifecycle: string; runtime_unavailable: boolean; sandbox: Binding | null; recover?: { outcome: string; reason: string | null; already_requested: boolean } } };
 
 const STEP_TIMEOUT_MS = 60_000;
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, logs = () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('explicit recover against the real sandbox-manager', () => {
   let model: AnthropicMessagesServer;

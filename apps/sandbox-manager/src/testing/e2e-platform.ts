@@ -75,3 +75,14 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }
 }
+
+/** Polls `probe` every 50 ms until it yields a value; on timeout the error carries `logs()` (service output). */
+export async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, logs = () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, reply } from '@berth/testing';
-import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
+import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
 
 /**
  * Claude Code through the whole platform where the sandbox-manager itself is the fault (SIGKILL
@@ -12,16 +12,6 @@ async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEv
   const events: PublicEvent[] = [];
   for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e as unknown as PublicEvent);
   return events;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs: number, logs = () => ''): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('claude-code: manager restart mid-turn, tool approvals, terminate and delete', () => {
