@@ -10,17 +10,10 @@
  * BERTH_BENCH_DIR chooses where the SQLite file lives (default: the OS temp dir).
  */
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { commandFor } from '@berth/contracts/testing';
-import { randomIds, systemClock } from '@berth/core';
-import { createSessionKernel } from '@berth/session-kernel';
-import { createStore } from '@berth/store';
-import { createGatewayApp } from '../apps/gateway/src/app/create-gateway-app';
-import { issueApiKey } from '../apps/gateway/src/auth/api-key';
-import { NO_SANDBOX } from '../apps/gateway/src/sessions/sandbox-probe.port';
+import { randomIds } from '@berth/core';
+import { startInProcessGateway } from './support/in-process-gateway';
 
 const ITERATIONS = Number(process.argv[2] ?? 300);
 const WARMUP = 20;
@@ -66,26 +59,7 @@ async function startBareServer(): Promise<{ base: string; close(): Promise<void>
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), 'berth-bench-gateway-'));
-  const store = createStore(`sqlite:${join(dir, 'berth.db')}`);
-  await store.init();
-  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
-  const app = await createGatewayApp({
-    store,
-    commandBus: { send: (command) => kernel.execute(command), dispatch: async (command) => void (await kernel.execute(command)) },
-    // Only the replay matters for a first event; nothing is published live here.
-    eventFeed: { subscribe: async () => ({ close: () => undefined }) },
-    sandboxProbe: { probe: async () => NO_SANDBOX },
-    logger: false,
-  });
-  await app.listen(0, '127.0.0.1');
-  const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-  const issued = issueApiKey({ ownerId: 'bench', name: 'bench', id: randomIds.next('bk'), now: new Date() });
-  await store.apiKeys.insert(issued.record);
-  const headers = { 'x-api-key': issued.key, 'content-type': 'application/json' };
-  const post = async (path: string, body: unknown) => (await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<{ id: string }>;
-  const agent = await post('/v1/agents', { name: 'bench', model: 'claude-sonnet-4-5' });
-  const env = await post('/v1/environments', { name: 'bench' });
+  const { store, kernel, base, key, headers, post, agent, env, close } = await startInProcessGateway('gateway');
 
   const bare = await startBareServer();
   const viaGateway: number[] = [];
@@ -95,7 +69,7 @@ async function main(): Promise<void> {
     // Interleaved, so both see the same store size and machine load.
     const t0 = performance.now();
     const session = await post('/v1/sessions', { agent: agent.id, environment_id: env.id });
-    await firstEvent(`${base}/v1/sessions/${session.id}/events/stream?after=0`, issued.key);
+    await firstEvent(`${base}/v1/sessions/${session.id}/events/stream?after=0`, key);
     const t1 = performance.now();
 
     const sessionId = randomIds.next('sesn');
@@ -111,7 +85,7 @@ async function main(): Promise<void> {
     const t3 = performance.now();
     const t4 = performance.now();
     await (await fetch(`${bare.base}/v1/sessions`, { method: 'POST', headers, body: '{}' })).json();
-    await firstEvent(`${bare.base}/stream`, issued.key);
+    await firstEvent(`${bare.base}/stream`, key);
     const t5 = performance.now();
     if (i >= WARMUP) {
       viaGateway.push(t1 - t0);
@@ -119,10 +93,8 @@ async function main(): Promise<void> {
       bareHttp.push(t5 - t4);
     }
   }
-  await app.close();
+  await close();
   await bare.close();
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
 
   const g = summary(viaGateway);
   const r = summary(raw);

@@ -13,17 +13,10 @@
  * BERTH_BENCH_DIR chooses where the SQLite file lives (default: the OS temp dir).
  */
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import type { AgentOutput, CommandData, CommandType } from '@berth/contracts';
 import { commandFor } from '@berth/contracts/testing';
-import { randomIds, systemClock } from '@berth/core';
-import { createSessionKernel } from '@berth/session-kernel';
-import { createStore } from '@berth/store';
-import { createGatewayApp } from '../apps/gateway/src/app/create-gateway-app';
-import { issueApiKey } from '../apps/gateway/src/auth/api-key';
-import { NO_SANDBOX } from '../apps/gateway/src/sessions/sandbox-probe.port';
+import { startInProcessGateway } from './support/in-process-gateway';
 
 const RESUMES = Number(process.argv[2] ?? 200);
 const TARGET_EVENTS = Number(process.argv[3] ?? 2000);
@@ -107,31 +100,8 @@ async function resume(url: string, key: string, cursor: number, lastSeq: number)
 
 async function main(): Promise<void> {
   const loadAtStart = load();
-  const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), 'berth-bench-resume-'));
-  const store = createStore(`sqlite:${join(dir, 'berth.db')}`);
-  await store.init();
-  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
-  const app = await createGatewayApp({
-    store,
-    commandBus: { send: (command) => kernel.execute(command), dispatch: async (command) => void (await kernel.execute(command)) },
-    // Nothing is live while resuming: every stream is a pure replay, ending at the journal's tail.
-    eventFeed: { subscribe: async () => ({ close: () => undefined }) },
-    sandboxProbe: { probe: async () => NO_SANDBOX },
-    logger: false,
-  });
+  const { store, kernel, base, key, post, agent, env, close } = await startInProcessGateway('resume');
   try {
-    await app.listen(0, '127.0.0.1');
-    const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
-    const issued = issueApiKey({ ownerId: 'bench', name: 'bench', id: randomIds.next('bk'), now: new Date() });
-    await store.apiKeys.insert(issued.record);
-    const headers = { 'x-api-key': issued.key, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown) => {
-      const res = await fetch(base + path, { method: 'POST', headers, body: JSON.stringify(body) });
-      if (!res.ok) throw new Error(`POST ${path} answered ${res.status}: ${await res.text()}`);
-      return (await res.json()) as { id: string };
-    };
-    const agent = await post('/v1/agents', { name: 'bench', model: 'claude-sonnet-4-5' });
-    const env = await post('/v1/environments', { name: 'bench' });
     const session = await post('/v1/sessions', { agent: agent.id, environment_id: env.id });
 
     // The stand-in turn runner: binds the requested sandbox and answers each turn through kernel commands.
@@ -166,7 +136,7 @@ async function main(): Promise<void> {
     const buildMs = performance.now() - started;
     const bytes = (await store.journal.readEvents(session.id)).reduce((n, e) => n + JSON.stringify(e).length, 0);
     console.log(`SSE resume, one session of ${lastSeq} journaled events (${(bytes / 1024).toFixed(0)} KiB as JSON; made in ${(buildMs / 1000).toFixed(1)} s through the kernel)`);
-    console.log(`  SQLite file in ${dir}, kernel in-process; load average at start: ${loadAtStart}`);
+    console.log(`  SQLite file in a temp dir, kernel in-process; load average at start: ${loadAtStart}`);
 
     const url = `${base}/v1/sessions/${session.id}/events/stream`;
     const next = cursors(2000, lastSeq);
@@ -176,7 +146,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < WARMUP + RESUMES; i++) {
       const cursor = next();
       // Interleaved, so both see the same machine load.
-      const r = await resume(url, issued.key, cursor, lastSeq);
+      const r = await resume(url, key, cursor, lastSeq);
       if (r.frames !== lastSeq - cursor) throw new Error(`resume from ${cursor} sent ${r.frames} frames, expected ${lastSeq - cursor}`);
       const t0 = performance.now();
       const events = await store.journal.readEvents(session.id, { afterSeq: cursor });
@@ -192,7 +162,7 @@ async function main(): Promise<void> {
     const coldTail: number[] = [];
     const coldRaw: number[] = [];
     for (let i = 0; i < COLD_RUNS; i++) {
-      coldTail.push((await resume(url, issued.key, 0, lastSeq)).tail);
+      coldTail.push((await resume(url, key, 0, lastSeq)).tail);
       const t0 = performance.now();
       await store.journal.readEvents(session.id, { afterSeq: 0 });
       coldRaw.push(performance.now() - t0);
@@ -210,9 +180,7 @@ async function main(): Promise<void> {
     console.log(`    ratio resume-to-tail / raw read: p50 ${(t.p50 / r.p50).toFixed(2)}×  p99 ${(t.p99 / r.p99).toFixed(2)}×`);
     console.log(`  cold resume from seq 0 (all ${lastSeq} events, ${COLD_RUNS} runs): to the tail p50 ${ms(ct.p50)} max ${ms(ct.max)}; raw read p50 ${ms(cr.p50)} max ${ms(cr.max)}`);
   } finally {
-    await app.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await close();
     console.log(`  load average at end: ${load()}`);
   }
 }
