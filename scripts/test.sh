@@ -11,7 +11,7 @@ start=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - start ))"; }
 
 step "dependencies"
-bash scripts/lib/ensure-deps.sh node apt:nats-server apt:debootstrap apt:chromium apt:ca-certificates
+bash scripts/lib/ensure-deps.sh node apt:nats-server apt:debootstrap apt:chromium apt:ca-certificates apt:curl
 bash scripts/harness/install-clis.sh >/dev/null
 
 step "docker engine and images"
