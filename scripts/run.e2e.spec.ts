@@ -48,7 +48,7 @@ describe('npm start', () => {
   });
 
   afterAll(async () => {
-    if (child?.exitCode === null) process.kill(-(child.pid as number), 'SIGKILL');
+    if (child && child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGKILL');
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -85,7 +85,8 @@ describe('npm start', () => {
 
   it('stops everything on Ctrl-C and exits 0, saying "stopped"', async () => {
     process.kill(-(child.pid as number), 'SIGINT');
-    const { code } = await exit;
+    const { code, signal } = await exit;
+    expect(signal).toBeNull();
     expect(output).toContain('berth: stopped.');
     expect(output).not.toMatch(/unexpectedly/);
     expect(code).toBe(0);

@@ -87,7 +87,8 @@ describe('an operator watching one turn', () => {
 
   it('sees every figure of the turn move on /metrics', () => {
     const moved = (service: Service, name: string, labels: Record<string, string> = {}) => sumOf(after[service], name, labels) - sumOf(before[service], name, labels);
-    expect(moved('gateway', 'berth_http_request_duration_seconds_count', { method: 'POST', route: '/v1/sessions/{session_id}/events', status: '200' })).toBe(1);
+    // The message, and the interrupt when the turn was still running.
+    expect(moved('gateway', 'berth_http_request_duration_seconds_count', { method: 'POST', route: '/v1/sessions/{session_id}/events', status: '200' })).toBe(during ? 2 : 1);
     expect(moved('session-kernel', 'berth_commands_handled_total', { type: 'SubmitUserMessage', outcome: 'applied' })).toBe(1);
     expect(moved('session-kernel', 'berth_events_published_total', { type: 'TurnStarted' })).toBe(1);
     expect(moved('session-kernel', 'berth_kernel_commit_duration_seconds_count')).toBeGreaterThanOrEqual(2);
