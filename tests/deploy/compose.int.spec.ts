@@ -9,7 +9,7 @@ import { join } from 'node:path';
  */
 const DIR = join(__dirname, '..', '..', 'deploy', 'compose');
 
-type Service = { profiles?: string[]; image?: string; ports?: unknown[]; volumes?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown>; networks?: unknown };
+type Service = { profiles?: string[]; read_only?: boolean; cap_drop?: string[]; image?: string; ports?: unknown[]; volumes?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown>; networks?: unknown };
 type Rendered = { services: Record<string, Service>; networks: Record<string, { internal?: boolean }> };
 
 function compose(files: string[], args: string[], env: Record<string, string> = {}) {
@@ -49,6 +49,7 @@ describe('deploy/compose', () => {
     expect(started.sort()).toEqual(['gateway', 'nats', 'sandbox-manager', 'session-kernel', 'turn-reconciler']);
     expect(c.services['prometheus'].profiles).toEqual(['observability']);
     for (const name of ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager']) {
+      expect(c.services[name]).toMatchObject({ read_only: true, cap_drop: ['ALL'] });
       expect(c.services[name].environment).toMatchObject({ NATS_URL: 'nats://nats:4222', BERTH_STORE_URL: 'sqlite:/var/lib/berth/berth.db?synchronous=full', BERTH_LOG_FORMAT: 'json', BERTH_METRICS_PORT: '9464' });
     }
     const published = Object.entries(c.services).filter(([, s]) => (s.ports ?? []).length > 0).map(([n]) => n);
