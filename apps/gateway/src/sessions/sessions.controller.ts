@@ -40,7 +40,7 @@ export class SessionsController {
 
   @ApiRoute(R.recover)
   recover(@Input() i: RouteInput<typeof R.recover>) {
-    return this.sessions.recover(i.owner, i.params.session_id);
+    return this.sessions.recover(i.owner, i.params.session_id, i.query.wait_ms);
   }
 
   @ApiRoute(R.terminate)
