@@ -43,6 +43,11 @@ export class SessionsController {
     return this.sessions.recover(i.owner, i.params.session_id, i.query.wait_ms);
   }
 
+  @ApiRoute(R.endConversation)
+  endConversation(@Input() i: RouteInput<typeof R.endConversation>) {
+    return this.sessions.endConversation(i.owner, i.params.session_id);
+  }
+
   @ApiRoute(R.terminate)
   terminate(@Input() i: RouteInput<typeof R.terminate>) {
     return this.sessions.terminate(i.owner, i.params.session_id);

@@ -62,5 +62,12 @@ export const SessionRoutes = {
     params: SessionIdParams,
     query: z.object({ wait_ms: QueryInt(0, 180_000).optional() }),
   }),
+  endConversation: defineRoute({
+    method: 'POST',
+    path: '/v1/sessions/{session_id}/end_conversation',
+    tag: 'sessions',
+    summary: 'Berth: end the harness conversation (the next message starts a fresh one)',
+    params: SessionIdParams,
+  }),
   terminate: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/terminate', tag: 'sessions', summary: 'Berth: stop and release the session sandbox', params: SessionIdParams }),
 } as const;

@@ -88,6 +88,10 @@ export class SessionsService {
     return { id, type: 'session_deleted' };
   }
 
+  async endConversation(owner: string, id: string) {
+    return this.render(await this.d.useCases.endConversation(owner, id));
+  }
+
   async terminate(owner: string, id: string) {
     return this.render(await this.d.useCases.terminate(owner, id));
   }

@@ -156,6 +156,11 @@ export class SessionUseCases {
     return this.lifecycle(owner, id, 'ArchiveSession');
   }
 
+  /** The next turn starts a fresh harness conversation instead of resuming (refused while a turn runs). */
+  async endConversation(owner: string, id: string): Promise<SessionRecord> {
+    return this.lifecycle(owner, id, 'EndConversation');
+  }
+
   /** Any state is accepted; a second delete answers the same. */
   async delete(owner: string, id: string): Promise<void> {
     await this.find(owner, id);
@@ -264,7 +269,7 @@ export class SessionUseCases {
     return { ...sent, id: outcome.events[0]?.id ?? '', processed_at: this.d.clock.now().toISOString() } as PublicEvent;
   }
 
-  private async lifecycle(owner: string, id: string, type: 'ArchiveSession' | 'TerminateSession'): Promise<SessionRecord> {
+  private async lifecycle(owner: string, id: string, type: 'ArchiveSession' | 'EndConversation' | 'TerminateSession'): Promise<SessionRecord> {
     await this.find(owner, id);
     const outcome = await this.d.commands.send(owner, id, type, {});
     return this.readAfter(owner, id, outcome.last_seq);
