@@ -5,7 +5,9 @@ import { harnessAdapterFor } from './harness-adapters';
 const LIMIT = PayloadLimits.agentOutputBytes;
 const MB = 1024 * 1024;
 const textOf = (output: AgentOutput): string =>
-  output.kind === 'message' || output.kind === 'tool_result' ? output.content.map((b) => (typeof b.text === 'string' ? b.text : '')).join('') : '';
+  output.kind === 'message' || output.kind === 'tool_result'
+    ? (output.content as readonly Record<string, unknown>[]).map((b) => (typeof b.text === 'string' ? b.text : '')).join('')
+    : '';
 
 describe('boundAgentOutput', () => {
   it('cuts a 5 MB tool result to the limit, keeps its start and says how much was cut', () => {
