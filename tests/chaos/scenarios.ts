@@ -16,7 +16,13 @@ const DURING_FAULT_RETRY_MS = 60_000;
 const COMPLETED: readonly TurnOutcome[] = ['completed'];
 /** Sandbox loss may also end the turn failed with its named reason, or recovered from the transcript mirror. */
 const SANDBOX_LOSS: readonly TurnOutcome[] = ['completed', 'failed:sandbox_lost', 'recovered:transcript_recovered'];
+/**
+ * The engine takes every sandbox down, some before their harness read its message: that turn
+ * fails `input_not_delivered` (the message never reached an agent; the user is asked to resend).
+ */
+const ENGINE_LOSS: readonly TurnOutcome[] = [...SANDBOX_LOSS, 'failed:input_not_delivered'];
 
+const SLOW_PROMPT = 'Run the slow step, then tell me when it is done.';
 const BEFORE_STEP = 'Running the slow step.';
 const AFTER_STEP = 'The slow step is done.';
 const STILL_HERE = 'Still here.';
@@ -37,7 +43,8 @@ async function openLanes(ctx: ScenarioContext, count: number, stepSeconds: numbe
   return Promise.all(
     models.map(async (model) => {
       const step = { command: `sleep ${stepSeconds} && echo step-done`, description: 'a slow step' };
-      model.script(reply.toolCall('Bash', step, { text: BEFORE_STEP }), reply.text(AFTER_STEP)).setDefaultReply(reply.text(STILL_HERE));
+      // Keyed by the prompt: a later turn never takes a reply the slow turn left unused (its sandbox lost).
+      model.scriptFor(SLOW_PROMPT, reply.toolCall('Bash', step, { text: BEFORE_STEP }), reply.text(AFTER_STEP)).setDefaultReply(reply.text(STILL_HERE));
       return { sessionId: await ctx.driver.newSession(model.url), model };
     }),
   );
@@ -84,7 +91,7 @@ async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fa
   const lanes = await openLanes(ctx, LANES, fault.trigger === 'mirrored' ? 5 : 2);
   const [target] = lanes;
   await fault.beforeMessage?.(ctx, target.sessionId);
-  const sent = await Promise.all(lanes.map((lane) => driver.send(lane.sessionId, 'Run the slow step, then tell me when it is done.')));
+  const sent = await Promise.all(lanes.map((lane) => driver.send(lane.sessionId, SLOW_PROMPT)));
   sent.forEach((m, i) => expectTurn(outcome, m.sessionId, m.turnId, i === 0 ? fault.requires : (fault.others ?? fault.requires), SLOW_OUTPUT));
   const allEnded = () => Promise.all(sent.map((m) => driver.waitForTurnEnd(m.sessionId, m.turnId, TURN_TIMEOUT_MS)));
   const notInjected = async (problem: string) => {
@@ -102,9 +109,9 @@ async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fa
   if (fault.trigger !== 'sent' && (await driver.waitForTurnEnd(first.sessionId, first.turnId, 0)) !== null) {
     return notInjected('the turn had already ended when the fault was due: nothing was tested');
   }
-  let duringFault: ReturnType<ChaosDriver['sendRetrying']> | null = null;
+  const during: { message: ReturnType<ChaosDriver['sendRetrying']> | null } = { message: null };
   const began = () => {
-    duringFault ??= driver.sendRetrying(lanes[1].sessionId, `A message sent during the fault to ${lanes[1].sessionId}.`, DURING_FAULT_RETRY_MS);
+    during.message ??= driver.sendRetrying(lanes[1].sessionId, `A message sent during the fault to ${lanes[1].sessionId}.`, DURING_FAULT_RETRY_MS);
   };
   const injected = await fault.inject(ctx, first.sessionId, began);
   if (injected === null) outcome.problems.push('the fault was never triggered (crash point not reached)');
@@ -117,9 +124,11 @@ async function turnUnderFault(ctx: ScenarioContext, outcome: ScenarioOutcome, fa
     outcome.notes.push(`turns ended ${ends.map(describeEnd).join(' / ')}`);
     if (injected !== null) outcome.recoveries.push({ totalMs: Math.max(0, end.seenAt - injected.at), restartMs: injected.backAt - injected.at });
   }
-  if (duringFault !== null) await queuedMessageCompletes(ctx, outcome, await duringFault);
-  else if (injected !== null) outcome.problems.push('the fault never signalled its start: no message was sent during it');
-  if (end !== null) await nextMessageWorks(ctx, outcome, target.sessionId);
+  if (during.message === null && injected !== null) outcome.problems.push('the fault never signalled its start: no message was sent during it');
+  await Promise.all([
+    during.message?.then((m) => queuedMessageCompletes(ctx, outcome, m)),
+    end === null ? undefined : nextMessageWorks(ctx, outcome, target.sessionId),
+  ]);
 }
 
 /** The message sent during the fault was acknowledged (after however many attempts), and its turn completes. */
@@ -198,6 +207,9 @@ const kernelCrash = (point: string): Scenario => ({
 const managerCrash = (point: string): Scenario => ({
   name: `kill -9 sandbox-manager at ${point}`,
   requires: 'every turn completed with its whole output',
+  // This fault lands before the turns start: its recovery includes starting three sandboxes and
+  // running a whole turn in each, on two cores.
+  ...(point === 'after-sandbox-start-before-bind' ? { boundMs: 20_000 } : {}),
   run: (ctx, outcome) => {
     const arm = () => ctx.sup.restart('sandbox-manager', { BERTH_CRASH_POINT: point });
     return turnUnderFault(ctx, outcome, {
@@ -214,23 +226,22 @@ const reconcilerCrash = (point: 'before-command' | 'after-command'): Scenario =>
   name: `kill -9 turn-reconciler at ${point} (while it settles a turn)`,
   requires:
     point === 'before-command'
-      ? 'the first turn completed (replayed by the restarted reconciler, or finished by the restarted manager) with its whole output; the others completed, or failed no_progress'
-      : 'the first turn failed no_progress, the verdict sent before the crash, applied once; the others completed, or failed no_progress',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
+      ? 'every turn completed (replayed by the restarted reconciler, or finished by the restarted manager) or failed no_progress, with its output'
+      : 'at least one turn failed no_progress (the verdict sent before the crash, applied once); every other turn completed or failed no_progress',
+  run: async (ctx, outcome) => {
+    await turnUnderFault(ctx, outcome, {
       // The reconciler only sends commands for a turn nobody else settles: the manager dies after
-      // the harness finished but before CompleteTurn and stays down, so the reconciler's probe
+      // a harness finished but before CompleteTurn and stays down, so the reconciler's probe
       // fails and (one attempt allowed, to reach its verdict in seconds) it sends FailTurn,
       // dying at its crash point on the way. Then it restarts plain (default timers) with the
       // manager. A manager kept down past the reconciler's patience is a verdict, not a loss:
-      // no_progress is the only failure allowed, and for the other sessions only.
+      // no_progress is the one failure allowed here.
       beforeMessage: async ({ sup }) => {
         await sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point, BERTH_RECONCILE_MAX_ATTEMPTS: '1' });
         await sup.restart('sandbox-manager', { BERTH_CRASH_POINT: 'after-turn-end-before-complete' });
       },
       trigger: 'sent',
-      requires: point === 'before-command' ? COMPLETED : ['failed:no_progress'],
-      others: ['completed', 'failed:no_progress'],
+      requires: ['completed', 'failed:no_progress'],
       inject: async ({ sup }, _sessionId, began) => {
         const managerDied = await sup.waitForDeath('sandbox-manager', 30_000);
         if (managerDied) began();
@@ -239,7 +250,16 @@ const reconcilerCrash = (point: 'before-command' | 'after-command'): Scenario =>
         await Promise.all([sup.startService('sandbox-manager'), sup.restart('turn-reconciler')]);
         return reconcilerDied ? { at, backAt: Date.now() } : null;
       },
-    }),
+    });
+    if (point === 'after-command') {
+      const failed = [];
+      for (const e of outcome.expectations) {
+        const events = await ctx.driver.journal(e.sessionId);
+        if (events.some((x) => x.type === 'TurnFailed' && x.data.turn_id === e.turnId && x.data.reason === 'no_progress')) failed.push(e.turnId);
+      }
+      if (failed.length === 0) outcome.problems.push('no turn carries the no_progress verdict the reconciler sent before it died: the verdict was lost');
+    }
+  },
 });
 
 const killService = (name: ServiceName): Scenario => ({
@@ -356,11 +376,12 @@ const containerKilled = (when: 'tool_use' | 'mirrored'): Scenario => ({
 
 const engineRestart: Scenario = {
   name: 'Docker engine restart mid-turn',
-  requires: 'every turn failed sandbox_lost, recovered from its transcript, or completed (every sandbox stops with the engine); the message sent meanwhile completes in a new sandbox',
+  requires:
+    'every turn failed sandbox_lost (input_not_delivered if its harness had not read the message yet), recovered from its transcript, or completed (every sandbox stops with the engine); the message sent meanwhile completes in a new sandbox',
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
       trigger: 'tool_use',
-      requires: SANDBOX_LOSS,
+      requires: ENGINE_LOSS,
       inject: async ({ sup }, _sessionId, began) => {
         const at = Date.now();
         const { upAt } = await sup.restartEngine(began);
