@@ -189,20 +189,19 @@ const container = async (ctx: ScenarioContext, sessionId: string): Promise<strin
   return bound?.type === 'SandboxBound' ? bound.data.sandbox_id : null;
 };
 
-const kernelCrash = (point: string): Scenario => ({
-  name: `kill -9 session-kernel at ${point}`,
+/** A fault injected mid-turn (the first session's tool use journaled) under which every turn must complete with its whole output. */
+const completesMidTurn = (name: string, inject: TurnFault['inject']): Scenario => ({
+  name,
   requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      // Armed mid-turn: the next command the kernel commits (output, completion) kills it.
-      inject: async ({ sup }, _sessionId, began) => {
-        await sup.restart('session-kernel', { BERTH_CRASH_POINT: point });
-        return dieAtCrashPoint(ctx, 'session-kernel', began);
-      },
-    }),
+  run: (ctx, outcome) => turnUnderFault(ctx, outcome, { trigger: 'tool_use', requires: COMPLETED, inject }),
 });
+
+// Armed mid-turn: the next command the kernel commits (output, completion) kills it.
+const kernelCrash = (point: string): Scenario =>
+  completesMidTurn(`kill -9 session-kernel at ${point}`, async (ctx, _sessionId, began) => {
+    await ctx.sup.restart('session-kernel', { BERTH_CRASH_POINT: point });
+    return dieAtCrashPoint(ctx, 'session-kernel', began);
+  });
 
 const managerCrash = (point: string): Scenario => ({
   name: `kill -9 sandbox-manager at ${point}`,
@@ -262,95 +261,40 @@ const reconcilerCrash = (point: 'before-command' | 'after-command'): Scenario =>
   },
 });
 
-const killService = (name: ServiceName): Scenario => ({
-  name: `kill -9 ${name} mid-turn`,
-  requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: (_ctx, _sessionId, began) => killAndRestart(ctx, [name], began),
-    }),
+const killService = (name: ServiceName): Scenario => completesMidTurn(`kill -9 ${name} mid-turn`, (ctx, _sessionId, began) => killAndRestart(ctx, [name], began));
+
+const everyServiceKilled = completesMidTurn('kill -9 every service mid-turn', (ctx, _sessionId, began) => killAndRestart(ctx, SERVICES, began));
+
+const natsRestart = completesMidTurn('nats-server restart mid-turn', async ({ sup }, _sessionId, began) => {
+  const at = Date.now();
+  began();
+  await sup.restartNats();
+  return { at, backAt: Date.now() };
 });
 
-const everyServiceKilled: Scenario = {
-  name: 'kill -9 every service mid-turn',
-  requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: (_ctx, _sessionId, began) => killAndRestart(ctx, SERVICES, began),
-    }),
-};
-
-const natsRestart: Scenario = {
-  name: 'nats-server restart mid-turn',
-  requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: async ({ sup }, _sessionId, began) => {
-        const at = Date.now();
-        began();
-        await sup.restartNats();
-        return { at, backAt: Date.now() };
-      },
-    }),
-};
-
-const natsKilled: Scenario = {
-  name: 'kill -9 nats-server mid-turn',
-  requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: async ({ sup }, _sessionId, began) => {
-        const at = Date.now();
-        await sup.crashNats(began);
-        return { at, backAt: Date.now() };
-      },
-    }),
-};
+const natsKilled = completesMidTurn('kill -9 nats-server mid-turn', async ({ sup }, _sessionId, began) => {
+  const at = Date.now();
+  await sup.crashNats(began);
+  return { at, backAt: Date.now() };
+});
 
 const STORE_OUTAGE_MS = 6_000;
-const storeOutage: Scenario = {
-  name: `store write-locked ${STORE_OUTAGE_MS / 1000} s mid-turn`,
-  requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: async ({ sup }, _sessionId, began) => {
-        const at = Date.now();
-        const outage = sup.storeOutage(STORE_OUTAGE_MS);
-        began();
-        await outage;
-        return { at, backAt: Date.now() };
-      },
-    }),
-};
+const storeOutage = completesMidTurn(`store write-locked ${STORE_OUTAGE_MS / 1000} s mid-turn`, async ({ sup }, _sessionId, began) => {
+  const at = Date.now();
+  const outage = sup.storeOutage(STORE_OUTAGE_MS);
+  began();
+  await outage;
+  return { at, backAt: Date.now() };
+});
 
-const storeDiskFull: Scenario = {
-  name: `store disk full ${STORE_OUTAGE_MS / 1000} s mid-turn`,
-  requires: 'every turn completed with its whole output',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: async ({ sup }, _sessionId, began) => {
-        const at = Date.now();
-        let fullAt = at;
-        await sup.diskFull(STORE_OUTAGE_MS, () => {
-          fullAt = Date.now();
-          began();
-        });
-        return { at: fullAt, backAt: Date.now() };
-      },
-    }),
-};
+const storeDiskFull = completesMidTurn(`store disk full ${STORE_OUTAGE_MS / 1000} s mid-turn`, async ({ sup }, _sessionId, began) => {
+  let fullAt = Date.now();
+  await sup.diskFull(STORE_OUTAGE_MS, () => {
+    fullAt = Date.now();
+    began();
+  });
+  return { at: fullAt, backAt: Date.now() };
+});
 
 const containerKilled = (when: 'tool_use' | 'mirrored'): Scenario => ({
   name: `docker kill of the sandbox mid-turn${when === 'mirrored' ? ', after a transcript mirror' : ', before any transcript mirror'}`,
