@@ -289,11 +289,12 @@ const storeOutage = completesMidTurn(`store write-locked ${STORE_OUTAGE_MS / 100
 
 const storeDiskFull = completesMidTurn(`store disk full ${STORE_OUTAGE_MS / 1000} s mid-turn`, async ({ sup }, _sessionId, began) => {
   let fullAt = Date.now();
-  await sup.diskFull(STORE_OUTAGE_MS, () => {
+  const { writesFailed } = await sup.diskFull(STORE_OUTAGE_MS, () => {
     fullAt = Date.now();
     began();
   });
-  return { at: fullAt, backAt: Date.now() };
+  // A disk that filled but still took writes tested nothing.
+  return writesFailed ? { at: fullAt, backAt: Date.now() } : null;
 });
 
 const containerKilled = (when: 'tool_use' | 'mirrored'): Scenario => ({

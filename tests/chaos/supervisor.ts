@@ -205,21 +205,37 @@ export class Supervisor {
   }
 
   /**
-   * Fills the store's filesystem to the last byte for `ms` (every SQLite write then fails with
-   * SQLITE_FULL; reads still work), then frees it.
+   * Fills the store's filesystem to the last byte for `ms`, then frees it. The WAL is truncated
+   * first, so every SQLite write must grow a file and fails with SQLITE_FULL (reads still work).
+   * Resolves with whether a probe write really failed while the disk was full.
    */
-  async diskFull(ms: number, onFull: () => void): Promise<void> {
+  async diskFull(ms: number, onFull: () => void): Promise<{ writesFailed: boolean }> {
     const filler = join(this.storeDir, 'filler');
-    for (const chunk of [Buffer.alloc(1 << 20), Buffer.alloc(4096), Buffer.alloc(512)]) {
-      try {
-        for (;;) await appendFile(filler, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+    const db = new Database(this.dbPath);
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.exec('CREATE TABLE IF NOT EXISTS chaos_disk_probe (x BLOB)');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      for (const chunk of [Buffer.alloc(1 << 20), Buffer.alloc(4096), Buffer.alloc(512)]) {
+        try {
+          for (;;) await appendFile(filler, chunk);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        }
       }
+      onFull();
+      let writesFailed = false;
+      try {
+        db.prepare('INSERT INTO chaos_disk_probe VALUES (?)').run(Buffer.alloc(1 << 16));
+      } catch (error) {
+        writesFailed = (error as { code?: string }).code === 'SQLITE_FULL';
+      }
+      await new Promise((r) => setTimeout(r, ms));
+      return { writesFailed };
+    } finally {
+      await rm(filler, { force: true });
+      db.close();
     }
-    onFull();
-    await new Promise((r) => setTimeout(r, ms));
-    await rm(filler, { force: true });
   }
 
   /**
