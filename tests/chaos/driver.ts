@@ -74,10 +74,12 @@ export class ChaosDriver {
    * acknowledged (a 4xx is final). The platform must record it exactly once however many
    * attempts reached it. Null when no attempt was acknowledged within `retryForMs`.
    */
-  async sendRetrying(sessionId: string, text: string, retryForMs: number): Promise<(SentMessage & { attempts: number }) | null> {
+  async sendRetrying(sessionId: string, text: string, retryForMs: number): Promise<(SentMessage & { attempts: number; refusals: string[] }) | null> {
     const sentAt = Date.now();
     const key = `chaos-${sessionId}-${sentAt.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const body = JSON.stringify({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
+    /** What the failed attempts were answered (status and code, or the connection error), each once. */
+    const refusals = new Set<string>();
     for (let attempts = 1; ; attempts++) {
       try {
         const res = await fetch(`${this.sup.gatewayUrl}/v1/sessions/${sessionId}/events`, {
@@ -87,11 +89,14 @@ export class ChaosDriver {
           signal: AbortSignal.timeout(15_000),
         });
         const answer = (await res.json()) as { data?: { id: string }[]; error?: { code?: string; message?: string } };
-        if (res.ok && answer.data?.[0]) return { ...(await this.acknowledged(sessionId, answer.data[0].id, sentAt, text)), attempts };
+        if (res.ok && answer.data?.[0]) return { ...(await this.acknowledged(sessionId, answer.data[0].id, sentAt, text)), attempts, refusals: [...refusals] };
         if (res.status < 500) throw new Error(`a retried message was refused ${res.status}: ${answer.error?.code} ${answer.error?.message}`);
+        refusals.add(`${res.status} ${answer.error?.code ?? 'no code'}`);
       } catch (error) {
         if (error instanceof Error && error.message.startsWith('a retried message was refused')) throw error;
         // the gateway is down or cut the connection: the same request again
+        if (!(error instanceof SyntaxError)) refusals.add('no answer');
+        else refusals.add('a body that is not JSON');
       }
       if (Date.now() - sentAt > retryForMs) return null;
       await new Promise((r) => setTimeout(r, 250));

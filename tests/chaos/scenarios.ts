@@ -137,7 +137,10 @@ async function queuedMessageCompletes(ctx: ScenarioContext, outcome: ScenarioOut
     outcome.problems.push(`the message sent during the fault was not acknowledged within ${DURING_FAULT_RETRY_MS / 1000} s of retries`);
     return;
   }
-  outcome.notes.push(`message during the fault acknowledged after ${sent.attempts} attempt(s)`);
+  outcome.notes.push(`message during the fault acknowledged after ${sent.attempts} attempt(s)${sent.refusals.length ? ` (before: ${sent.refusals.join(', ')})` : ''}`);
+  // While a part is down the API may ask the client to retry (503, 504), never fail it with an internal error.
+  const internal = sent.refusals.filter((r) => r.startsWith('500') || r === 'a body that is not JSON');
+  if (internal.length > 0) outcome.problems.push(`during the fault the gateway answered ${internal.join(', ')}: an internal error, not a retryable one`);
   expectTurn(outcome, sent.sessionId, sent.turnId, COMPLETED, STILL_HERE_OUTPUT);
   const end = await ctx.driver.waitForTurnEnd(sent.sessionId, sent.turnId, TURN_TIMEOUT_MS);
   if (end === null) outcome.problems.push(`the turn of the message sent during the fault did not settle within ${TURN_TIMEOUT_MS / 1000} s`);
