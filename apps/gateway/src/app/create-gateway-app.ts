@@ -11,7 +11,7 @@ import { bodyErrors, jsonBody } from '../http/body-parser';
 import { httpTelemetry } from '../http/http-telemetry';
 import { parseQueryString } from '../http/query-parser';
 import type { ReadinessCheck } from '../health/readiness';
-import type { SandboxProbe } from '../sessions/sandbox-probe.port';
+import type { SandboxProbe } from '@berth/session-use-cases';
 import type { EventFeed } from '../stream/event-feed.port';
 import { DEFAULT_OPTIONS, type GatewayDeps, type GatewayOptions, type GatewayStore } from './gateway-deps';
 import { GatewayModule } from './gateway.module';

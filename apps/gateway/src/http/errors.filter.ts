@@ -12,6 +12,7 @@ export class ErrorsFilter implements ExceptionFilter {
     const res = host.switchToHttp().getResponse<Response>();
     const rendered = renderError(exception);
     if (rendered.unexpected) this.log.error('unexpected error answering a request', { err: exception, path: host.switchToHttp().getRequest<{ path?: string }>().path });
+    else if (rendered.storeUnavailable) this.log.warn('store unavailable', { err: exception });
     if (res.headersSent) {
       // A stream already started: all we can do is end it.
       res.end();
