@@ -36,7 +36,10 @@ ENV NODE_ENV=production \
     PORT=8080 \
     BERTH_LOG_FORMAT=json \
     BERTH_CONSOLE_DIR=apps/console/dist \
-    BERTH_STORE_URL=sqlite:/var/lib/berth/berth.db
+    BERTH_STORE_URL=sqlite:/var/lib/berth/berth.db \
+    XDG_CACHE_HOME=/tmp/.cache
+# XDG_CACHE_HOME: @swc/core unpacks its native addon into the user cache at start, so on a read-only
+# root that cache lives in /tmp (which must allow exec: Compose mounts it `exec`, Kubernetes an emptyDir).
 WORKDIR /app
 # The `node` user (uid 1000) of the base image runs the services; /var/lib/berth holds the
 # embedded SQLite store when one is used.

@@ -37,7 +37,7 @@ describe('the berth image', () => {
     const [port, kernelMetrics] = [await freePort(), await freePort()];
     // Host network: the containers reach the test's nats-server on loopback (the engine has no bridge).
     const run = (name: string, env: Record<string, string>, ...cmd: string[]) =>
-      docker('run', '-d', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
+      docker('run', '-d', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp:exec', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
         '-v', `${tag}-data:/var/lib/berth`, ...Object.entries({ NATS_URL: nats.url, ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`]), image, ...cmd);
     run(`${tag}-kernel`, { BERTH_METRICS_PORT: String(kernelMetrics) }, 'node', '-r', '@swc-node/register', 'apps/session-kernel/src/main.ts');
     run(`${tag}-gateway`, { HOST: '127.0.0.1', PORT: String(port) });
