@@ -128,9 +128,13 @@ export const sandboxMetrics = (registry: Registry, sources: SandboxGaugeSources)
     labelNames: ['result'] as const,
     registers: [registry],
   }),
-  egressDenials: new Counter({
+});
+
+/** The sandbox egress proxy's figures: `egressMetrics(registry).denials.inc({ reason })` where it refuses a request. */
+export const egressMetrics = (registry: Registry) => ({
+  denials: new Counter({
     name: 'berth_egress_denials_total',
-    help: "Requests from sandboxes the egress proxy refused, by reason (e.g. host_not_allowed)",
+    help: 'Requests from sandboxes the egress proxy refused, by reason (e.g. host_not_allowed)',
     labelNames: ['reason'] as const,
     registers: [registry],
   }),
@@ -156,6 +160,7 @@ export type ConsumerMetrics = ReturnType<typeof consumerMetrics>;
 export type KernelMetrics = ReturnType<typeof kernelMetrics>;
 export type SandboxMetrics = ReturnType<typeof sandboxMetrics>;
 export type ReconcilerMetrics = ReturnType<typeof reconcilerMetrics>;
+export type EgressMetrics = ReturnType<typeof egressMetrics>;
 
 /** Seconds since a `process.hrtime.bigint()` reading. */
 export const secondsSince = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { consumerMetrics, httpMetrics, kernelMetrics, reconcilerMetrics, sandboxMetrics } from './berth-metrics';
+import { consumerMetrics, egressMetrics, httpMetrics, kernelMetrics, reconcilerMetrics, sandboxMetrics } from './berth-metrics';
 
 /** The Grafana dashboard in deploy/ and the metrics the services export cannot drift apart. */
 describe('deploy/grafana/berth-dashboard.json', () => {
@@ -17,6 +17,7 @@ describe('deploy/grafana/berth-dashboard.json', () => {
   kernelMetrics(registry);
   sandboxMetrics(registry, { turnsRunning: () => 0, sandboxes: async () => ({}) });
   reconcilerMetrics(registry);
+  egressMetrics(registry);
   const exported = new Set(registry.getMetricsAsArray().map((m) => m.name));
 
   it('charts every metric Berth exports', () => {
