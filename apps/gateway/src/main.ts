@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const log = new Logger('gateway');
   const config = loadConfig(GatewayConfigSchema);
   ensureSqliteDir(config.storeUrl);
-  const store = createStore(config.storeUrl);
+  const store = createStore(config.storeUrl, { blobDir: config.blobDir });
   await store.init();
 
   // The kernel declares the streams (applyTopology); the gateway only publishes and listens.
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },
     ],
-    options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit },
+    options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit, fileMaxBytes: config.fileMaxBytes },
     logger: ['log', 'warn', 'error'],
     consoleDir: config.consoleDir,
   });

@@ -5,7 +5,7 @@ import type { SandboxProbe } from '../sessions/sandbox-probe.port';
 import type { ReadinessCheck } from '../health/readiness';
 
 /** The parts of the store the gateway reads and writes. */
-export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys'>;
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'files' | 'blobs' | 'secrets'>;
 
 export type GatewayOptions = Readonly<{
   /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */
@@ -14,9 +14,11 @@ export type GatewayOptions = Readonly<{
   heartbeatMs: number;
   /** Largest accepted JSON body (body-parser syntax, e.g. `1mb`). */
   bodyLimit: string;
+  /** Largest file upload, in bytes (413 FILE_TOO_LARGE beyond). */
+  fileMaxBytes: number;
 }>;
 
-export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb' };
+export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb', fileMaxBytes: 500 * 1024 * 1024 };
 
 export type GatewayDeps = Readonly<{
   store: GatewayStore;

@@ -7,6 +7,8 @@ import { EnvironmentsController } from '../environments/environments.controller'
 import { EnvironmentsService } from '../environments/environments.service';
 import { EventsController } from '../events/events.controller';
 import { EventsService } from '../events/events.service';
+import { FilesController } from '../files/files.controller';
+import { FilesService } from '../files/files.service';
 import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
@@ -25,7 +27,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, FilesController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
@@ -41,6 +43,11 @@ export class GatewayModule {
           provide: EventsService,
           useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands) => new EventsService(d.store.journal, sessions, commands, d.clock, d.ids),
           inject: [DEPS, SessionsService, SessionCommands],
+        },
+        {
+          provide: FilesService,
+          useFactory: (d: GatewayDeps) => new FilesService({ files: d.store.files, blobs: d.store.blobs, clock: d.clock, ids: d.ids, maxBytes: d.options.fileMaxBytes }),
+          inject: [DEPS],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -14,6 +14,10 @@ export const GatewayConfigSchema = z
     BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
     BERTH_PROBE_TIMEOUT_MS: int(1_000),
     BERTH_CONSOLE_DIR: z.string().min(1).default('apps/console/dist'),
+    /** Largest file upload in bytes (the reference API's limit: 500 MB). */
+    BERTH_FILE_MAX_BYTES: int(500 * 1024 * 1024),
+    /** SQLite store only: where file contents live (default `blobs/` beside the database). */
+    BERTH_BLOB_DIR: z.string().min(1).optional(),
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -25,4 +29,6 @@ export const GatewayConfigSchema = z
     bodyLimit: env.BERTH_BODY_LIMIT,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     consoleDir: env.BERTH_CONSOLE_DIR,
+    fileMaxBytes: env.BERTH_FILE_MAX_BYTES,
+    blobDir: env.BERTH_BLOB_DIR,
   }));

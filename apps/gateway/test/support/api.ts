@@ -17,13 +17,32 @@ export async function call(base: string, key: string | null, method: string, pat
   return { status: res.status, json, text, headers: res.headers };
 }
 
-/** An agent, an environment and a session owned by `key`'s owner. */
+/** `POST /v1/files` with one `file` part, as a browser or the SDK sends it. */
+export async function upload(base: string, key: string, filename: string, content: string | Uint8Array, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append('file', new Blob([content]), filename);
+  const res = await fetch(`${base}/v1/files`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
+  const text = await res.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = null;
+  }
+  return { status: res.status, json, text };
+}
+
+/** An agent, an environment, a session and an uploaded file owned by `key`'s owner. */
 export async function seedSession(base: string, key: string) {
   const agent = await call(base, key, 'POST', '/v1/agents', { name: 'a', model: 'claude-sonnet-4-5' });
   const env = await call(base, key, 'POST', '/v1/environments', { name: 'e' });
   const session = await call(base, key, 'POST', '/v1/sessions', { agent: agent.json.id, environment_id: env.json.id });
   if (session.status !== 200) throw new Error(`seed failed: ${session.text}`);
-  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string };
+  const file = await upload(base, key, 'seed.txt', 'seeded');
+  if (file.status !== 200) throw new Error(`seed failed: ${file.text}`);
+  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string, fileId: file.json.id as string };
 }
 
 export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });

@@ -2,7 +2,7 @@ import type { RouteSpec } from '../../src/http/route';
 import { RouteTable } from '../../src/http/route-table';
 import type { GatewayHarness } from './gateway-harness';
 
-export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string }>;
+export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; fileId: string }>;
 
 /** Every route the running app serves, from Nest's own controller registry. */
 export const routeTable = (gw: GatewayHarness): RouteSpec[] => gw.app.get(RouteTable).routes();
@@ -24,6 +24,7 @@ export function concretePath(route: RouteSpec, ids: OwnedIds): string {
     if (name === 'agent_id') return ids.agentId;
     if (name === 'environment_id') return ids.envId;
     if (name === 'session_id') return ids.sessionId;
+    if (name === 'file_id') return ids.fileId;
     throw new Error(`route ${route.path}: no sample id for {${name}}; add one in route-samples.ts`);
   });
 }
