@@ -122,8 +122,9 @@ describe('Files API through the official SDK', () => {
     expect(streamed.status).toBe(413);
     expect(JSON.parse(streamed.body).error).toMatchObject({ code: 'FILE_TOO_LARGE', details: { max_bytes: MAX_BYTES } });
 
-    const atLimit = await chunkedUpload(gw.url, gw.keyA, MAX_BYTES - 16 * 1024);
+    const atLimit = await chunkedUpload(gw.url, gw.keyA, MAX_BYTES);
     expect(atLimit.status).toBe(200);
+    expect(JSON.parse(atLimit.body).size_bytes).toBe(MAX_BYTES);
     expect((await a.beta.files.list({ limit: 100 })).data.length).toBe(before + 1);
   });
 

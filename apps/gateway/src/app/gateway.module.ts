@@ -13,6 +13,9 @@ import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
 import { OpenApiController } from '../openapi/openapi.controller';
+import { ResourceResolver } from '../resources/resource-resolver';
+import { ResourcesController } from '../resources/resources.controller';
+import { ResourcesService } from '../resources/resources.service';
 import { SessionCommands } from '../sessions/session-commands';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
@@ -27,17 +30,40 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, FilesController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, FilesController, ResourcesController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
         { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
         { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
         {
+          provide: ResourceResolver,
+          useFactory: (d: GatewayDeps, files: FilesService) => new ResourceResolver({ files, secrets: d.store.secrets, clock: d.clock, ids: d.ids }),
+          inject: [DEPS, FilesService],
+        },
+        {
           provide: SessionsService,
-          useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands) =>
-            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, idempotency: d.store.idempotency, commands, journal: d.store.journal, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
-          inject: [DEPS, EnvironmentsService, SessionCommands],
+          useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands, resources: ResourceResolver) =>
+            new SessionsService({
+              sessions: d.store.sessions,
+              agents: d.store.agents,
+              environments,
+              idempotency: d.store.idempotency,
+              commands,
+              journal: d.store.journal,
+              probe: d.sandboxProbe,
+              resources,
+              secrets: d.store.secrets,
+              clock: d.clock,
+              ids: d.ids,
+            }),
+          inject: [DEPS, EnvironmentsService, SessionCommands, ResourceResolver],
+        },
+        {
+          provide: ResourcesService,
+          useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands, resolver: ResourceResolver) =>
+            new ResourcesService({ sessions, commands, resolver, secrets: d.store.secrets }),
+          inject: [DEPS, SessionsService, SessionCommands, ResourceResolver],
         },
         {
           provide: EventsService,

@@ -40,7 +40,8 @@ export async function readUpload<T>(
 
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: options.maxBytes, fields: 8, fieldSize: 1024, parts: 9 } });
+    // busboy marks a part truncated when it reaches `fileSize`: one byte of room lets exactly `maxBytes` through.
+    parser = busboy({ headers: req.headers, limits: { files: 1, fileSize: options.maxBytes + 1, fields: 8, fieldSize: 1024, parts: 9 } });
   } catch (e) {
     drain(req);
     throw new ValidationError(`malformed multipart body: ${e instanceof Error ? e.message : String(e)}`, 'file');

@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
 import type { HarnessKind, PermissionMode } from '@berth/contracts';
-import type { AgentRecord, AgentStore, IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
+import type { AgentRecord, AgentStore, IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
 import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
+import type { ResourceResolver } from '../resources/resource-resolver';
 import type { RouteInput } from '../http/route';
 import { recoverResult } from './recover-result';
 import type { ProbeTarget, SandboxProbe } from './sandbox-probe.port';
@@ -25,6 +26,8 @@ export type SessionsServiceDeps = Readonly<{
   /** Read back what a recover decided (the command's outcome lists event types, not their data). */
   journal: Pick<SessionJournal, 'eventsOfCommand'>;
   probe: SandboxProbe;
+  resources: ResourceResolver;
+  secrets: SessionSecrets;
   clock: Clock;
   ids: IdGenerator;
 }>;
@@ -73,6 +76,8 @@ export class SessionsService {
     }
 
     const baseId = idempotencyKey !== undefined ? idempotentCommandId(owner, idempotencyKey) : undefined;
+    const resources = [];
+    for (const params of body.resources ?? []) resources.push(await this.d.resources.resolve(owner, sessionId, params));
     const outcome = await this.d.commands.send(
       owner,
       sessionId,
@@ -86,6 +91,7 @@ export class SessionsService {
         metadata: body.metadata ?? {},
         idempotency_key: idempotencyKey ?? null,
         permission_mode: (env.config.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode) as PermissionMode,
+        ...(resources.length > 0 ? { resources } : {}),
       },
       baseId,
     );
@@ -144,6 +150,7 @@ export class SessionsService {
   async delete(owner: string, id: string) {
     await this.find(owner, id);
     await this.d.commands.send(owner, id, 'DeleteSession', {});
+    await this.d.secrets.delete(id);
     return { id, type: 'session_deleted' };
   }
 
@@ -181,7 +188,11 @@ export class SessionsService {
     return renderSession(record, agent, this.d.clock.now(), berth);
   }
 
-  /** The read model once it reflects `seq` (the kernel projects after commit; this bounds the lag). */
+  /** The caller's session once the read model reflects `seq` (the kernel projects after commit; this bounds the lag). */
+  findAfter(owner: string, id: string, seq: number): Promise<SessionRecord> {
+    return this.readAfter(owner, id, seq);
+  }
+
   private async readAfter(owner: string, id: string, seq: number): Promise<SessionRecord> {
     const deadline = Date.now() + PROJECTION_WAIT_MS;
     for (;;) {

@@ -34,7 +34,7 @@ export async function upload(base: string, key: string, filename: string, conten
   return { status: res.status, json, text };
 }
 
-/** An agent, an environment, a session and an uploaded file owned by `key`'s owner. */
+/** An agent, an environment, a session, an uploaded file and the session's resource for it, owned by `key`'s owner. */
 export async function seedSession(base: string, key: string) {
   const agent = await call(base, key, 'POST', '/v1/agents', { name: 'a', model: 'claude-sonnet-4-5' });
   const env = await call(base, key, 'POST', '/v1/environments', { name: 'e' });
@@ -42,7 +42,15 @@ export async function seedSession(base: string, key: string) {
   if (session.status !== 200) throw new Error(`seed failed: ${session.text}`);
   const file = await upload(base, key, 'seed.txt', 'seeded');
   if (file.status !== 200) throw new Error(`seed failed: ${file.text}`);
-  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string, fileId: file.json.id as string };
+  const resource = await call(base, key, 'POST', `/v1/sessions/${session.json.id}/resources`, { type: 'file', file_id: file.json.id });
+  if (resource.status !== 200) throw new Error(`seed failed: ${resource.text}`);
+  return {
+    agentId: agent.json.id as string,
+    envId: env.json.id as string,
+    sessionId: session.json.id as string,
+    fileId: file.json.id as string,
+    resourceId: resource.json.id as string,
+  };
 }
 
 export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
