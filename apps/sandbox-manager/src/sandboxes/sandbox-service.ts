@@ -11,6 +11,9 @@ import type { WarmPools } from '../pool/warm-pools';
 
 export type SandboxRequest = Readonly<{ sessionId: string; generation: number; ownerId: string; environmentId: string }>;
 
+/** Lays out a fresh sandbox's session files (directories, resources) before it is bound: the first turn finds them in place. */
+export type SandboxPreparation = (request: SandboxRequest, sandboxId: string) => Promise<void>;
+
 export type ProvidedSandbox = Readonly<{ sandboxId: string; generation: number; bound: boolean }>;
 
 /**
@@ -35,6 +38,7 @@ export class SandboxService {
       clock: Clock;
       crash: CrashPoints;
       log: ManagerLog;
+      prepare: SandboxPreparation;
     }>,
   ) {}
 
@@ -81,6 +85,7 @@ export class SandboxService {
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
       sandbox = provisioned.sandbox;
       warm = provisioned.source === 'warm';
+      await this.deps.prepare(request, sandbox.name);
     } catch (error) {
       const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
       this.deps.log.error(`session ${sessionId} generation ${generation}: ${message}`);
