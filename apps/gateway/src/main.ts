@@ -11,6 +11,7 @@ import { createGatewayApp } from './app/create-gateway-app';
 import { GatewayConfigSchema } from './config/gateway.config';
 import { NatsSandboxProbe } from './sessions/nats-sandbox-probe';
 import { NatsEventFeed } from './stream/nats-event-feed';
+import { NatsWorkspaceReads } from './workspace/nats-workspace-reads';
 
 /** Composition root: the store, NATS (commands out, live events in, sandbox probes) and HTTP. */
 async function main(): Promise<void> {
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
     commandBus,
     eventFeed: new NatsEventFeed(nc),
     sandboxProbe: new NatsSandboxProbe(nc, systemClock, config.probeTimeoutMs),
+    workspace: new NatsWorkspaceReads(nc, config.workspaceTimeoutMs),
     readiness: [
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },

@@ -3,6 +3,7 @@ import type { BerthStore, CommandBus } from '@berth/ports';
 import type { EventFeed } from '../stream/event-feed.port';
 import type { SandboxProbe } from '../sessions/sandbox-probe.port';
 import type { ReadinessCheck } from '../health/readiness';
+import type { WorkspaceReads } from '../workspace/workspace-reads.port';
 
 /** The parts of the store the gateway reads and writes. */
 export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'files' | 'blobs' | 'secrets'>;
@@ -25,6 +26,7 @@ export type GatewayDeps = Readonly<{
   commandBus: CommandBus;
   eventFeed: EventFeed;
   sandboxProbe: SandboxProbe;
+  workspace: WorkspaceReads;
   clock: Clock;
   ids: IdGenerator;
   readiness: readonly ReadinessCheck[];

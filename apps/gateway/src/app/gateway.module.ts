@@ -20,6 +20,7 @@ import { SessionCommands } from '../sessions/session-commands';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { WorkspaceController } from '../workspace/workspace.controller';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -30,7 +31,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, FilesController, ResourcesController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, FilesController, ResourcesController, WorkspaceController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },

@@ -18,6 +18,8 @@ export const GatewayConfigSchema = z
     BERTH_FILE_MAX_BYTES: int(500 * 1024 * 1024),
     /** SQLite store only: where file contents live (default `blobs/` beside the database). */
     BERTH_BLOB_DIR: z.string().min(1).optional(),
+    /** How long a workspace read (archive, file, listing) may take the sandbox-manager. */
+    BERTH_WORKSPACE_TIMEOUT_MS: int(120_000),
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -31,4 +33,5 @@ export const GatewayConfigSchema = z
     consoleDir: env.BERTH_CONSOLE_DIR,
     fileMaxBytes: env.BERTH_FILE_MAX_BYTES,
     blobDir: env.BERTH_BLOB_DIR,
+    workspaceTimeoutMs: env.BERTH_WORKSPACE_TIMEOUT_MS,
   }));
