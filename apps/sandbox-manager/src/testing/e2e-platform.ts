@@ -9,6 +9,8 @@ import { startService, type ServiceProcess } from './service-process';
 export type E2ePlatform = Readonly<{
   gatewayUrl: string;
   apiKey: string;
+  /** A key of another owner, who must see nothing of the first one's. */
+  otherApiKey: string;
   runtime: DockerSandboxRuntime;
   scope: string;
   manager(): ServiceProcess;
@@ -46,14 +48,18 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     services.push(await startService('sandbox-manager', managerEnv));
     const port = await freePort();
     services.push(await startService('gateway', { ...common, PORT: String(port), HOST: '127.0.0.1' }));
-    const apiKey = execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'e2e', '--store', common.BERTH_STORE_URL], {
-      cwd: join(__dirname, '..', '..', '..', '..'),
-      encoding: 'utf8',
-    }).trim();
+    const keyOf = (owner: string) =>
+      execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', owner, '--store', common.BERTH_STORE_URL], {
+        cwd: join(__dirname, '..', '..', '..', '..'),
+        encoding: 'utf8',
+      }).trim();
+    const apiKey = keyOf('e2e');
+    const otherApiKey = keyOf('e2e-other');
     const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope } });
     return {
       gatewayUrl: `http://127.0.0.1:${port}`,
       apiKey,
+      otherApiKey,
       runtime,
       scope,
       manager: () => services[1],

@@ -25,7 +25,8 @@ export class VolumeWorkspaces implements SessionWorkspaces {
     private readonly scopeLabels: Readonly<Record<string, string>> = {},
   ) {}
 
-  async createSpare(): Promise<Workspace> {
+  /** Docker's local volumes take no size: the limit is not enforced by this kind. */
+  async createSpare(_limitBytes: number): Promise<Workspace> {
     const id = spareId(randomBytes(6).toString('hex'));
     await this.createVolumes(id, { [LABEL.spare]: 'true' });
     return this.workspace(id);
@@ -39,7 +40,7 @@ export class VolumeWorkspaces implements SessionWorkspaces {
     return this.workspace(id);
   }
 
-  async forSession(sessionId: string): Promise<Workspace> {
+  async forSession(sessionId: string, _limitBytes: number): Promise<Workspace> {
     const owned = await this.ofSession(sessionId);
     if (owned !== null) return owned;
     const id = sessionWorkspaceId(sessionId);
