@@ -10,6 +10,8 @@ export type Context = Readonly<{
   /** Aborted on Ctrl-C: streaming commands stop cleanly. */
   signal: AbortSignal;
   fetchImpl: typeof fetch;
+  /** The process environment (a repository token is read from it, never from the command line). */
+  env: Readonly<Record<string, string | undefined>>;
   /** First reconnect delay for streams (tests shorten it). */
   streamBackoffMs?: number;
 }>;

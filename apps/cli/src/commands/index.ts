@@ -1,8 +1,10 @@
 import { agentCommands } from './agents';
 import type { Command } from './command';
 import { envCommands } from './envs';
+import { fileCommands } from './files';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { workspaceCommands } from './workspace';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...fileCommands, ...workspaceCommands, ...streamCommands, ...keyCommands];

@@ -1,5 +1,6 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -155,6 +156,13 @@ describe('files, resources, outputs and the workspace through the platform', () 
       );
       expect((await fetch(`${platform.gatewayUrl}/v1/sessions/${session.id}/workspace`, { headers: { 'x-api-key': platform.otherApiKey } })).status).toBe(404);
 
+      // `berth workspace pull` gives the same tree.
+      const pulled = join(workspaceDir, 'pulled');
+      const cli = await berth(platform, ['workspace', 'pull', session.id, pulled]);
+      expect(cli).toMatchObject({ code: 0 });
+      expect(new Map([...localTree(pulled)].sort())).toEqual(new Map([...inSandbox].sort()));
+      expect((await berth(platform, ['workspace', 'pull', session.id, pulled])).code).toBe(2);
+
       // Loop workspaces (root on the engine host) are an image file; volume workspaces are named volumes.
       const image = join(workspaceDir, 'images', `${workspaceId}.img`);
       const volume = platform.runtime.docker.getVolume(`berth-ws-${workspaceId}-workspace`);
@@ -167,6 +175,28 @@ describe('files, resources, outputs and the workspace through the platform', () 
     600_000,
   );
 });
+
+const BERTH = join(__dirname, '..', '..', '..', '..', 'bin', 'berth');
+
+function berth(platform: E2ePlatform, args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((done) => {
+    execFile(BERTH, args, { env: { ...process.env, BERTH_API_URL: platform.gatewayUrl, BERTH_API_KEY: platform.apiKey }, timeout: 120_000 }, (error, _stdout, stderr) => {
+      done({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stderr });
+    });
+  });
+}
+
+/** Relative path → sha256 of every regular file below `root`. */
+function localTree(root: string, prefix = ''): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const name of readdirSync(join(root, prefix))) {
+    const relative = prefix ? `${prefix}/${name}` : name;
+    const stat = statSync(join(root, relative), { throwIfNoEntry: false });
+    if (stat?.isDirectory()) for (const [k, v] of localTree(root, relative)) files.set(k, v);
+    else if (stat?.isFile()) files.set(relative, createHash('sha256').update(readFileSync(join(root, relative))).digest('hex'));
+  }
+  return files;
+}
 
 async function execIn(platform: E2ePlatform, container: string, script: string): Promise<{ lines: string[]; exitCode: number }> {
   const handle = await platform.runtime.exec(container, { cmd: ['/bin/sh', '-c', script], stdin: '' });
