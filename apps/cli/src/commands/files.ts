@@ -1,6 +1,7 @@
 import { createWriteStream, openAsBlob } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 import type { ApiClient } from '../api/client';
 import { intOption } from '../args';
@@ -91,7 +92,7 @@ export const fileCommands: readonly Command[] = [
       const output = str(o, 'output');
       const target = output ?? basename((await api.request<FileMetadata>('GET', `/v1/files/${a.file}`)).filename);
       const res = await api.raw('GET', `/v1/files/${a.file}/content`);
-      const body = Readable.fromWeb(res.body as import('node:stream/web').ReadableStream);
+      const body = Readable.fromWeb(res.body as WebReadableStream);
       if (target === '-') {
         await pipeline(body, process.stdout, { end: false });
         return;
