@@ -41,6 +41,7 @@ nats-server -js -a 127.0.0.1 -p "$nats_port" -sd "$home/nats" >"$home/logs/nats.
 pids+=($!)
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
+export BERTH_WORKSPACE_DIR="${BERTH_WORKSPACE_DIR:-$home/workspaces}"
 export PORT="$port" HOST="$host"
 
 start_service() {

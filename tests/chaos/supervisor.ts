@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
-import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { ensureDockerTestEngine, freePort, releaseWorkspaceMounts, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { REPO_ROOT, startService, type ServiceProcess } from './service-process';
 
 export const SERVICES = ['session-kernel', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const;
@@ -109,6 +109,7 @@ export class Supervisor {
         BERTH_SANDBOX_IMAGE: this.harnessImage,
         BERTH_SANDBOX_SCOPE: this.scope,
         BERTH_LEASE_SWEEP_MS: '500',
+        BERTH_WORKSPACE_DIR: join(this.dir, 'workspaces'),
       },
       'turn-reconciler': { ...common, ...delivery },
       gateway: { ...common, PORT: String(this.gatewayPort), HOST: '127.0.0.1' },
@@ -217,8 +218,11 @@ export class Supervisor {
     for (const name of [...SERVICES].reverse()) await this.procs.get(name)?.stop();
     try {
       for (const c of await this.runtime.list({ 'berth.scope': this.scope })) await this.runtime.remove(c.id);
+      releaseWorkspaceMounts(join(this.dir, 'workspaces'));
+      const { Volumes } = await this.runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.scope=${this.scope}`] }) });
+      for (const volume of Volumes ?? []) await this.runtime.docker.getVolume(volume.Name).remove();
     } catch (error) {
-      process.stderr.write(`chaos: could not remove sandboxes of scope ${this.scope}: ${String(error)}\n`);
+      process.stderr.write(`chaos: could not remove sandboxes or workspaces of scope ${this.scope}: ${String(error)}\n`);
     }
     await this.nats.stop();
     rmSync(this.dir, { recursive: true, force: true });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
-import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { ensureDockerTestEngine, freePort, releaseWorkspaceMounts, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { startService, type ServiceProcess } from './service-process';
 
 export type E2ePlatform = Readonly<{
@@ -39,6 +39,7 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     BERTH_SANDBOX_IMAGE: engine.harnessImage,
     BERTH_SANDBOX_SCOPE: scope,
     BERTH_NATS_ACK_WAIT_MS: '5000',
+    BERTH_WORKSPACE_DIR: join(dir, 'workspaces'),
     ...options.managerEnv,
   };
   const services: ServiceProcess[] = [];
@@ -71,6 +72,8 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
       async stop() {
         for (const s of [...services].reverse()) await s.stop();
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
+        releaseWorkspaceMounts(managerEnv.BERTH_WORKSPACE_DIR);
+        await removeWorkspaceVolumes(runtime, scope);
         await nats.stop();
         rmSync(dir, { recursive: true, force: true });
       },
@@ -80,6 +83,12 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     await nats.stop();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }
+}
+
+/** Volume workspaces (a manager that is not root) carry the scope label too. */
+async function removeWorkspaceVolumes(runtime: DockerSandboxRuntime, scope: string): Promise<void> {
+  const { Volumes } = await runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.scope=${scope}`] }) });
+  for (const volume of Volumes ?? []) await runtime.docker.getVolume(volume.Name).remove().catch(() => undefined);
 }
 
 /** Polls `probe` every 50 ms until it yields a value; on timeout the error carries `logs()` (service output). */
