@@ -5,6 +5,11 @@ export async function call(base: string, key: string | null, method: string, pat
     headers: { ...(key ? { 'x-api-key': key } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
+  return { ...(await answerOf(res)), headers: res.headers };
+}
+
+/** The status and body of an answer, the body parsed when it is JSON. */
+async function answerOf(res: Response) {
   const text = await res.text();
   // Tests assert on response bodies field by field; they are untyped JSON by nature.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -14,7 +19,7 @@ export async function call(base: string, key: string | null, method: string, pat
   } catch {
     json = null;
   }
-  return { status: res.status, json, text, headers: res.headers };
+  return { status: res.status, json, text };
 }
 
 /** `POST /v1/files` with one `file` part, as a browser or the SDK sends it. */
@@ -22,16 +27,7 @@ export async function upload(base: string, key: string, filename: string, conten
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   form.append('file', new Blob([content]), filename);
-  const res = await fetch(`${base}/v1/files`, { method: 'POST', headers: { 'x-api-key': key }, body: form });
-  const text = await res.text();
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = null;
-  }
-  return { status: res.status, json, text };
+  return answerOf(await fetch(`${base}/v1/files`, { method: 'POST', headers: { 'x-api-key': key }, body: form }));
 }
 
 /** An agent, an environment, a session, an uploaded file and the session's resource for it, owned by `key`'s owner. */

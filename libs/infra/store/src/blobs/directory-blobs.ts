@@ -2,11 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { link, mkdir, open, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ValidationError } from '@berth/core';
 import type { BlobStore } from '@berth/ports';
 import { checkBlobKey } from '../shared/checks';
+import { byteCounter } from './counting';
 
 const isCode = (e: unknown, code: string): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
 
@@ -28,16 +29,10 @@ export class DirectoryBlobStore implements BlobStore {
   async put(key: string, content: AsyncIterable<Uint8Array>): Promise<{ size: number }> {
     const target = this.pathOf(checkBlobKey(key));
     const partial = join(this.root, '.partial', `${key}.${randomBytes(6).toString('hex')}`);
-    let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        done(null, chunk);
-      },
-    });
+    const count = byteCounter();
     try {
       await mkdir(join(this.root, '.partial'), { recursive: true });
-      await pipeline(Readable.from(content, { objectMode: false }), count, createWriteStream(partial, { flags: 'wx' }));
+      await pipeline(Readable.from(content, { objectMode: false }), count.stream, createWriteStream(partial, { flags: 'wx' }));
       const handle = await open(partial, 'r');
       try {
         await handle.sync();
@@ -48,7 +43,7 @@ export class DirectoryBlobStore implements BlobStore {
       await link(partial, target).catch((e: unknown) => {
         throw isCode(e, 'EEXIST') ? new ValidationError(`blob ${key} already exists`, 'key') : e;
       });
-      return { size };
+      return { size: count.size() };
     } finally {
       await unlink(partial).catch(() => undefined);
     }

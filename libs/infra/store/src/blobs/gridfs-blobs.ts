@@ -1,8 +1,9 @@
-import { Readable, Transform } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { BlobStore } from '@berth/ports';
 import { GridFSBucket, type Db, type ObjectId } from 'mongodb';
 import { checkBlobKey } from '../shared/checks';
+import { byteCounter } from './counting';
 
 /**
  * Blobs in MongoDB's GridFS (bucket `blobs`), keyed by the blob key as the file `_id`. GridFS writes
@@ -19,20 +20,14 @@ export class GridFsBlobStore implements BlobStore {
 
   async put(key: string, content: AsyncIterable<Uint8Array>): Promise<{ size: number }> {
     const upload = this.bucket.openUploadStreamWithId(idOf(checkBlobKey(key)), key);
-    let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        done(null, chunk);
-      },
-    });
+    const count = byteCounter();
     try {
-      await pipeline(Readable.from(content, { objectMode: false }), count, upload);
+      await pipeline(Readable.from(content, { objectMode: false }), count.stream, upload);
     } catch (error) {
       await upload.abort().catch(() => undefined);
       throw error;
     }
-    return { size };
+    return { size: count.size() };
   }
 
   async get(key: string): Promise<Readable | null> {
