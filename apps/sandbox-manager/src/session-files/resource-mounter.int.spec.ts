@@ -62,6 +62,8 @@ describe('resources mounted into a real sandbox', () => {
     await runtime.remove(sandbox);
     await workspaces.removeSession(session);
     await git.close();
+    const { Volumes } = await runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.test-run=${run}`] }) });
+    for (const volume of Volumes ?? []) await runtime.docker.getVolume(volume.Name).remove();
   });
 
   const repoResource = (id: string, mount_path: string, checkout: { type: 'branch'; name: string } | { type: 'commit'; sha: string } | null) =>

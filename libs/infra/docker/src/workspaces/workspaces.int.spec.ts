@@ -50,6 +50,9 @@ async function sh(container: string, script: string): Promise<{ out: string; cod
 
 afterAll(async () => {
   for (const info of await runtime.list({ [TEST_LABEL]: run })) await runtime.remove(info.id);
+  // A failed test leaves its volumes: every volume of this run goes.
+  const { Volumes } = await runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`${TEST_LABEL}=${run}`] }) });
+  for (const volume of Volumes ?? []) await runtime.docker.getVolume(volume.Name).remove();
 });
 
 function describeWorkspaces(name: string, make: () => SessionWorkspaces) {
