@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { SessionCommands, SessionUseCases } from '@berth/session-use-cases';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { AgentsController } from '../agents/agents.controller';
 import { AgentsService } from '../agents/agents.service';
@@ -16,7 +17,6 @@ import { OpenApiController } from '../openapi/openapi.controller';
 import { ResourceResolver } from '../resources/resource-resolver';
 import { ResourcesController } from '../resources/resources.controller';
 import { ResourcesService } from '../resources/resources.service';
-import { SessionCommands } from '../sessions/session-commands';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
@@ -31,50 +31,63 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, FilesController, ResourcesController, WorkspaceController, OpenApiController, HealthController],
+      controllers: [
+        AgentsController,
+        EnvironmentsController,
+        SessionsController,
+        EventsController,
+        StreamController,
+        FilesController,
+        ResourcesController,
+        WorkspaceController,
+        OpenApiController,
+        HealthController,
+      ],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
-        { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
-        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
         {
-          provide: ResourceResolver,
-          useFactory: (d: GatewayDeps, files: FilesService) => new ResourceResolver({ files, secrets: d.store.secrets, clock: d.clock, ids: d.ids }),
-          inject: [DEPS, FilesService],
-        },
-        {
-          provide: SessionsService,
-          useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands, resources: ResourceResolver) =>
-            new SessionsService({
+          provide: SessionUseCases,
+          useFactory: (d: GatewayDeps, commands: SessionCommands) =>
+            new SessionUseCases({
               sessions: d.store.sessions,
-              agents: d.store.agents,
-              environments,
               idempotency: d.store.idempotency,
-              commands,
               journal: d.store.journal,
+              commands,
               probe: d.sandboxProbe,
-              resources,
               secrets: d.store.secrets,
               clock: d.clock,
               ids: d.ids,
             }),
-          inject: [DEPS, EnvironmentsService, SessionCommands, ResourceResolver],
+          inject: [DEPS, SessionCommands],
         },
-        {
-          provide: ResourcesService,
-          useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands, resolver: ResourceResolver) =>
-            new ResourcesService({ sessions, commands, resolver, secrets: d.store.secrets }),
-          inject: [DEPS, SessionsService, SessionCommands, ResourceResolver],
-        },
-        {
-          provide: EventsService,
-          useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands) => new EventsService(d.store.journal, sessions, commands, d.clock, d.ids),
-          inject: [DEPS, SessionsService, SessionCommands],
-        },
+        { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
+        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
         {
           provide: FilesService,
           useFactory: (d: GatewayDeps) => new FilesService({ files: d.store.files, blobs: d.store.blobs, clock: d.clock, ids: d.ids, maxBytes: d.options.fileMaxBytes }),
           inject: [DEPS],
+        },
+        {
+          provide: ResourceResolver,
+          useFactory: (d: GatewayDeps, files: FilesService) => new ResourceResolver({ files, clock: d.clock, ids: d.ids }),
+          inject: [DEPS, FilesService],
+        },
+        {
+          provide: SessionsService,
+          useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases, resources: ResourceResolver) =>
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, resources, clock: d.clock }),
+          inject: [DEPS, EnvironmentsService, SessionUseCases, ResourceResolver],
+        },
+        {
+          provide: ResourcesService,
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver, secrets: d.store.secrets }),
+          inject: [DEPS, SessionUseCases, ResourceResolver],
+        },
+        {
+          provide: EventsService,
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
+          inject: [DEPS, SessionUseCases],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

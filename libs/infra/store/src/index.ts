@@ -4,3 +4,4 @@ export type { SqliteOptions } from './sqlite/sqlite-db';
 export type { SqliteStoreOptions } from './sqlite/sqlite-store';
 export { DirectoryBlobStore } from './blobs/directory-blobs';
 export { MongoStore, type MongoStoreOptions } from './mongo/mongo-store';
+export { isStoreUnavailable } from './store-errors';
