@@ -1,7 +1,9 @@
 /**
- * Sandbox start latency: warm-pool claim and cold `ensureRunning` through Berth's runtime, beside
- * a bare dockerode createContainer + start of the same image, measured in one run (interleaved,
- * so engine conditions are shared). Targets: cold ≤ 1.3× bare; warm claim p50 ≤ 20 ms.
+ * Sandbox start latency: a cold start and a warm-pool claim through Berth's provisioner (each with
+ * the session's workspace: cold makes one, a claim adopts the warm container's spare), beside a bare
+ * dockerode createContainer + start of the same image, measured in one run (interleaved, so
+ * engine conditions are shared). The workspace kind is what the sandbox-manager would pick here
+ * (`loop` as root on the engine host, else `volume`). Targets: cold ≤ 1.3× bare; warm claim p50 ≤ 20 ms.
  *
  *   node -r @swc-node/register bench/sandbox-start.ts [iterations] [image]
  *
@@ -9,10 +11,13 @@
  * container it created.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { systemClock } from '@berth/core';
-import { DockerSandboxRuntime } from '@berth/docker';
-import { DEFAULT_SANDBOX_CONFIG, KEEPALIVE_CMD, type SandboxConfig, sessionSandboxSpec } from '@berth/sandbox-domain';
-import { InMemoryClaimLedger, WarmPool } from '@berth/sandbox-lifecycle';
+import { detectWorkspaceKind, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import { DEFAULT_SANDBOX_CONFIG, KEEPALIVE_CMD, type SandboxConfig } from '@berth/sandbox-domain';
+import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { ensureDockerTestEngine } from '@berth/testing';
 
 const ITERATIONS = Number(process.argv[2] ?? 30);
@@ -28,11 +33,13 @@ const config: SandboxConfig = {
   memoryBytes: 256 * 1024 * 1024,
   nanoCpus: 1_000_000_000,
   pidsLimit: 128,
+  workspaceBytes: 1024 * 1024 * 1024,
   warmPool: { size: 2, ttlSeconds: 600 },
 };
 
 const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
 const docker = runtime.docker;
+const workspaceDir = mkdtempSync(join(tmpdir(), 'berth-bench-ws-'));
 
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -56,52 +63,60 @@ async function bareStart(i: number): Promise<number> {
   return elapsed;
 }
 
-async function coldStart(i: number): Promise<number> {
-  const spec = sessionSandboxSpec({ sessionId: `sesn_${run}_c${i}`, generation: 1, environmentId, config });
-  const t = process.hrtime.bigint();
-  const info = await runtime.ensureRunning({ ...spec, labels: { ...spec.labels, ...scopeLabels } });
-  const elapsed = ms(t);
-  await runtime.remove(info.id);
-  return elapsed;
-}
-
 async function main(): Promise<void> {
-  console.log(`sandbox start: ${ITERATIONS} iterations each, image ${IMAGE}, engine ${engine.dockerHost}`);
+  const detected = await detectWorkspaceKind(docker);
+  const workspaces = detected.kind === 'loop' ? new LoopWorkspaces(workspaceDir) : new VolumeWorkspaces(docker, scopeLabels);
+  const cold = new SandboxProvisioner({ runtime, workspaces, scopeLabels });
+  const coldStart = async (i: number): Promise<number> => {
+    const sessionId = `sesn_${run}_c${i}`;
+    const t = process.hrtime.bigint();
+    const { sandbox } = await cold.acquire({ sessionId, generation: 1, environmentId, config });
+    const elapsed = ms(t);
+    await runtime.remove(sandbox.id);
+    await workspaces.removeSession(sessionId);
+    return elapsed;
+  };
+  console.log(`sandbox start: ${ITERATIONS} iterations each, image ${IMAGE}, engine ${engine.dockerHost}, ${detected.kind} workspaces (${detected.reason})`);
   await bareStart(-1);
   await coldStart(-1);
   const bare: number[] = [];
-  const cold: number[] = [];
+  const colds: number[] = [];
   for (let i = 0; i < ITERATIONS; i++) {
     bare.push(await bareStart(i));
-    cold.push(await coldStart(i));
+    colds.push(await coldStart(i));
   }
 
   let slot = 0;
-  const pool = new WarmPool({ runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
+  const pool = new WarmPool({ runtime, workspaces, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
+  const provisioner = new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels });
   pool.configure([{ environmentId, config }]);
   pool.refill();
   await pool.idle();
   const warm: number[] = [];
   for (let i = 0; i < ITERATIONS; i++) {
+    const sessionId = `sesn_${run}_w${i}`;
     const t = process.hrtime.bigint();
-    const claimed = await pool.claim({ environmentId, sessionId: `sesn_${run}_w${i}`, generation: 1 });
+    const claimed = await provisioner.acquire({ sessionId, generation: 1, environmentId, config });
     const elapsed = ms(t);
-    if (!claimed) throw new Error('warm pool was empty: refill did not keep up');
+    if (claimed.source !== 'warm') throw new Error('warm pool was empty: refill did not keep up');
     warm.push(elapsed);
     // Let the refill finish so each claim measures the claim, not a concurrent container start.
     await pool.idle();
-    await runtime.remove(claimed.id);
+    await runtime.remove(claimed.sandbox.id);
+    await workspaces.removeSession(sessionId);
   }
   pool.configure([]);
   await pool.sweep();
   await pool.idle();
   for (const leftover of await runtime.list(scopeLabels)) await runtime.remove(leftover.id);
+  for (const spare of await workspaces.spares()) await workspaces.removeSpare(spare);
+  rmSync(workspaceDir, { recursive: true, force: true });
 
   console.log(`                          p50 ms   p99 ms`);
   console.log(`bare create+start      ${fmt(percentile(bare, 50))}  ${fmt(percentile(bare, 99))}`);
-  console.log(`cold ensureRunning     ${fmt(percentile(cold, 50))}  ${fmt(percentile(cold, 99))}`);
-  console.log(`warm-pool claim        ${fmt(percentile(warm, 50))}  ${fmt(percentile(warm, 99))}`);
-  const ratio = percentile(cold, 50) / percentile(bare, 50);
+  console.log(`cold start + workspace ${fmt(percentile(colds, 50))}  ${fmt(percentile(colds, 99))}`);
+  console.log(`warm claim + adopt     ${fmt(percentile(warm, 50))}  ${fmt(percentile(warm, 99))}`);
+  const ratio = percentile(colds, 50) / percentile(bare, 50);
   console.log(`cold / bare (p50): ${ratio.toFixed(2)}x  (target ≤ 1.30x)`);
   console.log(`warm claim p50: ${percentile(warm, 50).toFixed(1)} ms (target ≤ 20 ms); warm / bare (p50): ${(percentile(warm, 50) / percentile(bare, 50)).toFixed(3)}x`);
 }

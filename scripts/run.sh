@@ -127,6 +127,7 @@ report_exit() { # <name>
 nats_port="${NATS_PORT:-$(free_port)}"
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
+export BERTH_WORKSPACE_DIR="${BERTH_WORKSPACE_DIR:-$home/workspaces}"
 export PORT="$port" HOST="$host"
 metrics_ports=()
 

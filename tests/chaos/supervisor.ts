@@ -5,7 +5,7 @@ import { appendFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
-import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { ensureDockerTestEngine, freePort, releaseWorkspaceMounts, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { PrivateEngine } from './private-engine';
 import { REPO_ROOT, startService, type ServiceProcess } from './service-process';
 
@@ -124,6 +124,7 @@ export class Supervisor {
         BERTH_SANDBOX_IMAGE: this.harnessImage,
         BERTH_SANDBOX_SCOPE: this.scope,
         BERTH_LEASE_SWEEP_MS: '500',
+        BERTH_WORKSPACE_DIR: join(this.dir, 'workspaces'),
       },
       'turn-reconciler': { ...common, ...delivery },
       gateway: { ...common, PORT: String(this.gatewayPort), HOST: '127.0.0.1' },
@@ -278,8 +279,11 @@ export class Supervisor {
     for (const name of [...SERVICES].reverse()) await this.procs.get(name)?.stop();
     try {
       for (const c of await this.runtime.list({ 'berth.scope': this.scope })) await this.runtime.remove(c.id);
+      releaseWorkspaceMounts(join(this.dir, 'workspaces'));
+      const { Volumes } = await this.runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.scope=${this.scope}`] }) });
+      for (const volume of Volumes ?? []) await this.runtime.docker.getVolume(volume.Name).remove();
     } catch (error) {
-      process.stderr.write(`chaos: could not remove sandboxes of scope ${this.scope}: ${String(error)}\n`);
+      process.stderr.write(`chaos: could not remove sandboxes or workspaces of scope ${this.scope}: ${String(error)}\n`);
     }
     await this.nats.stop();
     await this.engine.stop();

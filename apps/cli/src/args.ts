@@ -8,6 +8,8 @@ export type CommandSpec = Readonly<{
   name: readonly string[];
   /** Positional argument names, in order; all required. */
   args: readonly string[];
+  /** Positional arguments that may follow the required ones. */
+  optional?: readonly string[];
   options: Readonly<Record<string, OptionSpec>>;
   summary: string;
 }>;
@@ -58,9 +60,10 @@ export function parseCommandLine(argv: readonly string[], specs: readonly Comman
   }
   const { values, positionals } = parsed;
   if (positionals.length < spec.args.length) throw new UsageError(`missing <${spec.args[positionals.length]}>\n\n${usage([spec], true)}`);
-  if (positionals.length > spec.args.length) throw new UsageError(`unexpected argument "${positionals[spec.args.length]}"\n\n${usage([spec], true)}`);
+  const names = [...spec.args, ...(spec.optional ?? [])];
+  if (positionals.length > names.length) throw new UsageError(`unexpected argument "${positionals[names.length]}"\n\n${usage([spec], true)}`);
 
-  const args = Object.fromEntries(spec.args.map((name, i) => [name, positionals[i]]));
+  const args = Object.fromEntries(names.flatMap((name, i) => (positionals[i] === undefined ? [] : [[name, positionals[i]]])));
   const global: GlobalOptions = { apiUrl: values['api-url'] as string | undefined, apiKey: values['api-key'] as string | undefined, json: values.json === true };
   const options = Object.fromEntries(Object.entries(values).filter(([k]) => !(k in GLOBAL_OPTIONS)));
   return { kind: 'run', spec, args, options, global };
@@ -84,7 +87,7 @@ function commandWords(argv: readonly string[]): string[] {
 export function usage(specs: readonly CommandSpec[], detailed = false): string {
   const lines = ['Usage: berth <command> [options]', ''];
   for (const s of specs) {
-    lines.push(column(`  berth ${[...s.name, ...s.args.map((a) => `<${a}>`)].join(' ')}`, 50) + s.summary);
+    lines.push(column(`  berth ${[...s.name, ...s.args.map((a) => `<${a}>`), ...(s.optional ?? []).map((a) => `[${a}]`)].join(' ')}`, 50) + s.summary);
     if (detailed) for (const [name, o] of Object.entries(s.options)) lines.push(column(`      ${optionLabel(name, o)}`, 50) + o.help);
   }
   lines.push('', 'Global options:');

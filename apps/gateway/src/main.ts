@@ -12,6 +12,7 @@ import { consoleBuildExists } from './console/serve-console';
 import { GatewayConfigSchema } from './config/gateway.config';
 import { NatsSandboxProbe } from './sessions/nats-sandbox-probe';
 import { NatsEventFeed } from './stream/nats-event-feed';
+import { NatsWorkspaceReads } from './workspace/nats-workspace-reads';
 
 /** Composition root: the store, NATS (commands out, live events in, sandbox probes) and HTTP. */
 async function main(): Promise<void> {
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   const { log } = telemetry;
   const config = loadConfig(GatewayConfigSchema);
   ensureSqliteDir(config.storeUrl);
-  const store = createStore(config.storeUrl);
+  const store = createStore(config.storeUrl, { blobDir: config.blobDir });
   await store.init();
 
   // The kernel declares the streams (applyTopology); the gateway only publishes and listens.
@@ -32,11 +33,12 @@ async function main(): Promise<void> {
     commandBus,
     eventFeed: new NatsEventFeed(nc),
     sandboxProbe: new NatsSandboxProbe(nc, systemClock, config.probeTimeoutMs),
+    workspace: new NatsWorkspaceReads(nc, config.workspaceTimeoutMs),
     readiness: [
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },
     ],
-    options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit },
+    options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit, fileMaxBytes: config.fileMaxBytes },
     log,
     pino: telemetry.pino,
     registry: telemetry.registry,

@@ -41,13 +41,13 @@ const bodyFor = (route: RouteSpec, ids: OwnedIds) =>
   );
 
 const queryArb = fc
-  .array(fc.tuple(fc.constantFrom('limit', 'page', 'order', 'types[]', 'statuses[]', 'after', 'version', 'include_archived', 'created_at[gte]', 'agent_id', 'beta', 'event_deltas[]', '__proto__[x]'), junkString), { maxLength: 4 })
+  .array(fc.tuple(fc.constantFrom('limit', 'page', 'order', 'types[]', 'statuses[]', 'after', 'version', 'include_archived', 'created_at[gte]', 'agent_id', 'beta', 'event_deltas[]', '__proto__[x]', 'scope_id', 'ids[]'), junkString), { maxLength: 4 })
   .map((pairs) => (pairs.length ? '?' + pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&') : ''));
 
 const headerArb = (key: string) =>
   fc.record(
     {
-      'content-type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1'),
+      'content-type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'multipart/form-data'),
       'idempotency-key': fc.string({ minLength: 0, maxLength: 300 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')),
       'last-event-id': junkString.map((s) => s.replace(/[^\x20-\x7e]/g, '')),
       'content-encoding': fc.constantFrom('identity', 'gzip', 'br'),

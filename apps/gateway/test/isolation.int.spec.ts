@@ -1,5 +1,5 @@
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
-import { call, seedSession } from './support/api';
+import { call, seedSession, upload } from './support/api';
 import { concretePath, expressRoutes, routeTable, validBody, type OwnedIds } from './support/route-samples';
 
 /**
@@ -36,7 +36,7 @@ describe('owner isolation over the whole route table', () => {
   it('never lists or accepts another owner’s resources on collection routes', async () => {
     const collections = routeTable(gw).filter((r) => !r.public && !r.path.includes('{'));
     for (const route of collections) {
-      const res = await call(gw.url, gw.keyB, route.method, route.path, validBody(route, a));
+      const res = route.multipart ? await upload(gw.url, gw.keyB, 'b.txt', 'b') : await call(gw.url, gw.keyB, route.method, route.path, validBody(route, a));
       if (route.method === 'GET') {
         expect(res.status).toBe(200);
         for (const id of Object.values(a)) expect(res.text).not.toContain(id);
@@ -49,6 +49,8 @@ describe('owner isolation over the whole route table', () => {
     }
     const filtered = await call(gw.url, gw.keyB, 'GET', `/v1/sessions?agent_id=${a.agentId}`);
     expect(filtered.json.data).toEqual([]);
+    const files = await call(gw.url, gw.keyB, 'GET', `/v1/files?scope_id=${a.sessionId}&ids[]=${a.fileId}`);
+    expect(files.json.data).toEqual([]);
   });
 
   it('left every resource of A untouched', async () => {

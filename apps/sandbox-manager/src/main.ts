@@ -1,6 +1,7 @@
 import 'reflect-metadata';
+import { resolve } from 'node:path';
 import { systemClock } from '@berth/core';
-import { DockerSandboxRuntime } from '@berth/docker';
+import { detectWorkspaceKind, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
@@ -14,11 +15,15 @@ async function main(): Promise<void> {
   const telemetry = await startServiceTelemetry('sandbox-manager');
   const { log } = telemetry;
   const config = loadConfig(ManagerConfigSchema);
-  const store = createStore(config.storeUrl);
+  const store = createStore(config.storeUrl, { blobDir: config.blobDir });
   await store.init();
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels } });
+  const detected = config.workspaceStorage === 'auto' ? await detectWorkspaceKind(runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' };
+  const workspaces = detected.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(runtime.docker, scopeLabels);
+  if (detected.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: detected.reason });
+  else log.info('workspaces: loop', { reason: detected.reason, dir: resolve(config.workspaceDir) });
   if (config.model.baseUrl === null) {
     log.warn('no model configured: turns will fail until BERTH_MODEL_BASE_URL and BERTH_MODEL_API_KEY are set (or an environment sets config.model)');
   }
@@ -26,6 +31,8 @@ async function main(): Promise<void> {
     nc,
     store,
     runtime,
+    workspaces,
+    workspaceBytes: config.workspaceBytes,
     clock: systemClock,
     log,
     model: config.model,

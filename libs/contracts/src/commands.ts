@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
+import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 /**
@@ -50,6 +51,7 @@ export const TurnFailureReasonSchema = z.enum([
   'no_progress',
   'transcript_unrecoverable',
   'dead_lettered',
+  'resource_unavailable',
 ]);
 export type TurnFailureReason = z.infer<typeof TurnFailureReasonSchema>;
 
@@ -68,7 +70,13 @@ export const CommandDataSchemas = {
     metadata: z.record(z.string().max(64), z.string().max(512)).default({}),
     idempotency_key: z.string().min(1).max(256).nullable().default(null),
     permission_mode: PermissionModeSchema.default('always_allow'),
+    /** Files and repositories in place before the first turn (ids and mount paths resolved by the caller). */
+    resources: z.array(SessionResourceSchema).max(MAX_SESSION_RESOURCES).optional(),
   }),
+  /** Attach a file or repository; it is mounted before the next turn runs. */
+  AddSessionResource: z.object({ resource: SessionResourceSchema }),
+  /** Detach a resource: it is not restored into later sandboxes (what is already in the workspace stays). */
+  RemoveSessionResource: z.object({ resource_id: TokenSchema }),
   /** Patch title and metadata (a null metadata value deletes that key). */
   UpdateSession: z.object({
     title: z.string().max(512).nullable().optional(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
 import { TurnFailureReasonSchema } from './commands';
+import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 const turn = { turn_id: TokenSchema };
@@ -21,6 +22,8 @@ export const EventDataSchemas = {
     idempotency_key: z.string().nullable(),
     permission_mode: PermissionModeSchema,
   }),
+  SessionResourceAdded: z.object({ resource: SessionResourceSchema }),
+  SessionResourceRemoved: z.object({ resource_id: TokenSchema }),
   SessionUpdated: z.object({
     title: z.string().nullable().optional(),
     metadata: z.record(z.string(), z.string().nullable()).optional(),

@@ -10,6 +10,8 @@ export type PublicEvent = Readonly<{ id: string; type: string; processed_at: str
 export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionCreated: 'berth.session_created',
   SessionUpdated: 'session.updated',
+  SessionResourceAdded: 'berth.session_resource_added',
+  SessionResourceRemoved: 'berth.session_resource_removed',
   UserMessageReceived: 'user.message',
   TurnStarted: 'session.status_running',
   AgentMessageRecorded: 'agent.message',

@@ -15,6 +15,7 @@ export const SandboxManagerQueries = {
   reattachTurn: 'reattach-turn',
   recoverTurnOutput: 'recover-turn-output',
   restoreTranscript: 'restore-transcript',
+  workspace: 'workspace',
 } as const;
 export type SandboxManagerQuery = (typeof SandboxManagerQueries)[keyof typeof SandboxManagerQueries];
 
@@ -96,3 +97,32 @@ export const TurnEffectReplySchema = z.object({
   message: z.string().max(4096).default(''),
 });
 export type TurnEffectReply = z.infer<typeof TurnEffectReplySchema>;
+
+/**
+ * The gateway's read of a session's workspace (`GET /v1/sessions/{id}/workspace…`): the
+ * sandbox-manager reads it from the session's sandbox (or a short-lived reader container that
+ * mounts the workspace when none runs) and stages an archive or a file in the blob store, whose key
+ * it answers with (the gateway streams it, then deletes it); a listing comes back inline.
+ * `path` is relative to `/workspace`.
+ */
+export const WorkspaceReadRequestSchema = z.object({
+  session_id: TokenSchema,
+  path: z.string().max(4096),
+  kind: z.enum(['archive', 'file', 'list']),
+});
+export type WorkspaceReadRequest = z.infer<typeof WorkspaceReadRequestSchema>;
+
+export const WorkspaceEntrySchema = z.object({
+  path: z.string(),
+  type: z.enum(['file', 'directory', 'symlink']),
+  size: z.number().int().nonnegative(),
+  modified_at: z.string(),
+});
+export type WorkspaceEntry = z.infer<typeof WorkspaceEntrySchema>;
+
+export const WorkspaceReadReplySchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('staged'), blob_key: TokenSchema, size: z.number().int().nonnegative() }),
+  z.object({ kind: z.literal('entries'), entries: z.array(WorkspaceEntrySchema), truncated: z.boolean() }),
+  z.object({ kind: z.literal('refused'), status: z.number().int(), code: z.string(), message: z.string() }),
+]);
+export type WorkspaceReadReply = z.infer<typeof WorkspaceReadReplySchema>;

@@ -41,5 +41,8 @@ export const IdPrefix = {
   command: 'cmd',
   sandbox: 'sbx',
   apiKey: 'bk',
+  file: 'file',
+  blob: 'blob',
+  sessionResource: 'sesrsc',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

@@ -1,3 +1,4 @@
+import type { BlobStore, FileStore, SessionSecrets } from './files.port';
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
 
 /**
@@ -124,6 +125,10 @@ export interface BerthStore {
   readonly idempotency: IdempotencyKeys;
   readonly apiKeys: ApiKeys;
   readonly transcripts: TranscriptMirror;
+  /** Files API metadata; the bytes are in `blobs`. */
+  readonly files: FileStore;
+  readonly blobs: BlobStore;
+  readonly secrets: SessionSecrets;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

@@ -1,3 +1,5 @@
+import type { Readable } from 'node:stream';
+
 /**
  * A container runtime for session sandboxes. Every operation is idempotent: names and labels are
  * deterministic, "already exists" / "already stopped" / "no such container" are success states.
@@ -53,6 +55,9 @@ export type ExecHandle = Readonly<{
   stderrTail?(): string;
 }>;
 
+/** What is at a path in a container (the archive API's stat, without an exec). */
+export type SandboxPathStat = Readonly<{ kind: 'file' | 'directory' | 'link' | 'other'; size: number; mtime: string }>;
+
 export type SandboxRuntimeEvent = Readonly<{
   kind: 'die' | 'oom' | 'destroy' | 'start';
   containerId: string;
@@ -75,6 +80,12 @@ export interface SandboxRuntime {
   relabel?(nameOrId: string, newName: string): Promise<void>;
   readFile(nameOrId: string, path: string): Promise<Buffer | null>;
   writeFile(nameOrId: string, path: string, data: Buffer | string, mode?: number): Promise<void>;
+  /** Streams a tar archive into the container, extracted under the existing directory `dir`, owners as the archive says. */
+  putArchive(nameOrId: string, dir: string, archive: Readable): Promise<void>;
+  /** A tar archive of `path` (a file, or a directory with everything below it), streamed; null when there is no such path. */
+  getArchive(nameOrId: string, path: string): Promise<Readable | null>;
+  /** Null when there is no such path. */
+  stat(nameOrId: string, path: string): Promise<SandboxPathStat | null>;
   /** Docker's event stream for Berth containers; the iterator ends when `signal` aborts. */
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent>;
 }

@@ -5,3 +5,4 @@ export * from './store';
 export * from './logging/test-loggers';
 export * from './otlp/otlp-trace-receiver';
 export * from './metrics/prometheus-text';
+export * from './git/git-http-server';

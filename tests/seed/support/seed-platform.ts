@@ -57,7 +57,7 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
   const journal = new InMemoryJournal();
   const snapshots = new InMemorySnapshots();
   const sessions = new InMemorySessionReadModel();
-  const { idempotency } = new MemoryStore();
+  const { idempotency, secrets } = new MemoryStore();
   const clock = options.clock ?? new FixedClock(new Date('2026-01-01T00:00:00.000Z'));
   const ids = new SequentialIds();
   const kernel = createSessionKernel({ journal, snapshots, sessions, clock });
@@ -72,6 +72,7 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
     journal,
     commands: new SessionCommands(bus, clock, ids, 5_000),
     probe,
+    secrets,
     clock,
     ids,
     sleep: async (ms) => {

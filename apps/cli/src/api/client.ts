@@ -30,6 +30,22 @@ export class ApiClient {
     return `${this.baseUrl}${path}${s ? `?${s}` : ''}`;
   }
 
+  /**
+   * A request whose body or answer is not JSON (an upload, a download): the body is passed as is
+   * (a FormData streams its file parts), the answer comes back unread when it is a success.
+   */
+  async raw(method: string, path: string, opts: Omit<RequestOptions, 'body'> & { body?: FormData } = {}): Promise<Response> {
+    let res: Response;
+    try {
+      res = await this.fetchImpl(this.url(path, opts.query), { method, headers: { ...this.headers(), ...opts.headers }, body: opts.body });
+    } catch (e) {
+      throw new ConnectionError(`cannot reach ${this.baseUrl}: ${causeOf(e)}`);
+    }
+    if (res.ok) return res;
+    const text = await res.text();
+    throw apiErrorFrom(res.status, parseJson(text), text);
+  }
+
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     let res: Response;
     try {

@@ -12,7 +12,7 @@ export type Context = Readonly<{
   fetchImpl: typeof fetch;
   /** First reconnect delay for streams (tests shorten it). */
   streamBackoffMs?: number;
-  /** The process environment (local commands read the same variables the services do). */
+  /** The process environment: local commands read the same variables the services do; a repository token is read from it, never from the command line. */
   env: Readonly<Record<string, string | undefined>>;
 }>;
 

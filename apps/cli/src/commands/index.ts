@@ -2,8 +2,19 @@ import { agentCommands } from './agents';
 import type { Command } from './command';
 import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
+import { fileCommands } from './files';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { workspaceCommands } from './workspace';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...doctorCommands];
+export const COMMANDS: readonly Command[] = [
+  ...agentCommands,
+  ...envCommands,
+  ...sessionCommands,
+  ...fileCommands,
+  ...workspaceCommands,
+  ...streamCommands,
+  ...keyCommands,
+  ...doctorCommands,
+];

@@ -1,7 +1,9 @@
 import { intOption, requiredOption } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
+import { existsSync } from 'node:fs';
 import { str, type Command, type Context, type Output } from './command';
+import { uploadFile } from './files';
 
 type Session = {
   id: string;
@@ -44,6 +46,27 @@ const action = (path: string, summary: string, verb: string): Command => ({
   },
 });
 
+/** `--file PATH_OR_ID[=MOUNT_PATH]`: a file id is used as is, a local path is uploaded first. */
+async function fileResource(ctx: Context, spec: string): Promise<{ type: 'file'; file_id: string; mount_path?: string }> {
+  const [source, mount] = splitOnce(spec, '=');
+  const isId = /^file_[A-Za-z0-9_-]+$/.test(source) && !existsSync(source);
+  const fileId = isId ? source : (await uploadFile(ctx.api, source)).id;
+  if (!isId) ctx.io.err(`uploaded ${source} as ${fileId}`);
+  return { type: 'file', file_id: fileId, ...(mount ? { mount_path: mount } : {}) };
+}
+
+/** `--repo URL[#REF]`: REF is a commit when it looks like a SHA (7–40 hex digits), else a branch. */
+function repoResource(spec: string, token: string | undefined) {
+  const [url, ref] = splitOnce(spec, '#');
+  const checkout = ref === undefined ? undefined : /^[0-9a-f]{7,40}$/i.test(ref) ? { type: 'commit', sha: ref } : { type: 'branch', name: ref };
+  return { type: 'github_repository', url, ...(checkout ? { checkout } : {}), ...(token ? { authorization_token: token } : {}) };
+}
+
+function splitOnce(text: string, separator: string): [string, string | undefined] {
+  const at = text.lastIndexOf(separator);
+  return at <= 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + 1)];
+}
+
 export async function sendEvents(ctx: Context, sessionId: string, events: readonly unknown[]): Promise<{ data?: { id: string; type: string }[] }> {
   return ctx.api.request('POST', `/v1/sessions/${sessionId}/events`, { body: { events } });
 }
@@ -58,16 +81,24 @@ export const sessionCommands: readonly Command[] = [
       title: { type: 'string', help: 'title' },
       message: { type: 'string', help: 'first user message' },
       'idempotency-key': { type: 'string', help: 'retry-safe create: the same key returns the same session' },
+      file: { type: 'string', multiple: true, help: 'PATH or file_… id [=MOUNT_PATH]: a local file is uploaded first; mounted at MOUNT_PATH or /mnt/session/uploads/<id>' },
+      repo: { type: 'string', multiple: true, help: 'URL[#BRANCH or #COMMIT]: cloned into /workspace/<repo> (token from $BERTH_GIT_TOKEN)' },
     },
     summary: 'start a session',
-    run: async ({ api }, _a, o) => {
+    run: async (ctx, _a, o) => {
+      const { api } = ctx;
       const message = str(o, 'message');
       const key = str(o, 'idempotency-key');
+      const resources = [
+        ...(await Promise.all(((o.file as string[] | undefined) ?? []).map((spec) => fileResource(ctx, spec)))),
+        ...((o.repo as string[] | undefined) ?? []).map((spec) => repoResource(spec, ctx.env.BERTH_GIT_TOKEN)),
+      ];
       const body = {
         agent: requiredOption(o, 'agent'),
         environment_id: requiredOption(o, 'env'),
         title: str(o, 'title'),
         initial_events: message ? [{ type: 'user.message', content: [{ type: 'text', text: message }] }] : undefined,
+        resources: resources.length > 0 ? resources : undefined,
       };
       return sessionOutput(await api.request<Session>('POST', '/v1/sessions', { body, headers: key ? { 'idempotency-key': key } : {} }));
     },

@@ -1,4 +1,4 @@
-import type { Agent, ApiErrorBody, Environment, EnvironmentConfig, Page, PublicEvent, Session, SessionStatus } from './types';
+import type { Agent, ApiErrorBody, Environment, EnvironmentConfig, FileMetadata, Page, PublicEvent, Session, SessionStatus, WorkspaceEntry } from './types';
 
 export type ApiConfig = { baseUrl: string; apiKey: string };
 
@@ -18,7 +18,8 @@ export type SessionFilters = { status?: SessionStatus | ''; agentId?: string; in
 
 export type AgentInput = { name: string; model: string; system?: string; description?: string };
 export type EnvironmentInput = { name: string; description?: string; config: EnvironmentConfig };
-export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string };
+export type ResourceInput = { type: 'file'; file_id: string } | { type: 'github_repository'; url: string; checkout?: { type: 'branch'; name: string } | { type: 'commit'; sha: string } };
+export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string; resources?: ResourceInput[] };
 
 export function apiHeaders(apiKey: string): Record<string, string> {
   return { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'managed-agents-2026-04-01' };
@@ -27,25 +28,28 @@ export function apiHeaders(apiKey: string): Record<string, string> {
 export function createApi({ baseUrl, apiKey }: ApiConfig) {
   const root = baseUrl.replace(/\/+$/, '');
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** The answer when it is a success; the API's error (or a connection failure) otherwise. */
+  async function send(method: string, path: string, body?: BodyInit, contentType?: string): Promise<Response> {
     let res: Response;
     try {
-      res = await fetch(root + path, {
-        method,
-        headers: { ...apiHeaders(apiKey), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      res = await fetch(root + path, { method, headers: { ...apiHeaders(apiKey), ...(contentType ? { 'content-type': contentType } : {}) }, body });
     } catch (e) {
       throw new ApiError(0, 'connection_error', `Cannot reach the API at ${root || window.location.origin}: ${(e as Error).message}`);
     }
+    if (res.ok) return res;
     const text = await res.text();
-    const json: unknown = text ? safeJson(text) : null;
-    if (!res.ok) {
-      const err = (json as ApiErrorBody | null)?.error;
-      throw new ApiError(res.status, err?.type ?? 'api_error', err?.message ?? `HTTP ${res.status}`, err?.code ?? null);
-    }
-    return json as T;
+    const err = ((text ? safeJson(text) : null) as ApiErrorBody | null)?.error;
+    throw new ApiError(res.status, err?.type ?? 'api_error', err?.message ?? `HTTP ${res.status}`, err?.code ?? null);
   }
+
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await send(method, path, body === undefined ? undefined : JSON.stringify(body), body === undefined ? undefined : 'application/json');
+    const text = await res.text();
+    return (text ? safeJson(text) : null) as T;
+  }
+
+  /** Bytes the API serves behind the key (a file, an archive): fetched, then handed to the browser as a Blob. */
+  const blob = async (path: string) => (await send('GET', path)).blob();
 
   const text = (t: string) => [{ type: 'text', text: t }];
   const qs = (params: Record<string, string | undefined>) => {
@@ -79,7 +83,18 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
         environment_id: s.environmentId,
         title: s.title || null,
         ...(s.firstMessage ? { initial_events: [{ type: 'user.message', content: text(s.firstMessage) }] } : {}),
+        ...(s.resources && s.resources.length > 0 ? { resources: s.resources } : {}),
       }),
+    uploadFile: async (file: File) => {
+      const form = new FormData();
+      form.append('file', file, file.name);
+      return (await (await send('POST', '/v1/files', form)).json()) as FileMetadata;
+    },
+    listSessionFiles: (id: string) => call<Page<FileMetadata>>('GET', `/v1/files${qs({ scope_id: id, limit: '100' })}`),
+    fileContent: (id: string) => blob(`/v1/files/${id}/content`),
+    workspaceEntries: (id: string, path: string) => call<{ path: string; data: WorkspaceEntry[]; truncated: boolean }>('GET', `/v1/sessions/${id}/workspace/entries${qs({ path })}`),
+    workspaceFile: (id: string, path: string) => blob(`/v1/sessions/${id}/workspace/file${qs({ path })}`),
+    workspaceArchive: (id: string) => blob(`/v1/sessions/${id}/workspace`),
     archiveSession: (id: string) => call<Session>('POST', `/v1/sessions/${id}/archive`),
     sendMessage: (id: string, message: string) => call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.message', content: text(message) }] }),
     interrupt: (id: string) => call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, { events: [{ type: 'user.interrupt' }] }),

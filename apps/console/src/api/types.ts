@@ -58,7 +58,18 @@ export type Session = {
   created_at: string;
   updated_at: string;
   archived_at: string | null;
+  resources?: SessionResource[];
 };
+
+export type SessionResource =
+  | { type: 'file'; id: string; file_id: string; mount_path: string }
+  | { type: 'github_repository'; id: string; url: string; mount_path: string; checkout: { type: 'branch'; name: string } | { type: 'commit'; sha: string } | null };
+
+/** `BetaFileMetadata`: an upload, or an output a session wrote (`scope`). */
+export type FileMetadata = { id: string; filename: string; mime_type: string; size_bytes: number; created_at: string; scope: { type: 'session'; id: string } | null };
+
+/** One entry of a workspace directory listing (Berth). */
+export type WorkspaceEntry = { path: string; type: 'file' | 'directory' | 'symlink'; size: number; modified_at: string };
 
 /** Every event the API renders: `id`, `type`, `processed_at`, then the type's own fields. */
 export type PublicEvent = { id: string; type: string; processed_at: string | null } & Record<string, unknown>;

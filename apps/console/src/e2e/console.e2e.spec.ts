@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
@@ -7,6 +7,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startGateway, type GatewayHarness } from '../../../gateway/test/support/gateway-harness';
 import { buildConsole, gatewayServesConsole, startConsoleHost } from './support/console-host';
 import { SCRIPT, ScriptedTurnRunner } from './support/scripted-turn-runner';
+import { OUTPUT, ScriptedWorkspace, WORKSPACE } from './support/scripted-workspace';
 
 /**
  * The console in headless Chromium against a running gateway (in-memory SQLite, in-process
@@ -29,8 +30,9 @@ let profile: string;
 
 beforeAll(async () => {
   buildConsole();
-  gw = await startGateway({ turnRunner: false });
-  runner = new ScriptedTurnRunner(gw.bus, gw.feed);
+  let workspace: ScriptedWorkspace | null = null;
+  gw = await startGateway({ turnRunner: false, workspace: (store) => (workspace = new ScriptedWorkspace(store)) });
+  runner = new ScriptedTurnRunner(gw.bus, gw.feed, (sessionId) => workspace?.capture(sessionId) ?? Promise.resolve());
   if (await gatewayServesConsole(gw.url)) {
     consoleUrl = `${gw.url}/console/`;
   } else {
@@ -154,10 +156,54 @@ describe('Berth console in Chromium', () => {
     await shot('08-terminated');
   });
 
+  it('uploads files when starting a session, then shows its outputs with downloads and a read-only workspace browser', async () => {
+    const upload = join(profile, 'brief.txt');
+    writeFileSync(upload, 'what the agent should read\n');
+    await byTest('nav-sessions').click();
+    await byTest('session-new').click();
+    await byTest('session-title').fill('with files');
+    await byTest('session-files').setInputFiles(upload);
+    await byTest('session-repo').fill('https://github.com/acme/widgets.git');
+    await byTest('session-repo-ref').fill('main');
+    await byTest('session-create').click();
+    await page.waitForURL(/#\/sessions\/sesn_/);
+    await waitForText('stream-state', 'live');
+    await byTest('tab-resources').click();
+    await waitForText('resources', '/workspace/widgets');
+    expect(await byTest('resources').innerText()).toMatch(/\/mnt\/session\/uploads\/file_\w+\s+file file_/);
+    expect(await byTest('resources').innerText()).toContain('https://github.com/acme/widgets.git @ main');
+    const uploaded = (await gw.store.files.list('owner_a', { limit: 100 })).data.find((f) => f.filename === 'brief.txt');
+    expect(uploaded).toMatchObject({ size_bytes: 27, scope: null });
+
+    await byTest('tab-outputs').click();
+    await byTest('empty').filter({ hasText: 'No outputs yet' }).waitFor();
+    await byTest('composer-input').fill('Write the report');
+    await byTest('composer-send').click();
+    await waitForText('block-agent_message', SCRIPT.answer);
+    await waitForText('output-row', OUTPUT.name);
+    const [download] = await Promise.all([page.waitForEvent('download'), byTest('output-download').first().click()]);
+    expect(download.suggestedFilename()).toBe(OUTPUT.name);
+    expect(readFileSync(await download.path(), 'utf8')).toBe(OUTPUT.content);
+    await shot('11-session-outputs');
+
+    await byTest('tab-workspace').click();
+    await waitForText('workspace-entry', 'src/');
+    expect(await byTest('workspace-entry').allInnerTexts()).toEqual([expect.stringMatching(/^README\.md/), expect.stringMatching(/^src\//)]);
+    await byTest('workspace-entry').filter({ hasText: 'src/' }).click();
+    await waitForText('workspace-path', 'src');
+    await byTest('workspace-entry').filter({ hasText: 'main.ts' }).click();
+    await waitForText('workspace-file-text', 'answer');
+    expect(await byTest('workspace-file-text').innerText()).toBe(WORKSPACE['src/main.ts']);
+    const [archive] = await Promise.all([page.waitForEvent('download'), byTest('workspace-download').click()]);
+    expect(archive.suggestedFilename()).toMatch(/^sesn_.*-workspace\.tar$/);
+    expect(readFileSync(await archive.path()).includes(Buffer.from('# hello from the workspace'))).toBe(true);
+    await shot('12-session-workspace');
+  });
+
   it('lists the session with its status and filters it out by status', async () => {
     await byTest('nav-sessions').click();
     await waitForText('session-row', 'list files');
-    expect(await byTest('session-row').first().getByTestId('status-badge').innerText()).toBe('terminated');
+    expect(await byTest('session-row').filter({ hasText: 'list files' }).getByTestId('status-badge').innerText()).toBe('terminated');
     await shot('09-sessions');
     await byTest('filter-status').selectOption('running');
     await byTest('empty').waitFor();

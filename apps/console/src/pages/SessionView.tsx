@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { Api } from '../api/client';
 import type { PublicEvent } from '../api/types';
+import { OutputsPanel, ResourcesList, WorkspaceBrowser } from '../components/SessionFiles';
 import { Timeline } from '../components/Timeline';
 import { Empty, ErrorBanner, Loading, StatusBadge } from '../components/ui';
 import { foldEvents } from '../events/fold';
@@ -15,6 +16,7 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
   const [actionError, setActionError] = useState<Error | null>(null);
   const [message, setMessage] = useState('');
   const [sending, setSending] = useState(false);
+  const [panel, setPanel] = useState<'outputs' | 'workspace' | 'resources' | null>(null);
   const endRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -29,6 +31,8 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
   }, [api, sessionId]);
 
   const timeline = useMemo(() => foldEvents(events), [events]);
+  // Outputs are captured and the workspace changes at the end of each turn: panels reload then.
+  const turnsEnded = useMemo(() => events.filter((e) => e.type === 'session.status_idle').length, [events]);
   // A block body on purpose: newer browsers make scrollIntoView return a promise, and an effect may only return a cleanup.
   useEffect(() => {
     endRef.current?.scrollIntoView({ block: 'end' });
@@ -70,6 +74,7 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
   }
 
   const status = timeline.status === 'unknown' ? session.data.status : timeline.status;
+  const resources = session.data.resources ?? [];
   // A terminated Berth session comes back on the next message (the seed's TERMINATED → READY); only deletion ends it.
   const ended = status === 'deleted';
   return (
@@ -101,6 +106,16 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
           Terminate
         </button>
       </div>
+      <div className="tabs" role="tablist">
+        {(['outputs', 'workspace', 'resources'] as const).map((name) => (
+          <button key={name} type="button" className={panel === name ? 'active' : ''} onClick={() => setPanel(panel === name ? null : name)} data-testid={`tab-${name}`}>
+            {name === 'outputs' ? 'Outputs' : name === 'workspace' ? 'Workspace' : `Resources (${resources.length})`}
+          </button>
+        ))}
+      </div>
+      {panel === 'outputs' && <OutputsPanel api={api} sessionId={sessionId} version={turnsEnded} />}
+      {panel === 'workspace' && <WorkspaceBrowser api={api} sessionId={sessionId} version={turnsEnded} />}
+      {panel === 'resources' && <ResourcesList resources={resources} />}
       <ErrorBanner error={actionError} />
       {stream.phase === 'closed' && stream.error && <ErrorBanner error={new Error(`Stream closed: ${stream.error}`)} />}
       {timeline.blocks.length === 0 ? (

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import type { Api, SessionFilters } from '../api/client';
+import type { Api, ResourceInput, SessionFilters } from '../api/client';
 import { SESSION_STATUSES, type Agent, type Environment, type SessionStatus } from '../api/types';
 import { Empty, ErrorBanner, Field, Loading, StatusBadge, when } from '../components/ui';
 import { hrefFor, navigate } from '../router';
@@ -87,6 +87,10 @@ function NewSession({ api, agents, onCancel }: { api: Api; agents: Agent[]; onCa
   const [agentId, setAgentId] = useState('');
   const [environmentId, setEnvironmentId] = useState('');
   const [title, setTitle] = useState('');
+  const [files, setFiles] = useState<File[]>([]);
+  const [repoUrl, setRepoUrl] = useState('');
+  const [repoRef, setRepoRef] = useState('');
+  const [progress, setProgress] = useState<string | null>(null);
   const [error, setError] = useState<Error | null>(null);
   const [busy, setBusy] = useState(false);
   const envList: Environment[] = envs.data?.data ?? [];
@@ -98,10 +102,22 @@ function NewSession({ api, agents, onCancel }: { api: Api; agents: Agent[]; onCa
     setBusy(true);
     setError(null);
     try {
-      const session = await api.createSession({ agentId: chosenAgent, environmentId: chosenEnv, title });
+      const resources: ResourceInput[] = [];
+      for (const [i, file] of files.entries()) {
+        setProgress(`Uploading ${file.name} (${i + 1} of ${files.length})…`);
+        resources.push({ type: 'file', file_id: (await api.uploadFile(file)).id });
+      }
+      const ref = repoRef.trim();
+      if (repoUrl.trim()) {
+        const checkout = ref === '' ? undefined : /^[0-9a-f]{7,40}$/i.test(ref) ? { type: 'commit' as const, sha: ref } : { type: 'branch' as const, name: ref };
+        resources.push({ type: 'github_repository', url: repoUrl.trim(), ...(checkout ? { checkout } : {}) });
+      }
+      setProgress(resources.length > 0 ? 'Starting the session…' : null);
+      const session = await api.createSession({ agentId: chosenAgent, environmentId: chosenEnv, title, resources });
       navigate({ page: 'session', id: session.id });
     } catch (err) {
       setError(err as Error);
+      setProgress(null);
       setBusy(false);
     }
   }
@@ -135,6 +151,18 @@ function NewSession({ api, agents, onCancel }: { api: Api; agents: Agent[]; onCa
       <Field label="Title">
         <input value={title} onChange={(e) => setTitle(e.target.value)} data-testid="session-title" />
       </Field>
+      <Field label="Files (mounted at /mnt/session/uploads/<file id>)">
+        <input type="file" multiple onChange={(e) => setFiles([...(e.target.files ?? [])])} data-testid="session-files" />
+      </Field>
+      <div className="grid2">
+        <Field label="Repository URL (public; cloned into /workspace/<repo>)">
+          <input value={repoUrl} placeholder="https://github.com/org/repo.git" onChange={(e) => setRepoUrl(e.target.value)} data-testid="session-repo" />
+        </Field>
+        <Field label="Branch or commit">
+          <input value={repoRef} placeholder="default branch" onChange={(e) => setRepoRef(e.target.value)} data-testid="session-repo-ref" />
+        </Field>
+      </div>
+      {progress && <p className="muted" data-testid="session-progress">{progress}</p>}
       <ErrorBanner error={error} />
       <div className="row">
         <button type="submit" className="primary" disabled={busy || !chosenAgent || !chosenEnv} data-testid="session-create">

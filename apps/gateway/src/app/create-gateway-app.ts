@@ -13,6 +13,7 @@ import { parseQueryString } from '../http/query-parser';
 import type { ReadinessCheck } from '../health/readiness';
 import type { SandboxProbe } from '@berth/session-use-cases';
 import type { EventFeed } from '../stream/event-feed.port';
+import { NO_WORKSPACE, type WorkspaceReads } from '../workspace/workspace-reads.port';
 import { DEFAULT_OPTIONS, type GatewayDeps, type GatewayOptions, type GatewayStore } from './gateway-deps';
 import { GatewayModule } from './gateway.module';
 
@@ -21,6 +22,8 @@ export type CreateGatewayAppInput = Readonly<{
   commandBus: CommandBus;
   eventFeed: EventFeed;
   sandboxProbe: SandboxProbe;
+  /** Reads of sessions' workspaces (the sandbox-manager); without one, no session has a workspace to read. */
+  workspace?: WorkspaceReads;
   clock?: Clock;
   ids?: IdGenerator;
   readiness?: readonly ReadinessCheck[];
@@ -42,6 +45,7 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
     commandBus: input.commandBus,
     eventFeed: input.eventFeed,
     sandboxProbe: input.sandboxProbe,
+    workspace: input.workspace ?? NO_WORKSPACE,
     clock: input.clock ?? systemClock,
     ids: input.ids ?? randomIds,
     readiness: input.readiness ?? [],

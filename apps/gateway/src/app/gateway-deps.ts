@@ -4,9 +4,10 @@ import type { HttpMetrics } from '@berth/telemetry';
 import type { EventFeed } from '../stream/event-feed.port';
 import type { SandboxProbe } from '@berth/session-use-cases';
 import type { ReadinessCheck } from '../health/readiness';
+import type { WorkspaceReads } from '../workspace/workspace-reads.port';
 
 /** The parts of the store the gateway reads and writes. */
-export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys'>;
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'files' | 'blobs' | 'secrets'>;
 
 export type GatewayOptions = Readonly<{
   /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */
@@ -15,15 +16,18 @@ export type GatewayOptions = Readonly<{
   heartbeatMs: number;
   /** Largest accepted JSON body (body-parser syntax, e.g. `1mb`). */
   bodyLimit: string;
+  /** Largest file upload, in bytes (413 FILE_TOO_LARGE beyond). */
+  fileMaxBytes: number;
 }>;
 
-export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb' };
+export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb', fileMaxBytes: 500 * 1024 * 1024 };
 
 export type GatewayDeps = Readonly<{
   store: GatewayStore;
   commandBus: CommandBus;
   eventFeed: EventFeed;
   sandboxProbe: SandboxProbe;
+  workspace: WorkspaceReads;
   clock: Clock;
   ids: IdGenerator;
   readiness: readonly ReadinessCheck[];

@@ -11,13 +11,19 @@ import { EnvironmentsController } from '../environments/environments.controller'
 import { EnvironmentsService } from '../environments/environments.service';
 import { EventsController } from '../events/events.controller';
 import { EventsService } from '../events/events.service';
+import { FilesController } from '../files/files.controller';
+import { FilesService } from '../files/files.service';
 import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
 import { OpenApiController } from '../openapi/openapi.controller';
+import { ResourceResolver } from '../resources/resource-resolver';
+import { ResourcesController } from '../resources/resources.controller';
+import { ResourcesService } from '../resources/resources.service';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { WorkspaceController } from '../workspace/workspace.controller';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -28,23 +34,58 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: pino ? [DiscoveryModule, requestLogging(pino)] : [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, OpenApiController, HealthController],
+      controllers: [
+        AgentsController,
+        EnvironmentsController,
+        SessionsController,
+        EventsController,
+        StreamController,
+        FilesController,
+        ResourcesController,
+        WorkspaceController,
+        OpenApiController,
+        HealthController,
+      ],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
         {
           provide: SessionUseCases,
           useFactory: (d: GatewayDeps, commands: SessionCommands) =>
-            new SessionUseCases({ sessions: d.store.sessions, idempotency: d.store.idempotency, journal: d.store.journal, commands, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
+            new SessionUseCases({
+              sessions: d.store.sessions,
+              idempotency: d.store.idempotency,
+              journal: d.store.journal,
+              commands,
+              probe: d.sandboxProbe,
+              secrets: d.store.secrets,
+              clock: d.clock,
+              ids: d.ids,
+            }),
           inject: [DEPS, SessionCommands],
         },
         { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
         { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
         {
+          provide: FilesService,
+          useFactory: (d: GatewayDeps) => new FilesService({ files: d.store.files, blobs: d.store.blobs, clock: d.clock, ids: d.ids, maxBytes: d.options.fileMaxBytes }),
+          inject: [DEPS],
+        },
+        {
+          provide: ResourceResolver,
+          useFactory: (d: GatewayDeps, files: FilesService) => new ResourceResolver({ files, clock: d.clock, ids: d.ids }),
+          inject: [DEPS, FilesService],
+        },
+        {
           provide: SessionsService,
-          useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases) =>
-            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, clock: d.clock }),
-          inject: [DEPS, EnvironmentsService, SessionUseCases],
+          useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases, resources: ResourceResolver) =>
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, resources, clock: d.clock }),
+          inject: [DEPS, EnvironmentsService, SessionUseCases, ResourceResolver],
+        },
+        {
+          provide: ResourcesService,
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver, secrets: d.store.secrets }),
+          inject: [DEPS, SessionUseCases, ResourceResolver],
         },
         {
           provide: EventsService,

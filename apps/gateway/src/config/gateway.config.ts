@@ -14,6 +14,12 @@ export const GatewayConfigSchema = z
     BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
     BERTH_PROBE_TIMEOUT_MS: int(1_000),
     BERTH_CONSOLE_DIR: z.string().min(1).default('apps/console/dist'),
+    /** Largest file upload in bytes (the reference API's limit: 500 MB). */
+    BERTH_FILE_MAX_BYTES: int(500 * 1024 * 1024),
+    /** SQLite store only: where file contents live (default `blobs/` beside the database). */
+    BERTH_BLOB_DIR: z.string().min(1).optional(),
+    /** How long a workspace read (archive, file, listing) may take the sandbox-manager. */
+    BERTH_WORKSPACE_TIMEOUT_MS: int(120_000),
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -25,4 +31,7 @@ export const GatewayConfigSchema = z
     bodyLimit: env.BERTH_BODY_LIMIT,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     consoleDir: env.BERTH_CONSOLE_DIR,
+    fileMaxBytes: env.BERTH_FILE_MAX_BYTES,
+    blobDir: env.BERTH_BLOB_DIR,
+    workspaceTimeoutMs: env.BERTH_WORKSPACE_TIMEOUT_MS,
   }));

@@ -4,7 +4,7 @@ import type { EnvironmentConfigInput } from './environments.schemas';
 export const ENVIRONMENT_DEFAULTS = {
   harness: 'claude-code',
   network: 'bridge',
-  resources: { memory_mb: 2048, cpus: 2, pids: 512 },
+  resources: { memory_mb: 2048, cpus: 2, pids: 512, workspace_mb: 10_240 },
   idle_timeout_seconds: 900,
   permission_mode: 'always_allow',
 } as const;

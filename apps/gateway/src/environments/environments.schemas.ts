@@ -37,6 +37,8 @@ const BerthConfigShape = {
       memory_mb: z.number().int().min(64).max(262_144).optional(),
       cpus: z.number().min(0.1).max(64).optional(),
       pids: z.number().int().min(16).max(65_536).optional(),
+      /** Most MiB a session's workspace (/workspace and /mnt/session) may hold. */
+      workspace_mb: z.number().int().min(64).max(1_048_576).optional(),
     })
     .optional(),
   idle_timeout_seconds: z.number().int().min(0).max(604_800).optional(),

@@ -20,6 +20,10 @@ export type RouteSpec = Readonly<{
   public?: boolean;
   /** Answers `text/event-stream`. */
   stream?: boolean;
+  /** Takes a `multipart/form-data` body with this JSON schema (a file upload), streamed by the handler itself. */
+  multipart?: Readonly<Record<string, unknown>>;
+  /** Answers raw bytes (a file's content, an archive) with this media type; `*` = the file's own. */
+  binary?: string;
 }>;
 
 export const defineRoute = <R extends RouteSpec>(spec: R): R => spec;

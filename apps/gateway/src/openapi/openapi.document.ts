@@ -33,7 +33,11 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string): 
       ...(route.query ? objectProperties(route.query).map(([name, schema, required]) => ({ name, in: 'query', required, schema })) : []),
       ...(route.headers ? objectProperties(route.headers).map(([name, schema, required]) => ({ name, in: 'header', required, schema })) : []),
     ];
-    const ok = route.stream ? { description: 'Server-sent events', content: { 'text/event-stream': { schema: { type: 'string' } } } } : { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
+    const ok = route.stream
+      ? { description: 'Server-sent events', content: { 'text/event-stream': { schema: { type: 'string' } } } }
+      : route.binary
+        ? { description: 'Content', content: { [route.binary === '*' ? 'application/octet-stream' : route.binary]: { schema: { type: 'string', format: 'binary' } } } }
+        : { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } };
     paths[route.path] = {
       ...paths[route.path],
       [route.method.toLowerCase()]: {
@@ -41,6 +45,7 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string): 
         tags: [route.tag],
         ...(parameters.length ? { parameters } : {}),
         ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body) } } } } : {}),
+        ...(route.multipart ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: route.multipart } } } } : {}),
         ...(route.public ? { security: [] } : {}),
         responses: { '200': ok, default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } },
       },

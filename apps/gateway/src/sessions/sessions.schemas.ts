@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ContentBlockSchema } from '@berth/contracts';
+import { ContentBlockSchema, MAX_SESSION_RESOURCES } from '@berth/contracts';
 import { defineRoute } from '../http/route';
+import { ResourceParamsSchema } from '../resources/resources.schemas';
 import { IdempotencyHeaders, MetadataPatchSchema, MetadataSchema, PageQueryShape, QueryArray, QueryBool, QueryInt, QueryOrder, QueryString, QueryTime, idParam } from '../http/schemas';
 
 export const UserMessageSchema = z.object({ type: z.literal('user.message'), content: z.array(ContentBlockSchema).min(1).max(1000) });
@@ -16,8 +17,8 @@ export const SessionCreateBody = z.object({
   title: z.string().max(512).nullish(),
   metadata: MetadataSchema.optional(),
   initial_events: z.array(UserMessageSchema).max(50).optional(),
-  // Accepted for compatibility; Berth has no budgets, resources or vaults yet, so only empty values pass.
-  resources: z.array(z.unknown()).max(0, 'session resources are not supported').optional(),
+  resources: z.array(ResourceParamsSchema).max(MAX_SESSION_RESOURCES).optional(),
+  // Accepted for compatibility; Berth has no vaults yet, so only an empty list passes.
   vault_ids: z.array(z.string()).max(0, 'vaults are not supported').optional(),
 });
 

@@ -7,6 +7,7 @@ import { agentNotFound } from '../agents/agents.service';
 import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
+import type { ResourceResolver } from '../resources/resource-resolver';
 import type { RouteInput } from '../http/route';
 import { renderSession } from './session.render';
 import type { SessionCreateBody, SessionRoutes, SessionUpdateBody } from './sessions.schemas';
@@ -16,6 +17,7 @@ export type SessionsServiceDeps = Readonly<{
   agents: AgentStore;
   environments: EnvironmentsService;
   useCases: SessionUseCases;
+  resources: ResourceResolver;
   clock: Clock;
 }>;
 
@@ -34,6 +36,8 @@ export class SessionsService {
     const agent = await this.resolveAgent(owner, body.agent);
     const env = await this.d.environments.find(owner, body.environment_id);
     if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'the environment is archived');
+    const resources = [];
+    for (const params of body.resources ?? []) resources.push(await this.d.resources.resolve(owner, params));
     const record = await this.d.useCases.create({
       owner,
       agent: { id: agent.id, version: agent.version },
@@ -43,6 +47,7 @@ export class SessionsService {
       title: body.title ?? null,
       metadata: body.metadata ?? {},
       initial_messages: (body.initial_events ?? []).map((e) => e.content),
+      resources,
       idempotency_key: idempotencyKey,
     });
     return this.render(record);

@@ -5,6 +5,11 @@ export async function call(base: string, key: string | null, method: string, pat
     headers: { ...(key ? { 'x-api-key': key } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
+  return { ...(await answerOf(res)), headers: res.headers };
+}
+
+/** The status and body of an answer, the body parsed when it is JSON. */
+async function answerOf(res: Response) {
   const text = await res.text();
   // Tests assert on response bodies field by field; they are untyped JSON by nature.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -14,16 +19,34 @@ export async function call(base: string, key: string | null, method: string, pat
   } catch {
     json = null;
   }
-  return { status: res.status, json, text, headers: res.headers };
+  return { status: res.status, json, text };
 }
 
-/** An agent, an environment and a session owned by `key`'s owner. */
+/** `POST /v1/files` with one `file` part, as a browser or the SDK sends it. */
+export async function upload(base: string, key: string, filename: string, content: string | Uint8Array, fields: Record<string, string> = {}) {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append('file', new Blob([content]), filename);
+  return answerOf(await fetch(`${base}/v1/files`, { method: 'POST', headers: { 'x-api-key': key }, body: form }));
+}
+
+/** An agent, an environment, a session, an uploaded file and the session's resource for it, owned by `key`'s owner. */
 export async function seedSession(base: string, key: string) {
   const agent = await call(base, key, 'POST', '/v1/agents', { name: 'a', model: 'claude-sonnet-4-5' });
   const env = await call(base, key, 'POST', '/v1/environments', { name: 'e' });
   const session = await call(base, key, 'POST', '/v1/sessions', { agent: agent.json.id, environment_id: env.json.id });
   if (session.status !== 200) throw new Error(`seed failed: ${session.text}`);
-  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string };
+  const file = await upload(base, key, 'seed.txt', 'seeded');
+  if (file.status !== 200) throw new Error(`seed failed: ${file.text}`);
+  const resource = await call(base, key, 'POST', `/v1/sessions/${session.json.id}/resources`, { type: 'file', file_id: file.json.id });
+  if (resource.status !== 200) throw new Error(`seed failed: ${resource.text}`);
+  return {
+    agentId: agent.json.id as string,
+    envId: env.json.id as string,
+    sessionId: session.json.id as string,
+    fileId: file.json.id as string,
+    resourceId: resource.json.id as string,
+  };
 }
 
 export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });

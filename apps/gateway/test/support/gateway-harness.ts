@@ -10,6 +10,7 @@ import { createGatewayApp } from '../../src/app/create-gateway-app';
 import type { GatewayOptions } from '../../src/app/gateway-deps';
 import { issueApiKey } from '../../src/auth/api-key';
 import { NO_SANDBOX } from '@berth/session-use-cases';
+import type { WorkspaceReads } from '../../src/workspace/workspace-reads.port';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';
@@ -30,7 +31,9 @@ export type GatewayHarness = Readonly<{
  * A running gateway on a free loopback port: SQLite in memory, the real session kernel in-process, the live feed
  * in memory and (unless disabled) a fake turn runner answering turns.
  */
-export async function startGateway(options: { turnRunner?: boolean; gateway?: Partial<GatewayOptions> } = {}): Promise<GatewayHarness> {
+export async function startGateway(
+  options: { turnRunner?: boolean; gateway?: Partial<GatewayOptions>; workspace?: (store: BerthStore) => WorkspaceReads } = {},
+): Promise<GatewayHarness> {
   const store = createStore('sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
@@ -42,6 +45,7 @@ export async function startGateway(options: { turnRunner?: boolean; gateway?: Pa
     commandBus: bus,
     eventFeed: feed,
     sandboxProbe: { probe: async () => NO_SANDBOX },
+    workspace: options.workspace?.(store),
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
     log: silentLogger,

@@ -46,6 +46,11 @@ export class SessionEventsController {
     return this.reactor.sessionEnded(event);
   }
 
+  @EventPattern('SessionResourceAdded')
+  resourceAdded(@Ctx() context: JetStreamContext): Promise<void> {
+    return this.reactor.resourceAdded(eventOf(context, 'SessionResourceAdded'));
+  }
+
   @EventPattern('SandboxLost')
   sandboxLost(@Ctx() context: JetStreamContext): Promise<void> {
     return this.reactor.sandboxLost(eventOf(context, 'SandboxLost'));

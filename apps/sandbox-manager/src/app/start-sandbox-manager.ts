@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxRuntime } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
@@ -24,6 +24,11 @@ import { countSandboxStates } from '../sandboxes/sandbox-states';
 import { ManagerCommands } from '../sessions/manager-commands';
 import { SessionEventReactor } from '../sessions/session-event-reactor';
 import { SessionFactsReader } from '../sessions/session-facts';
+import { OutputCapture } from '../session-files/output-capture';
+import { RepositoryCloner } from '../session-files/repository-cloner';
+import { ResourceMounter } from '../session-files/resource-mounter';
+import { SessionFiles } from '../session-files/session-files';
+import { WorkspaceReader } from '../session-files/workspace-reader';
 import { RunningTurns } from '../turns/running-turns';
 import { TranscriptSync } from '../turns/transcript-sync';
 import { TurnRunner, type TurnTuning } from '../turns/turn-runner';
@@ -33,8 +38,12 @@ import { SandboxManagerModule } from './sandbox-manager.module';
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
-  store: Pick<BerthStore, 'journal' | 'environments' | 'transcripts'>;
+  store: Pick<BerthStore, 'journal' | 'environments' | 'transcripts' | 'files' | 'blobs' | 'secrets'>;
   runtime: SandboxRuntime;
+  /** Where sessions' workspaces live (they outlive sandboxes). */
+  workspaces: SessionWorkspaces;
+  /** Default size limit of a session's workspace, when its environment sets none. */
+  workspaceBytes?: number;
   clock: Clock;
   log: Logger;
   model: ModelDefaults;
@@ -78,9 +87,26 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const commands = new ManagerCommands(clock);
   const facts = new SessionFactsReader(store.journal);
-  const settings = new EnvironmentSettingsReader(store.environments, { image: input.sandboxImage, model: input.model, warmPoolSize: input.warmPoolSize });
+  const settings = new EnvironmentSettingsReader(store.environments, {
+    image: input.sandboxImage,
+    model: input.model,
+    warmPoolSize: input.warmPoolSize,
+    workspaceBytes: input.workspaceBytes,
+  });
+  const { workspaces } = input;
+  const files = new SessionFiles({
+    runtime,
+    workspaces,
+    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, cloner: new RepositoryCloner(), log }),
+    capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
+    facts,
+    bus,
+    commands,
+    log,
+  });
   const pool = new WarmPool({
     runtime,
+    workspaces,
     ledger: new InMemoryClaimLedger(),
     clock,
     nextSlot: () => randomBytes(6).toString('hex'),
@@ -95,7 +121,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     sandboxes: async () => countSandboxStates(await runtime.list({ 'berth.managed': 'true', ...input.scopeLabels })),
   });
   const sandboxes = new SandboxService({
-    provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels: input.scopeLabels }),
+    provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels: input.scopeLabels }),
     pools,
     settings,
     bus,
@@ -105,6 +131,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     crash,
     log,
     metrics,
+    prepare: files.prepare,
   });
   const secrets: Record<string, string> = { ...input.secrets };
   if (input.model.apiKey !== null) secrets[DEFAULT_KEY_SECRET] = input.model.apiKey;
@@ -119,14 +146,16 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     log,
     metrics,
     tuning: input.turnTuning,
+    afterTurn: (sessionId, sandboxId) => files.afterTurn(sessionId, sandboxId),
   });
   const deaths = new DeathReporter({ runtime, sandboxes, bus, commands, pool, log, scopeLabels: input.scopeLabels });
-  const reactor = new SessionEventReactor({ facts, sandboxes, turns, running, bound, settings, runtime, commands, bus, log, scopeLabels: input.scopeLabels });
+  const reactor = new SessionEventReactor({ facts, sandboxes, turns, running, bound, settings, runtime, commands, bus, log, scopeLabels: input.scopeLabels, files });
 
   const plan = await reconcileAtStart({
     runtime,
     bindings: new JournalBindings(runtime, facts, input.scopeLabels),
     pool,
+    workspaces,
     clock,
     scopeLabels: input.scopeLabels,
     onDead: (death) => deaths.report(death),
@@ -148,7 +177,8 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   poolSweep.unref();
   const probe = new TurnProbe({ runtime, sandboxes, running, facts });
   const queries = new TurnQueries({ probe, reactor, runtime, facts, transcripts: store.transcripts, bus, commands, log });
-  const probes = new ProbeResponder(nc, probe, queries, log);
+  const workspaceReader = new WorkspaceReader({ runtime, workspaces, blobs: store.blobs, facts, settings, scopeLabels: input.scopeLabels });
+  const probes = new ProbeResponder(nc, probe, queries, workspaceReader, log);
   probes.start();
 
   const consumers = consumerMetrics(input.registry);

@@ -27,6 +27,14 @@ export const ManagerConfigSchema = z
     BERTH_NATS_MAX_DELIVER: int(5),
     BERTH_LEASE_SWEEP_MS: int(15_000),
     BERTH_POOL_SWEEP_MS: int(30_000),
+    /** SQLite store only: where file contents live (default `blobs/` beside the database). */
+    BERTH_BLOB_DIR: z.string().min(1).optional(),
+    /** `auto`: loop when this process is root on the engine's host, else volume (see docs/sandboxes.md). */
+    BERTH_WORKSPACE_STORAGE: z.enum(['auto', 'loop', 'volume']).default('auto'),
+    /** Loop workspaces: where their images and mounts live. */
+    BERTH_WORKSPACE_DIR: z.string().min(1).default('./.berth/workspaces'),
+    /** A workspace's size limit when its environment sets no `resources.workspace_mb`. */
+    BERTH_WORKSPACE_SIZE_MB: z.coerce.number().int().min(64).max(1024 * 1024).default(10_240),
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -42,6 +50,10 @@ export const ManagerConfigSchema = z
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
     leaseSweepMs: env.BERTH_LEASE_SWEEP_MS,
     poolSweepMs: env.BERTH_POOL_SWEEP_MS,
+    blobDir: env.BERTH_BLOB_DIR,
+    workspaceStorage: env.BERTH_WORKSPACE_STORAGE,
+    workspaceDir: env.BERTH_WORKSPACE_DIR,
+    workspaceBytes: env.BERTH_WORKSPACE_SIZE_MB * 1024 * 1024,
   }));
 export type ManagerConfig = z.infer<typeof ManagerConfigSchema>;
 

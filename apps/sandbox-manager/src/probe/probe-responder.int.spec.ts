@@ -35,7 +35,7 @@ describe('sandbox-manager queries over NATS request/reply', () => {
     await manager.settled();
     const probe = new TurnProbe({ runtime: manager.runtime, sandboxes: manager.sandboxes, running: manager.running, facts: manager.facts });
     const queries = new TurnQueries({ probe, reactor: manager.reactor, runtime: manager.runtime, facts: manager.facts, transcripts: manager.store.transcripts, bus: manager, commands: manager.commands, log: quiet });
-    responder = new ProbeResponder(nc, probe, queries, quiet);
+    responder = new ProbeResponder(nc, probe, queries, manager.workspaceReader, quiet);
     responder.start();
   });
   afterAll(async () => {

@@ -7,9 +7,11 @@ import {
   TurnOutputRecoveryRequestSchema,
   TurnProbeRequestSchema,
   TurnReattachRequestSchema,
+  WorkspaceReadRequestSchema,
   type SandboxManagerQuery,
 } from '@berth/contracts';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import type { WorkspaceReader } from '../session-files/workspace-reader';
 import type { TurnProbe } from './turn-probe';
 import type { TurnQueries } from './turn-queries';
 
@@ -24,6 +26,7 @@ export class ProbeResponder {
     private readonly nc: NatsConnection,
     private readonly probe: TurnProbe,
     private readonly queries: TurnQueries,
+    private readonly workspaces: WorkspaceReader,
     private readonly log: Logger,
   ) {}
 
@@ -34,6 +37,7 @@ export class ProbeResponder {
     this.answer(SandboxManagerQueries.reattachTurn, (body) => this.queries.reattach(TurnReattachRequestSchema.parse(body)));
     this.answer(SandboxManagerQueries.recoverTurnOutput, (body) => this.queries.recoverOutput(TurnOutputRecoveryRequestSchema.parse(body)));
     this.answer(SandboxManagerQueries.restoreTranscript, (body) => this.queries.restoreTranscript(TranscriptRestoreRequestSchema.parse(body)));
+    this.answer(SandboxManagerQueries.workspace, (body) => this.workspaces.read(WorkspaceReadRequestSchema.parse(body)));
   }
 
   stop(): void {

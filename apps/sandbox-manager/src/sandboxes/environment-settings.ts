@@ -31,7 +31,7 @@ const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() !
 export class EnvironmentSettingsReader {
   constructor(
     private readonly environments: EnvironmentStore,
-    private readonly defaults: Readonly<{ image: string; model: ModelDefaults; warmPoolSize?: number }>,
+    private readonly defaults: Readonly<{ image: string; model: ModelDefaults; warmPoolSize?: number; workspaceBytes?: number }>,
   ) {}
 
   async read(ownerId: string, environmentId: string): Promise<EnvironmentSettings> {
@@ -42,6 +42,7 @@ export class EnvironmentSettingsReader {
       sandbox: sandboxConfigFrom(config, {
         ...DEFAULT_SANDBOX_CONFIG,
         image: this.defaults.image,
+        workspaceBytes: this.defaults.workspaceBytes ?? DEFAULT_SANDBOX_CONFIG.workspaceBytes,
         warmPool: { ...DEFAULT_SANDBOX_CONFIG.warmPool, size: this.defaults.warmPoolSize ?? DEFAULT_SANDBOX_CONFIG.warmPool.size },
       }),
       model: {

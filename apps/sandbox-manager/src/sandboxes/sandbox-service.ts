@@ -12,6 +12,9 @@ import type { WarmPools } from '../pool/warm-pools';
 
 export type SandboxRequest = Readonly<{ sessionId: string; generation: number; ownerId: string; environmentId: string }>;
 
+/** Lays out a fresh sandbox's session files (directories, resources) before it is bound: the first turn finds them in place. */
+export type SandboxPreparation = (request: SandboxRequest, sandboxId: string) => Promise<void>;
+
 export type ProvidedSandbox = Readonly<{ sandboxId: string; generation: number; bound: boolean }>;
 
 /**
@@ -37,6 +40,7 @@ export class SandboxService {
       crash: CrashPoints;
       log: Logger;
       metrics: Pick<SandboxMetrics, 'warmPoolClaims'>;
+      prepare: SandboxPreparation;
     }>,
   ) {}
 
@@ -84,6 +88,7 @@ export class SandboxService {
       sandbox = provisioned.sandbox;
       warm = provisioned.source === 'warm';
       if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: warm ? 'hit' : 'miss' });
+      await this.deps.prepare(request, sandbox.name);
     } catch (error) {
       const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
       this.deps.log.error(message, { session_id: sessionId, generation, err: error });

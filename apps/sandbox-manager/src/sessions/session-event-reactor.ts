@@ -6,6 +6,8 @@ import type { EnvironmentSettingsReader } from '../sandboxes/environment-setting
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { RunningTurns } from '../turns/running-turns';
 import type { TurnRunner } from '../turns/turn-runner';
+import { ResourceUnavailable } from '../session-files/resource-mounter';
+import type { SessionFiles } from '../session-files/session-files';
 import type { ManagerCommands } from './manager-commands';
 import { sendReliably } from './send-reliably';
 import type { TurnAssignment } from '../turns/turn-assignment';
@@ -25,6 +27,7 @@ export type ReactorDeps = Readonly<{
   bus: CommandBus;
   log: Logger;
   scopeLabels: Readonly<Record<string, string>>;
+  files: SessionFiles;
 }>;
 
 /**
@@ -78,6 +81,13 @@ export class SessionEventReactor {
     const assignment = await this.assignmentFor(sessionId, facts, turnId, delivery.redelivered);
     if (assignment === null) {
       await this.fail(sessionId, turnId, 'input_not_delivered', 'the turn has no user message in the journal');
+      return;
+    }
+    try {
+      await this.deps.files.beforeTurn(sessionId, assignment.sandboxId);
+    } catch (error) {
+      if (!(error instanceof ResourceUnavailable)) throw error;
+      await this.fail(sessionId, turnId, 'resource_unavailable', error.message.slice(0, 4096));
       return;
     }
     this.deps.bound.touch(sessionId);
@@ -147,13 +157,26 @@ export class SessionEventReactor {
     if (event.type === 'SessionTerminated' && event.data.sandbox_id !== null) names.add(event.data.sandbox_id);
     if (state.sandbox !== null) names.add(state.sandbox.sandbox_id);
     await Promise.all([...names].map((name) => this.deps.sandboxes.release(name)));
+    for (const name of names) this.deps.files.released(name);
+    if (event.type === 'SessionDeleted') await this.deps.files.removeWorkspace(sessionId);
+  }
+
+  /** A resource added while a sandbox runs is mounted now (the next turn also makes sure of it). */
+  async resourceAdded(event: EventOf<'SessionResourceAdded'>): Promise<void> {
+    const { state } = await this.deps.facts.load(event.session_id);
+    if (state.sandbox === null || state.runtime_unavailable || this.deps.running.get(event.session_id) !== undefined) return;
+    const sandboxId = state.sandbox.sandbox_id;
+    await this.deps.files
+      .beforeTurn(event.session_id, sandboxId)
+      .catch((error: unknown) => this.deps.log.warn('resource not mounted; the next turn tries again', { session_id: event.session_id, sandbox_id: sandboxId, err: error }));
   }
 
   async sandboxLost(event: EventOf<'SandboxLost'>): Promise<void> {
     this.deps.bound.forget(event.data.sandbox_id);
+    this.deps.files.released(event.data.sandbox_id);
   }
 
-  private async fail(sessionId: string, turnId: string, reason: 'sandbox_lost' | 'input_not_delivered', message: string): Promise<void> {
+  private async fail(sessionId: string, turnId: string, reason: 'sandbox_lost' | 'input_not_delivered' | 'resource_unavailable', message: string): Promise<void> {
     await sendReliably(this.deps.bus, this.deps.commands.make('FailTurn', sessionId, `fail_${sessionId}_${turnId}`, { turn_id: turnId, reason, message }), this.deps.log);
   }
 }

@@ -3,12 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
-import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { ensureDockerTestEngine, freePort, releaseWorkspaceMounts, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { startService, type ServiceProcess } from './service-process';
 
 export type E2ePlatform = Readonly<{
   gatewayUrl: string;
   apiKey: string;
+  /** A key of another owner, who must see nothing of the first one's. */
+  otherApiKey: string;
   runtime: DockerSandboxRuntime;
   scope: string;
   /** GET /metrics of each service (the gateway's on its HTTP port). */
@@ -43,6 +45,7 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     BERTH_SANDBOX_IMAGE: engine.harnessImage,
     BERTH_SANDBOX_SCOPE: scope,
     BERTH_NATS_ACK_WAIT_MS: '5000',
+    BERTH_WORKSPACE_DIR: join(dir, 'workspaces'),
     ...options.managerEnv,
   };
   const services: ServiceProcess[] = [];
@@ -52,15 +55,19 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     services.push(await startService('sandbox-manager', managerEnv));
     const port = await freePort();
     services.push(await startService('gateway', { ...common, PORT: String(port), HOST: '127.0.0.1' }));
-    const apiKey = execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'e2e', '--store', common.BERTH_STORE_URL], {
-      cwd: join(__dirname, '..', '..', '..', '..'),
-      encoding: 'utf8',
-    }).trim();
+    const keyOf = (owner: string) =>
+      execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', owner, '--store', common.BERTH_STORE_URL], {
+        cwd: join(__dirname, '..', '..', '..', '..'),
+        encoding: 'utf8',
+      }).trim();
+    const apiKey = keyOf('e2e');
+    const otherApiKey = keyOf('e2e-other');
     const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope } });
-    const secrets = [MODEL_KEY, apiKey];
+    const secrets = [MODEL_KEY, apiKey, otherApiKey];
     return {
       gatewayUrl: `http://127.0.0.1:${port}`,
       apiKey,
+      otherApiKey,
       runtime,
       scope,
       metricsUrls: {
@@ -77,11 +84,13 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
       logs,
       async stop() {
         for (const s of [...services].reverse()) await s.stop();
-        // Every end-to-end suite on this platform checks what the services wrote: JSON lines, no secret.
-        for (const s of services) assertCleanLog(s.name, s.output(), secrets);
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
+        releaseWorkspaceMounts(managerEnv.BERTH_WORKSPACE_DIR);
+        await removeWorkspaceVolumes(runtime, scope);
         await nats.stop();
         rmSync(dir, { recursive: true, force: true });
+        // Every end-to-end suite on this platform checks what the services wrote: JSON lines, no secret (after cleanup, so a failure leaves no mount behind).
+        for (const s of services) assertCleanLog(s.name, s.output(), secrets);
       },
     };
   } catch (error) {
@@ -109,6 +118,12 @@ export function assertCleanLog(service: string, output: string, secrets: readonl
       throw new Error(`${service} wrote a line without its service field: ${line.slice(0, 300)}`);
     }
   }
+}
+
+/** Volume workspaces (a manager that is not root) carry the scope label too. */
+async function removeWorkspaceVolumes(runtime: DockerSandboxRuntime, scope: string): Promise<void> {
+  const { Volumes } = await runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.scope=${scope}`] }) });
+  for (const volume of Volumes ?? []) await runtime.docker.getVolume(volume.Name).remove().catch(() => undefined);
 }
 
 /** Polls `probe` every 50 ms until it yields a value; on timeout the error carries `logs()` (service output). */

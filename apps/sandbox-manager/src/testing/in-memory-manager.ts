@@ -4,7 +4,7 @@ import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
 import { sandboxMetrics } from '@berth/telemetry';
-import { InMemorySandboxRuntime, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
+import { InMemorySandboxRuntime, InMemoryWorkspaces, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
 import { Registry } from 'prom-client';
 import { WarmPools } from '../pool/warm-pools';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
@@ -17,6 +17,11 @@ import { SessionFactsReader } from '../sessions/session-facts';
 import { RunningTurns } from '../turns/running-turns';
 import { TranscriptSync } from '../turns/transcript-sync';
 import { TurnRunner } from '../turns/turn-runner';
+import { OutputCapture } from '../session-files/output-capture';
+import { RepositoryCloner } from '../session-files/repository-cloner';
+import { ResourceMounter } from '../session-files/resource-mounter';
+import { SessionFiles } from '../session-files/session-files';
+import { WorkspaceReader } from '../session-files/workspace-reader';
 
 /**
  * The sandbox-manager's logic wired to the real session kernel in this process, an in-memory
@@ -33,6 +38,8 @@ export class InMemoryManager implements CommandBus {
   readonly facts: SessionFactsReader;
   readonly commands = new ManagerCommands(systemClock);
   readonly pool: WarmPool;
+  readonly workspaces = new InMemoryWorkspaces();
+  readonly workspaceReader: WorkspaceReader;
   private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
   private readonly handling = new Set<Promise<void>>();
 
@@ -43,11 +50,23 @@ export class InMemoryManager implements CommandBus {
     let slots = 0;
     const facts = (this.facts = new SessionFactsReader(this.store.journal));
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
-    const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
+    const workspaces = this.workspaces;
+    const files = new SessionFiles({
+      runtime: this.runtime,
+      workspaces,
+      mounter: new ResourceMounter({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, secrets: this.store.secrets, cloner: new RepositoryCloner(), log: quiet }),
+      capture: new OutputCapture({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, clock: systemClock }),
+      facts,
+      bus: this,
+      commands,
+      log: quiet,
+    });
+    this.workspaceReader = new WorkspaceReader({ runtime: this.runtime, workspaces, blobs: this.store.blobs, facts, settings, scopeLabels: {} });
+    const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const bound = new BoundSandboxes(systemClock);
     const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.running.all().length, sandboxes: async () => ({}) });
     const sandboxes = (this.sandboxes = new SandboxService({
-      provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
+      provisioner: new SandboxProvisioner({ runtime: this.runtime, workspaces, pool }),
       pools: new WarmPools(pool),
       settings,
       bus: this,
@@ -57,6 +76,7 @@ export class InMemoryManager implements CommandBus {
       crash: noCrashPoints,
       log: quiet,
       metrics,
+      prepare: files.prepare,
     }));
     const turns = new TurnRunner({
       runtime: this.runtime,
@@ -69,8 +89,9 @@ export class InMemoryManager implements CommandBus {
       log: quiet,
       metrics,
       tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },
+      afterTurn: (sessionId, sandboxId) => files.afterTurn(sessionId, sandboxId),
     });
-    this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });
+    this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {}, files });
   }
 
   async send(command: SessionCommand): Promise<CommandOutcome> {
@@ -119,6 +140,8 @@ export class InMemoryManager implements CommandBus {
         return this.reactor.sessionEnded(event);
       case 'SandboxLost':
         return this.reactor.sandboxLost(event);
+      case 'SessionResourceAdded':
+        return this.reactor.resourceAdded(event);
       default:
         return Promise.resolve();
     }

@@ -28,6 +28,8 @@ export type TurnRunnerDeps = Readonly<{
   metrics: Pick<SandboxMetrics, 'turnSeconds'>;
   adapterFor?: (kind: TurnAssignment['harness']) => HarnessAdapter;
   tuning?: Partial<TurnTuning>;
+  /** Runs once the harness is done and before the turn's outcome is sent (the session's outputs are captured). */
+  afterTurn: (sessionId: string, sandboxId: string) => Promise<void>;
 }>;
 
 export type TurnTuning = Readonly<{
@@ -267,6 +269,7 @@ class ActiveTurn implements TurnControl {
   }
 
   private async settle(command: SessionCommand): Promise<void> {
+    await this.deps.afterTurn(this.a.sessionId, this.a.sandboxId);
     await sendReliably(this.deps.bus, command, this.deps.log);
   }
 

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { ValidationError } from '@berth/core';
-import type { ExecHandle, ExecSpec, SandboxInfo, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
+import type { Readable } from 'node:stream';
+import type { ExecHandle, ExecSpec, SandboxInfo, SandboxPathStat, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
 import Docker from 'dockerode';
 import { engineError, imageMissing, isConflict, isNotFound, isNotModified } from './docker-errors';
 import { startExec } from './docker-exec';
@@ -41,6 +42,15 @@ function infoFromInspect(info: Docker.ContainerInspectInfo): SandboxInfo {
     oomKilled: info.State.OOMKilled === true,
     startedAt: started && !started.startsWith('0001-') ? started : null,
   };
+}
+
+/** Docker's `X-Docker-Container-Path-Stat`: Go's os.FileMode bits (dir 1<<31, symlink 1<<27). */
+type DockerPathStat = { name: string; size: number; mode: number; mtime: string; linkTarget: string };
+
+function pathStatOf(stat: DockerPathStat): SandboxPathStat {
+  const mode = stat.mode >>> 0;
+  const kind = mode & 0x80000000 ? 'directory' : mode & 0x08000000 ? 'link' : (mode & 0x8f000000) === 0 ? 'file' : 'other';
+  return { kind, size: stat.size, mtime: stat.mtime };
 }
 
 /**
@@ -172,6 +182,40 @@ export class DockerSandboxRuntime implements SandboxRuntime {
     } catch (error) {
       throw engineError('putArchive', `${nameOrId}:${path}`, error);
     }
+  }
+
+  async putArchive(nameOrId: string, dir: string, archive: Readable): Promise<void> {
+    if (!posix.isAbsolute(dir)) throw new ValidationError('dir must be absolute', 'dir');
+    try {
+      await this.docker.getContainer(nameOrId).putArchive(archive, { path: dir });
+    } catch (error) {
+      throw engineError('putArchive', `${nameOrId}:${dir}`, error);
+    }
+  }
+
+  async getArchive(nameOrId: string, path: string): Promise<Readable | null> {
+    if (!posix.isAbsolute(path)) throw new ValidationError('path must be absolute', 'path');
+    try {
+      return (await this.docker.getContainer(nameOrId).getArchive({ path })) as Readable;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw engineError('getArchive', `${nameOrId}:${path}`, error);
+    }
+  }
+
+  async stat(nameOrId: string, path: string): Promise<SandboxPathStat | null> {
+    if (!posix.isAbsolute(path)) throw new ValidationError('path must be absolute', 'path');
+    let response: { headers?: Record<string, string | string[] | undefined>; resume?: () => void };
+    try {
+      response = (await this.docker.getContainer(nameOrId).infoArchive({ path })) as typeof response;
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw engineError('stat', `${nameOrId}:${path}`, error);
+    }
+    response.resume?.();
+    const header = response.headers?.['x-docker-container-path-stat'];
+    if (typeof header !== 'string') throw engineError('stat', `${nameOrId}:${path}`, new Error('no path stat in the answer'));
+    return pathStatOf(JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as DockerPathStat);
   }
 
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent> {

@@ -1,3 +1,7 @@
 export * from './docker-sandbox-runtime';
 export { assertHardenedSpec, containerCreateOptions } from './host-config';
 export { toRuntimeEvent } from './docker-events';
+export { LoopWorkspaces, MIN_LOOP_WORKSPACE_BYTES } from './workspaces/loop-workspaces';
+export { VolumeWorkspaces } from './workspaces/volume-workspaces';
+export { detectWorkspaceKind } from './workspaces/detect-workspaces';
+export { sessionLayoutArchive } from './workspaces/layout';

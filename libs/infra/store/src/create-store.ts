@@ -4,14 +4,19 @@ import { MongoStore } from './mongo/mongo-store';
 import type { SqliteOptions } from './sqlite/sqlite-db';
 import { SqliteStore } from './sqlite/sqlite-store';
 
+export type CreateStoreOptions = Readonly<{
+  /** SQLite only: where file contents live (default `blobs/` beside the database file). MongoDB keeps them in GridFS. */
+  blobDir?: string;
+}>;
+
 const USAGE = 'expected sqlite::memory:, sqlite:<path>, sqlite:///<absolute path> (optionally ?synchronous=full|normal), mongodb://… or mongodb+srv://…';
 
 /** Opens the store a URL names. The store is not initialised: call `init()` before use. */
-export function createStore(url: string): BerthStore {
+export function createStore(url: string, options: CreateStoreOptions = {}): BerthStore {
   const text = typeof url === 'string' ? url.trim() : '';
   if (text.startsWith('sqlite:')) {
     const [location = '', query] = text.split('?', 2) as [string, string | undefined];
-    return new SqliteStore(sqlitePath(location), sqliteOptions(text, query));
+    return new SqliteStore(sqlitePath(location), { ...sqliteOptions(text, query), ...(options.blobDir !== undefined ? { blobDir: options.blobDir } : {}) });
   }
   if (text.startsWith('mongodb://') || text.startsWith('mongodb+srv://')) return new MongoStore(text);
   throw new ValidationError(`unsupported store URL ${JSON.stringify(redact(text))}: ${USAGE}`, 'store_url');

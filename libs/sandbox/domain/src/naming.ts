@@ -15,6 +15,8 @@ export const SandboxLabels = {
   pool: 'berth.pool',
   /** Fingerprint of the environment config a pool container was started with. */
   poolSpec: 'berth.pool-spec',
+  /** The workspace the container mounts (a warm container's spare, adopted by the session that claims it). */
+  workspace: 'berth.workspace',
 } as const;
 
 const SESSION_PREFIX = 'berth-s-';

@@ -20,6 +20,8 @@ export type SandboxConfig = Readonly<{
   nanoCpus: number;
   pidsLimit: number;
   readOnlyRoot: boolean;
+  /** Most bytes a session's workspace (`/workspace` and `/mnt/session`) may hold. */
+  workspaceBytes: number;
   idle: IdlePolicy;
   warmPool: WarmPoolConfig;
 }>;
@@ -34,6 +36,7 @@ export const DEFAULT_SANDBOX_CONFIG: SandboxDefaults = {
   nanoCpus: 2_000_000_000,
   pidsLimit: 512,
   readOnlyRoot: false,
+  workspaceBytes: 10 * 1024 ** 3,
   idle: { idleTimeoutSeconds: 30 * 60, maxLifetimeSeconds: null },
   warmPool: { size: 0, ttlSeconds: 30 * 60 },
 };
@@ -43,6 +46,7 @@ const LIMITS = {
   memoryMb: [64, 256 * 1024],
   cpus: [0.1, 64],
   pids: [16, 65_536],
+  workspaceMb: [64, 1024 * 1024],
   idleSeconds: [10, 7 * 24 * 3600],
   lifetimeSeconds: [60, 30 * 24 * 3600],
   poolSize: [0, 64],
@@ -92,7 +96,7 @@ function network(v: unknown, field: string): SandboxNetwork | undefined {
 
 /**
  * Reads Berth's sandbox settings from an environment's `config` (`image`, `network`,
- * `resources.{memory_mb,cpus,pids}`, `read_only_root`, `idle_policy.{idle_timeout_seconds,
+ * `resources.{memory_mb,cpus,pids,workspace_mb}`, `read_only_root`, `idle_policy.{idle_timeout_seconds,
  * max_lifetime_seconds}`, `warm_pool.{size,ttl_seconds}`), applying `defaults` to what is absent.
  * Throws a ValidationError naming the field (`config.resources.cpus`, …) for bad values.
  */
@@ -103,6 +107,7 @@ export function sandboxConfigFrom(config: unknown, defaults: SandboxDefaults = D
   const pool = record(root['warm_pool'], 'config.warm_pool') ?? {};
   const memoryMb = numberIn(resources['memory_mb'], 'config.resources.memory_mb', LIMITS.memoryMb, true);
   const cpus = numberIn(resources['cpus'], 'config.resources.cpus', LIMITS.cpus, false);
+  const workspaceMb = numberIn(resources['workspace_mb'], 'config.resources.workspace_mb', LIMITS.workspaceMb, true);
   const maxLifetime = idle['max_lifetime_seconds'];
   return {
     image: image(root['image'], 'config.image') ?? defaults.image,
@@ -111,6 +116,7 @@ export function sandboxConfigFrom(config: unknown, defaults: SandboxDefaults = D
     nanoCpus: cpus !== undefined ? Math.round(cpus * 1e9) : defaults.nanoCpus,
     pidsLimit: numberIn(resources['pids'], 'config.resources.pids', LIMITS.pids, true) ?? defaults.pidsLimit,
     readOnlyRoot: bool(root['read_only_root'], 'config.read_only_root') ?? defaults.readOnlyRoot,
+    workspaceBytes: workspaceMb !== undefined ? workspaceMb * 1024 * 1024 : defaults.workspaceBytes,
     idle: {
       idleTimeoutSeconds:
         numberIn(idle['idle_timeout_seconds'], 'config.idle_policy.idle_timeout_seconds', LIMITS.idleSeconds, true) ??

@@ -13,7 +13,7 @@ describe('sandbox config from an environment', () => {
       type: 'cloud',
       image: 'registry.local/team/harness:1.2@sha256:' + 'a'.repeat(64),
       network: 'host',
-      resources: { memory_mb: 512, cpus: 0.5, pids: 128 },
+      resources: { memory_mb: 512, cpus: 0.5, pids: 128, workspace_mb: 2048 },
       read_only_root: true,
       idle_policy: { idle_timeout_seconds: 600, max_lifetime_seconds: 3600 },
       warm_pool: { size: 2, ttl_seconds: 900 },
@@ -25,6 +25,7 @@ describe('sandbox config from an environment', () => {
       nanoCpus: 500_000_000,
       pidsLimit: 128,
       readOnlyRoot: true,
+      workspaceBytes: 2048 * 1024 * 1024,
       idle: { idleTimeoutSeconds: 600, maxLifetimeSeconds: 3600 },
       warmPool: { size: 2, ttlSeconds: 900 },
     });
@@ -36,6 +37,7 @@ describe('sandbox config from an environment', () => {
     [{ resources: { memory_mb: 1 } }, 'config.resources.memory_mb'],
     [{ resources: { cpus: 'two' } }, 'config.resources.cpus'],
     [{ resources: { pids: 10.5 } }, 'config.resources.pids'],
+    [{ resources: { workspace_mb: 8 } }, 'config.resources.workspace_mb'],
     [{ resources: [] }, 'config.resources'],
     [{ read_only_root: 'yes' }, 'config.read_only_root'],
     [{ idle_policy: { idle_timeout_seconds: 0 } }, 'config.idle_policy.idle_timeout_seconds'],
@@ -63,7 +65,7 @@ describe('sandbox spec', () => {
   const config = sandboxConfigFrom({ network: 'none', resources: { memory_mb: 256, cpus: 1, pids: 64 } });
 
   it('derives a non-root, limited, deterministically named session sandbox', () => {
-    const spec = sessionSandboxSpec({ sessionId: 'sesn_1', generation: 2, environmentId: 'env_a', config });
+    const spec = sessionSandboxSpec({ sessionId: 'sesn_1', generation: 2, environmentId: 'env_a', config, workspace: { id: 'wss-sesn_1', mounts: [{ type: 'volume', source: 'v', target: '/workspace' }] } });
     expect(spec).toMatchObject({
       name: 'berth-s-sesn_1-g2',
       image: DEFAULT_SANDBOX_CONFIG.image,
@@ -73,13 +75,14 @@ describe('sandbox spec', () => {
       nanoCpus: 1e9,
       pidsLimit: 64,
       cmd: KEEPALIVE_CMD,
-      labels: { 'berth.session': 'sesn_1', 'berth.generation': '2', 'berth.environment': 'env_a', 'berth.managed': 'true' },
+      labels: { 'berth.session': 'sesn_1', 'berth.generation': '2', 'berth.environment': 'env_a', 'berth.managed': 'true', 'berth.workspace': 'wss-sesn_1' },
+      mounts: [{ type: 'volume', source: 'v', target: '/workspace' }],
     });
     expect(spec.user.startsWith('0')).toBe(false);
   });
 
   it('derives pool sandboxes with pool labels and no session', () => {
-    const spec = poolSandboxSpec({ environmentId: 'env_a', slot: 'x1', config });
+    const spec = poolSandboxSpec({ environmentId: 'env_a', slot: 'x1', config, workspace: { id: 'wsp-x1', mounts: [] } });
     expect(spec.name).toBe('berth-p-env_a-x1');
     expect(spec.labels['berth.pool']).toBe('env_a');
     expect(spec.labels['berth.session']).toBeUndefined();

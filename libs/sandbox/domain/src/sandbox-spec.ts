@@ -1,6 +1,12 @@
 import { poolSandboxLabels, poolSandboxName, SandboxLabels, sessionSandboxLabels, sessionSandboxName } from './naming';
 import type { SandboxConfig, SandboxNetwork } from './sandbox-config';
 
+/** A mount as `SandboxMount` in `@berth/ports` has it (this module is pure and imports no ports). */
+export type SandboxMountDraft = Readonly<{ type: 'volume' | 'bind' | 'tmpfs'; source?: string; target: string; readOnly?: boolean }>;
+
+/** The session workspace a sandbox mounts (see `SessionWorkspaces`): its id is labelled on the container. */
+export type WorkspaceMounts = Readonly<{ id: string; mounts: readonly SandboxMountDraft[] }>;
+
 /** The container a sandbox runs as: same shape as `SandboxSpec` in `@berth/ports`. */
 export type SandboxSpecDraft = Readonly<{
   name: string;
@@ -15,6 +21,7 @@ export type SandboxSpecDraft = Readonly<{
   pidsLimit: number;
   readOnlyRoot: boolean;
   cmd: readonly string[];
+  mounts: readonly SandboxMountDraft[];
 }>;
 
 /** uid/gid 1000 is the `agent` user of the harness image; numeric so images without it still work. */
@@ -24,11 +31,11 @@ export const SANDBOX_WORKDIR = '/workspace';
 /** PID 1 that exits promptly on SIGTERM (a bare `sleep` as PID 1 ignores it and stop waits). */
 export const KEEPALIVE_CMD: readonly string[] = ['/bin/sh', '-c', "trap 'exit 0' TERM INT; sleep infinity & wait"];
 
-function baseSpec(name: string, labels: Record<string, string>, config: SandboxConfig): SandboxSpecDraft {
+function baseSpec(name: string, labels: Record<string, string>, config: SandboxConfig, workspace: WorkspaceMounts): SandboxSpecDraft {
   return {
     name,
     image: config.image,
-    labels,
+    labels: { ...labels, [SandboxLabels.workspace]: workspace.id },
     env: { HOME: SANDBOX_HOME },
     network: config.network,
     user: SANDBOX_USER,
@@ -38,6 +45,7 @@ function baseSpec(name: string, labels: Record<string, string>, config: SandboxC
     pidsLimit: config.pidsLimit,
     readOnlyRoot: config.readOnlyRoot,
     cmd: KEEPALIVE_CMD,
+    mounts: workspace.mounts,
   };
 }
 
@@ -46,11 +54,13 @@ export function sessionSandboxSpec(input: {
   generation: number;
   environmentId: string;
   config: SandboxConfig;
+  workspace: WorkspaceMounts;
 }): SandboxSpecDraft {
   return baseSpec(
     sessionSandboxName(input.sessionId, input.generation),
     sessionSandboxLabels(input.sessionId, input.generation, input.environmentId),
     input.config,
+    input.workspace,
   );
 }
 
@@ -60,7 +70,7 @@ export function sessionSandboxSpec(input: {
  * a security hash: it only has to tell configs apart.
  */
 export function sandboxConfigFingerprint(config: SandboxConfig): string {
-  const text = JSON.stringify([config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot]);
+  const text = JSON.stringify([config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot, config.workspaceBytes]);
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);
@@ -69,7 +79,7 @@ export function sandboxConfigFingerprint(config: SandboxConfig): string {
   return hash.toString(16).padStart(8, '0');
 }
 
-export function poolSandboxSpec(input: { environmentId: string; slot: string; config: SandboxConfig }): SandboxSpecDraft {
+export function poolSandboxSpec(input: { environmentId: string; slot: string; config: SandboxConfig; workspace: WorkspaceMounts }): SandboxSpecDraft {
   const labels = { ...poolSandboxLabels(input.environmentId), [SandboxLabels.poolSpec]: sandboxConfigFingerprint(input.config) };
-  return baseSpec(poolSandboxName(input.environmentId, input.slot), labels, input.config);
+  return baseSpec(poolSandboxName(input.environmentId, input.slot), labels, input.config, input.workspace);
 }

@@ -103,8 +103,8 @@ describe('pool config fingerprint', () => {
     const v2 = { ...v1, image: 'berth/harness:v2' };
     expect(sandboxConfigFingerprint(v1)).not.toBe(sandboxConfigFingerprint(v2));
     expect(sandboxConfigFingerprint(v1)).toBe(sandboxConfigFingerprint({ ...v1, warmPool: { size: 9, ttlSeconds: 99 } }));
-    const old = poolSandboxSpec({ environmentId: 'env_a', slot: 'a1', config: v1 });
-    const fresh = poolSandboxSpec({ environmentId: 'env_a', slot: 'a2', config: v2 });
+    const old = poolSandboxSpec({ environmentId: 'env_a', slot: 'a1', config: v1, workspace: { id: 'wsp-a1', mounts: [] } });
+    const fresh = poolSandboxSpec({ environmentId: 'env_a', slot: 'a2', config: v2, workspace: { id: 'wsp-a2', mounts: [] } });
     const live = [old, fresh].map((s) => ({ id: s.name, name: s.name, labels: s.labels, running: true, startedAt: minutesAgo(1) }));
     const plan = planStartup({ live, bindings: [], pools: [{ environmentId: 'env_a', size: 2, ttlSeconds: 600, fingerprint: sandboxConfigFingerprint(v2) }], now });
     expect(plan.warm.map((w) => w.sandbox.id)).toEqual([fresh.name]);

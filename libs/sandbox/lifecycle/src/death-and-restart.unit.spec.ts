@@ -1,7 +1,7 @@
 import { FixedClock } from '@berth/core/testing';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName, sessionSandboxSpec } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the in-memory runtime fake lives in the testing library
-import { InMemorySandboxRuntime } from '@berth/testing';
+import { InMemorySandboxRuntime, InMemoryWorkspaces } from '@berth/testing';
 import { InMemoryClaimLedger } from './claim-ledger';
 import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
 import { sweepExpiredLeases } from './lease-sweep';
@@ -23,12 +23,13 @@ function world(poolSize = 1) {
   const clock = new FixedClock(new Date('2026-01-01T00:00:00Z'));
   const runtime = new InMemorySandboxRuntime({ now: () => clock.now() });
   let slot = 0;
+  const workspaces = new InMemoryWorkspaces();
   const makePool = () => {
-    const pool = new WarmPool({ runtime, ledger: new InMemoryClaimLedger(), clock, nextSlot: () => `s${++slot}` });
+    const pool = new WarmPool({ runtime, workspaces, ledger: new InMemoryClaimLedger(), clock, nextSlot: () => `s${++slot}` });
     pool.configure([{ environmentId: 'env_a', config: config(poolSize) }]);
     return pool;
   };
-  return { clock, runtime, makePool };
+  return { clock, runtime, makePool, workspaces };
 }
 
 describe('death watcher', () => {
@@ -41,7 +42,7 @@ describe('death watcher', () => {
     const deaths: SandboxDeath[] = [];
     const watching = watchSandboxDeaths({ runtime, signal: abort.signal, pool, onDeath: (d) => void deaths.push(d) });
 
-    const box = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_1', generation: 2, environmentId: 'env_a', config: config(1) }));
+    const box = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_1', generation: 2, environmentId: 'env_a', config: config(1), workspace: { id: 'wss-test', mounts: [] } }));
     runtime.kill(box.id, { oom: true });
     await runtime.remove(box.id);
     const [warm] = await runtime.list({ 'berth.pool': 'env_a' });
@@ -63,7 +64,7 @@ describe('death watcher', () => {
     const abort = new AbortController();
     const deaths: SandboxDeath[] = [];
     const watching = watchSandboxDeaths({ runtime, signal: abort.signal, onDeath: (d) => void deaths.push(d) });
-    const spec = (id: string) => sessionSandboxSpec({ sessionId: id, generation: 1, environmentId: 'env_a', config: config(0) });
+    const spec = (id: string) => sessionSandboxSpec({ sessionId: id, generation: 1, environmentId: 'env_a', config: config(0), workspace: { id: 'wss-test', mounts: [] } });
     const survivor = await runtime.ensureRunning(spec('sesn_survivor'));
     const victim = await runtime.ensureRunning(spec('sesn_victim'));
     runtime.oomInside(survivor.id);
@@ -78,18 +79,19 @@ describe('death watcher', () => {
 
 describe('restart reconcile', () => {
   it('a new manager adopts bound and warm containers without creating duplicates, and reaps orphans', async () => {
-    const { runtime, clock, makePool } = world(1);
+    const { runtime, clock, makePool, workspaces } = world(1);
     const first = makePool();
     first.refill();
     await first.idle();
     const bound = await first.claim({ environmentId: 'env_a', sessionId: 'sesn_1', generation: 1 });
     await first.idle();
-    const orphan = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_gone', generation: 1, environmentId: 'env_a', config: config(1) }));
+    const orphan = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_gone', generation: 1, environmentId: 'env_a', config: config(1), workspace: { id: 'wss-test', mounts: [] } }));
     const createdBefore = runtime.created;
+    const leftover = await workspaces.createSpare(1024);
 
     const second = makePool();
     const bindings = { listBound: async () => [{ sessionId: 'sesn_1', generation: 1, sandboxId: sessionSandboxName('sesn_1', 1), expiresAt: null }] };
-    const plan = await reconcileAtStart({ runtime, bindings, pool: second, clock, onDead: () => undefined });
+    const plan = await reconcileAtStart({ runtime, bindings, pool: second, workspaces, clock, onDead: () => undefined });
     await second.idle();
 
     expect(plan.adopt.map((a) => a.sandbox.id)).toEqual([bound?.id]);
@@ -97,19 +99,23 @@ describe('restart reconcile', () => {
     expect(plan.reap.map((r) => r.sandbox.id)).toEqual([orphan.id]);
     expect(runtime.created).toBe(createdBefore);
     expect(second.readyCount('env_a')).toBe(1);
-    const again = await reconcileAtStart({ runtime, bindings, pool: second, clock, onDead: () => undefined });
+    expect(await workspaces.spares()).not.toContain(leftover.id);
+    // Spares a container still mounts stay (the claimed one here was never adopted by a provisioner).
+    expect([...(await workspaces.spares())].sort()).toEqual([bound?.labels['berth.workspace'], plan.warm[0]?.sandbox.labels['berth.workspace']].sort());
+    const again = await reconcileAtStart({ runtime, bindings, pool: second, workspaces, clock, onDead: () => undefined });
     expect(again.reap).toEqual([]);
   });
 
   it('reports bound containers that died while no manager was running', async () => {
-    const { runtime, clock, makePool } = world(0);
-    const box = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_1', generation: 3, environmentId: 'env_a', config: config(0) }));
+    const { runtime, clock, makePool, workspaces } = world(0);
+    const box = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_1', generation: 3, environmentId: 'env_a', config: config(0), workspace: { id: 'wss-test', mounts: [] } }));
     runtime.kill(box.id);
     const deaths: SandboxDeath[] = [];
     await reconcileAtStart({
       runtime,
       bindings: { listBound: async () => [{ sessionId: 'sesn_1', generation: 3, sandboxId: box.name, expiresAt: null }] },
       pool: makePool(),
+      workspaces,
       clock,
       onDead: (d) => void deaths.push(d),
     });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { systemClock } from '@berth/core';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- integration test: wires the real Docker adapter
-import { DockerSandboxRuntime } from '@berth/docker';
+import { DockerSandboxRuntime, VolumeWorkspaces } from '@berth/docker';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the shared engine fixture lives in the testing library
 import { ensureDockerTestEngine } from '@berth/testing';
@@ -30,15 +30,21 @@ const config = (size: number): SandboxConfig => ({
 let slot = 0;
 const newManager = (size: number, ledger = new InMemoryClaimLedger()) => {
   const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
-  const pool = new WarmPool({ runtime, ledger, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
+  const workspaces = new VolumeWorkspaces(runtime.docker, scopeLabels);
+  const pool = new WarmPool({ runtime, workspaces, ledger, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
   pool.configure([{ environmentId, config: config(size) }]);
-  return { runtime, pool, ledger, provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels }) };
+  return { runtime, pool, ledger, workspaces, provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels }) };
 };
 const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
 const ours = () => cleanupRuntime.list({ ...scopeLabels, 'berth.managed': 'true' });
 
 afterEach(async () => {
   for (const info of await ours()) await cleanupRuntime.remove(info.id);
+});
+
+afterAll(async () => {
+  const { Volumes } = await cleanupRuntime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.test-run=${run}`] }) });
+  for (const volume of Volumes ?? []) await cleanupRuntime.docker.getVolume(volume.Name).remove();
 });
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
@@ -88,7 +94,7 @@ describe('sandbox lifecycle on the real engine', () => {
     // "Restart": a brand-new runtime and pool, knowing only what the store binds.
     const second = newManager(2);
     const bindings = { listBound: async () => [{ sessionId: `sesn_${run}_a`, generation: 1, sandboxId: bound.sandbox.name, expiresAt: null }] };
-    const plan = await reconcileAtStart({ runtime: second.runtime, bindings, pool: second.pool, clock: systemClock, onDead: () => undefined, scopeLabels });
+    const plan = await reconcileAtStart({ runtime: second.runtime, bindings, pool: second.pool, workspaces: second.workspaces, clock: systemClock, onDead: () => undefined, scopeLabels });
     await second.pool.idle();
     expect(plan.adopt.map((x) => x.sandbox.id)).toEqual([bound.sandbox.id]);
     expect(plan.warm).toHaveLength(2);

@@ -1,5 +1,5 @@
 import type { Clock } from '@berth/core';
-import type { SandboxRuntime } from '@berth/ports';
+import type { SandboxRuntime, SessionWorkspaces } from '@berth/ports';
 import { planStartup, SandboxLabels, type StartupPlan } from '@berth/sandbox-domain';
 import type { SandboxBindings } from './sandbox-bindings';
 import type { SandboxDeath } from './death-watcher';
@@ -9,12 +9,14 @@ import type { WarmPool } from './warm-pool';
  * What a (re)starting sandbox-manager does before serving: list every managed container, adopt
  * the ones the store still binds and the fresh warm ones, report bound-but-dead ones (kept: a
  * stopped container's files can still be read for turn recovery; once the kernel clears the
- * binding the next reconcile reaps it), remove orphans, then top the pools up.
+ * binding the next reconcile reaps it), remove orphans and the spare workspaces no container
+ * mounts any more, then top the pools up.
  */
 export async function reconcileAtStart(input: {
   runtime: SandboxRuntime;
   bindings: SandboxBindings;
   pool: WarmPool;
+  workspaces: SessionWorkspaces;
   clock: Clock;
   onDead: (death: SandboxDeath) => Promise<void> | void;
   /** Only containers with these labels are this manager's (see WarmPoolDeps.scopeLabels). */
@@ -36,6 +38,9 @@ export async function reconcileAtStart(input: {
     });
   }
   await Promise.all(plan.reap.map(({ sandbox }) => input.runtime.remove(sandbox.id)));
+  const reaped = new Set(plan.reap.map(({ sandbox }) => sandbox.id));
+  const mounted = new Set(live.filter((c) => !reaped.has(c.id)).map((c) => c.labels[SandboxLabels.workspace]));
+  for (const spare of await input.workspaces.spares()) if (!mounted.has(spare)) await input.workspaces.removeSpare(spare);
   input.pool.refill();
   return plan;
 }

@@ -1,5 +1,5 @@
 import type { Clock } from '@berth/core';
-import type { SandboxInfo, SandboxRuntime } from '@berth/ports';
+import type { SandboxInfo, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
 import {
   isWarmExpired,
   poolSandboxSpec,
@@ -18,6 +18,8 @@ type Warm = Readonly<{ id: string; name: string; labels: Readonly<Record<string,
 
 export type WarmPoolDeps = Readonly<{
   runtime: SandboxRuntime;
+  /** Each warm container starts with a spare workspace, which the session that claims it adopts. */
+  workspaces: SessionWorkspaces;
   ledger: ClaimLedger;
   clock: Clock;
   /** Draws a slot token for a new pool container name (lowercase letters and digits). */
@@ -57,7 +59,7 @@ export class WarmPool {
       for (const warm of [...pool.values()]) {
         if (!this.fits(warm, config)) {
           pool.delete(warm.id);
-          this.background(this.discard(warm.id), 'remove outdated warm sandbox');
+          this.background(this.discard(warm), 'remove outdated warm sandbox');
         }
       }
     }
@@ -95,7 +97,7 @@ export class WarmPool {
     try {
       for (let warm = this.takeOldest(pool); warm !== null; warm = this.takeOldest(pool)) {
         if (isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, this.deps.clock.now()) || !this.fits(warm, config)) {
-          this.background(this.discard(warm.id), 'reap expired or outdated warm sandbox');
+          this.background(this.discard(warm), 'reap expired or outdated warm sandbox');
           continue;
         }
         if (!(await this.deps.ledger.tryClaim(warm.id, input.sessionId))) continue;
@@ -122,7 +124,7 @@ export class WarmPool {
       return info?.running ? 'name-taken' : null;
     }
     if (info?.running) return { ...info, name };
-    this.background(this.discard(warm.id), 'remove dead claimed sandbox');
+    this.background(this.discard(warm), 'remove dead claimed sandbox');
     return null;
   }
 
@@ -146,7 +148,7 @@ export class WarmPool {
       for (const warm of [...pool.values()]) {
         if (!config || config.warmPool.size === 0 || isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, now)) {
           pool.delete(warm.id);
-          removals.push(this.discard(warm.id));
+          removals.push(this.discard(warm));
         }
       }
     }
@@ -162,18 +164,25 @@ export class WarmPool {
   private async startOne(environmentId: string, config: SandboxConfig): Promise<void> {
     this.starting.set(environmentId, (this.starting.get(environmentId) ?? 0) + 1);
     try {
-      const spec = poolSandboxSpec({ environmentId, slot: this.deps.nextSlot(), config });
-      const info = await this.deps.runtime.ensureRunning({ ...spec, labels: { ...spec.labels, ...this.deps.scopeLabels } });
+      const workspace = await this.deps.workspaces.createSpare(config.workspaceBytes);
+      const spec = poolSandboxSpec({ environmentId, slot: this.deps.nextSlot(), config, workspace });
+      const info = await this.deps.runtime.ensureRunning({ ...spec, labels: { ...spec.labels, ...this.deps.scopeLabels } }).catch(async (error: unknown) => {
+        await this.deps.workspaces.removeSpare(workspace.id);
+        throw error;
+      });
       if (this.environments.has(environmentId)) this.readyOf(environmentId).set(info.id, info);
-      else await this.discard(info.id);
+      else await this.discard(info);
     } finally {
       this.starting.set(environmentId, (this.starting.get(environmentId) ?? 1) - 1);
     }
   }
 
-  private async discard(containerId: string): Promise<void> {
-    await this.deps.runtime.remove(containerId);
-    await this.deps.ledger.release(containerId);
+  /** Removes a warm container no session got, and its spare workspace. */
+  private async discard(warm: Pick<Warm, 'id' | 'labels'>): Promise<void> {
+    await this.deps.runtime.remove(warm.id);
+    await this.deps.ledger.release(warm.id);
+    const spare = warm.labels[SandboxLabels.workspace];
+    if (spare !== undefined) await this.deps.workspaces.removeSpare(spare);
   }
 
   private fits(warm: Warm, config: SandboxConfig): boolean {

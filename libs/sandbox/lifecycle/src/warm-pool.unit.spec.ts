@@ -1,7 +1,7 @@
 import { FixedClock } from '@berth/core/testing';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the in-memory runtime fake lives in the testing library
-import { InMemorySandboxRuntime } from '@berth/testing';
+import { InMemorySandboxRuntime, InMemoryWorkspaces } from '@berth/testing';
 import { InMemoryClaimLedger } from './claim-ledger';
 import { SandboxProvisioner } from './sandbox-provisioner';
 import { WarmPool } from './warm-pool';
@@ -14,9 +14,10 @@ function setup(size = 2) {
   const ledger = new InMemoryClaimLedger();
   let slot = 0;
   const errors: unknown[] = [];
-  const pool = new WarmPool({ runtime, ledger, clock, nextSlot: () => `s${++slot}`, onError: (e) => errors.push(e) });
+  const workspaces = new InMemoryWorkspaces();
+  const pool = new WarmPool({ runtime, workspaces, ledger, clock, nextSlot: () => `s${++slot}`, onError: (e) => errors.push(e) });
   pool.configure([{ environmentId: 'env_a', config: config(size) }]);
-  return { clock, runtime, ledger, pool, errors, newPool: () => new WarmPool({ runtime, ledger, clock, nextSlot: () => `t${++slot}` }) };
+  return { clock, runtime, ledger, pool, errors, workspaces, newPool: () => new WarmPool({ runtime, workspaces, ledger, clock, nextSlot: () => `t${++slot}` }) };
 }
 
 describe('WarmPool', () => {
@@ -90,8 +91,8 @@ describe('WarmPool', () => {
 
 describe('SandboxProvisioner', () => {
   it('prefers the session container that already exists, then a warm one, then a cold start', async () => {
-    const { pool, runtime } = setup(1);
-    const provisioner = new SandboxProvisioner({ runtime, pool });
+    const { pool, runtime, workspaces } = setup(1);
+    const provisioner = new SandboxProvisioner({ runtime, workspaces, pool });
     pool.refill();
     await pool.idle();
     const input = { sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: config(1) };
@@ -106,6 +107,44 @@ describe('SandboxProvisioner', () => {
     await provisioner.release(cold.sandbox.name);
     await provisioner.release(cold.sandbox.name);
     expect(await runtime.inspect(cold.sandbox.name)).toBeNull();
+  });
+});
+
+describe('SandboxProvisioner and session workspaces', () => {
+  it('lets a new session adopt the spare workspace of the warm container it claims', async () => {
+    const { pool, runtime, workspaces } = setup(1);
+    const provisioner = new SandboxProvisioner({ runtime, workspaces, pool });
+    pool.refill();
+    await pool.idle();
+    const [spare] = await workspaces.spares();
+    const warm = await provisioner.acquire({ sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: config(1) });
+    expect(warm).toMatchObject({ source: 'warm', workspaceId: spare });
+    expect((await workspaces.ofSession('sesn_1'))?.id).toBe(spare);
+    expect(workspaces.limits.get(spare)).toBe(config(1).workspaceBytes);
+  });
+
+  it('starts a rebuild cold with the workspace the session already owns, leaving the warm container for others', async () => {
+    const { pool, runtime, workspaces } = setup(1);
+    const provisioner = new SandboxProvisioner({ runtime, workspaces, pool });
+    const first = await provisioner.acquire({ sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: config(0) });
+    expect(first).toMatchObject({ source: 'cold', workspaceId: 'wss-sesn_1' });
+    pool.refill();
+    await pool.idle();
+    const rebuilt = await provisioner.acquire({ sessionId: 'sesn_1', generation: 2, environmentId: 'env_a', config: config(1) });
+    expect(rebuilt).toMatchObject({ source: 'cold', workspaceId: 'wss-sesn_1' });
+    expect(rebuilt.sandbox.labels['berth.workspace']).toBe('wss-sesn_1');
+    expect(pool.readyCount('env_a')).toBe(1);
+  });
+
+  it('removes the spare workspace with a warm container nobody claimed', async () => {
+    const { pool, workspaces } = setup(2);
+    pool.refill();
+    await pool.idle();
+    expect(await workspaces.spares()).toHaveLength(2);
+    pool.configure([]);
+    await pool.sweep();
+    expect(await workspaces.spares()).toEqual([]);
+    expect(workspaces.existing()).toEqual([]);
   });
 });
 

@@ -12,6 +12,7 @@ import {
   decideUpdateSession,
 } from './deciders/lifecycle';
 import { decideRecoverSession } from './deciders/recovery';
+import { decideAddSessionResource, decideRemoveSessionResource } from './deciders/resources';
 import { decideBindSandbox, decideReportSandboxDied, decideReportSandboxExpired, decideReportSandboxStartFailed } from './deciders/sandbox';
 import { decideCompleteTurn, decideFailTurn, decideMarkTranscriptPending, decideRecordAgentOutput, decideRecoverTurn } from './deciders/turns';
 import { evolve } from './evolve';
@@ -66,6 +67,10 @@ export function decide(command: SessionCommand, state: SessionState): readonly S
       return decideSetPermissionMode(command, state);
     case 'RaiseSessionError':
       return decideRaiseSessionError(command, state);
+    case 'AddSessionResource':
+      return decideAddSessionResource(command, state);
+    case 'RemoveSessionResource':
+      return decideRemoveSessionResource(command, state);
     default:
       return unknownCommand(command);
   }

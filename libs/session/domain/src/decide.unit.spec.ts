@@ -4,13 +4,14 @@ import fc from 'fast-check';
 import { decide } from './decide';
 import { evolve } from './evolve';
 import { initialState, type SessionState } from './state';
-import { Cmd, Out } from './testing/builders';
+import { Cmd, Out, Res } from './testing/builders';
 
 const oneOfEach: SessionCommand[] = [
   Cmd.create(), Cmd.update({ title: 't' }), Cmd.message('turn_1'), Cmd.interrupt(), Cmd.confirm('sevt_x_0'),
   Cmd.output('turn_1', 0, [Out.message('a')]), Cmd.complete('turn_1'), Cmd.fail('turn_1'), Cmd.recoverTurn('turn_1'),
   Cmd.transcriptPending('turn_1'), Cmd.bind(1), Cmd.startFailed(1), Cmd.died(1), Cmd.expired(1), Cmd.terminate(),
   Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.permission('always_ask'), Cmd.error(),
+  Cmd.addResource(Res.file('sesrsc_1')), Cmd.removeResource('sesrsc_1'),
 ];
 
 describe('decide', () => {
@@ -41,6 +42,7 @@ describe('decide', () => {
       gen.map((g) => Cmd.startFailed(g)),
       fc.constantFrom(Cmd.terminate(), Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.recover({ exists: false, running: false })),
       fc.constantFrom('sevt_a_0', 'sevt_b_1').map((id) => Cmd.confirm(id)),
+      fc.constantFrom(Cmd.addResource(Res.file('sesrsc_1')), Cmd.addResource(Res.repo('sesrsc_2')), Cmd.removeResource('sesrsc_1')),
     );
     fc.assert(
       fc.property(fc.array(anyCommand, { maxLength: 30 }), (commands) => {

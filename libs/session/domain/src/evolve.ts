@@ -190,6 +190,10 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       return { ...state, permission_mode: event.data.mode };
     case 'SessionErrorRaised':
       return state;
+    case 'SessionResourceAdded':
+      return { ...state, resources: [...state.resources.filter((r) => r.id !== event.data.resource.id), event.data.resource] };
+    case 'SessionResourceRemoved':
+      return { ...state, resources: state.resources.filter((r) => r.id !== event.data.resource_id) };
   }
 }
 

@@ -6,6 +6,9 @@ export const SessionErrorCodes = {
   TOOL_USE_NOT_PENDING: 'TOOL_USE_NOT_PENDING',
   IDEMPOTENCY_KEY_RETIRED: 'IDEMPOTENCY_KEY_RETIRED',
   SESSION_ARCHIVED: 'SESSION_ARCHIVED',
+  RESOURCE_NOT_FOUND: 'RESOURCE_NOT_FOUND',
+  MOUNT_PATH_CONFLICT: 'MOUNT_PATH_CONFLICT',
+  TOO_MANY_RESOURCES: 'TOO_MANY_RESOURCES',
 } as const;
 
 export type TurnEligibility = Readonly<{ rejectTerminated?: boolean; rejectDeleted?: boolean; rejectCreating?: boolean }>;

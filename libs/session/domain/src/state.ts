@@ -1,4 +1,4 @@
-import type { ContentBlock, EventData, HarnessKind, PermissionMode, TurnFailureReason, Usage } from '@berth/contracts';
+import type { ContentBlock, EventData, HarnessKind, PermissionMode, SessionResource, TurnFailureReason, Usage } from '@berth/contracts';
 
 /** Where the session is in its life. Sandbox death is NOT a lifecycle state: see `runtime_unavailable`. */
 export type Lifecycle = 'CREATING' | 'READY' | 'RECOVERY_REQUIRED' | 'TERMINATED' | 'DELETED';
@@ -72,6 +72,8 @@ export type SessionState = Readonly<{
   /** The harness's own session id, used to resume the conversation in a new sandbox. */
   harness_session_id: string | null;
   conversation_ended: boolean;
+  /** Files and repositories mounted into every sandbox of the session, in the order they were added. */
+  resources: readonly SessionResource[];
   usage: Usage;
   created_at: string | null;
   updated_at: string | null;
@@ -105,6 +107,7 @@ export const initialState = (): SessionState => ({
   permission_mode: 'always_allow',
   harness_session_id: null,
   conversation_ended: false,
+  resources: [],
   usage: ZERO_USAGE,
   created_at: null,
   updated_at: null,

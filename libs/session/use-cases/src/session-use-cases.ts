@@ -1,6 +1,6 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import { jsonBytes, PayloadLimits, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent } from '@berth/contracts';
-import type { IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
+import { jsonBytes, PayloadLimits, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
+import type { IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
 import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
 import { recoverResult, type RecoverResult } from './recover-result';
@@ -16,6 +16,8 @@ export type SessionUseCasesDeps = Readonly<{
   journal: Pick<SessionJournal, 'eventsOfCommand' | 'readEvents'>;
   commands: SessionCommandSender;
   probe: SandboxProbe;
+  /** Repository tokens kept beside the journal (never in it): a deleted session's or resource's go. */
+  secrets: SessionSecrets;
   clock: Clock;
   ids: IdGenerator;
   sleep?: (ms: number) => Promise<void>;
@@ -35,8 +37,13 @@ export type CreateSessionInput = Readonly<{
   title: string | null;
   metadata: Readonly<Record<string, string>>;
   initial_messages: readonly (readonly ContentBlock[])[];
+  /** Files and repositories to mount, resolved by the caller (ids, mount paths), each with its token if any. */
+  resources?: readonly ResourceToAttach[];
   idempotency_key?: string;
 }>;
+
+/** A resource as the journal records it, and the token a repository is cloned with (kept in the secrets, never in an event). */
+export type ResourceToAttach = Readonly<{ resource: SessionResource; token: string | null }>;
 
 export type SessionPatch = Readonly<{ title?: string | null; metadata?: Readonly<Record<string, string | null>> | null }>;
 
@@ -115,6 +122,8 @@ export class SessionUseCases {
       if (existing) return existing;
     }
     for (const content of input.initial_messages) this.checkMessageSize(content);
+    const resources = input.resources ?? [];
+    for (const { resource, token } of resources) if (token !== null) await this.d.secrets.put(sessionId, resource.id, token);
     const baseId = key !== undefined ? IdempotentCommandIds.create(owner, key) : undefined;
     const outcome = await this.d.commands.send(
       owner,
@@ -129,6 +138,7 @@ export class SessionUseCases {
         metadata: input.metadata,
         idempotency_key: key ?? null,
         permission_mode: input.permission_mode,
+        ...(resources.length > 0 ? { resources: resources.map((r) => r.resource) } : {}),
       },
       baseId,
     );
@@ -161,10 +171,32 @@ export class SessionUseCases {
     return this.lifecycle(owner, id, 'EndConversation');
   }
 
-  /** Any state is accepted; a second delete answers the same. */
+  /** Any state is accepted; a second delete answers the same. The session's secrets go with it. */
   async delete(owner: string, id: string): Promise<void> {
     await this.find(owner, id);
     await this.d.commands.send(owner, id, 'DeleteSession', {});
+    await this.d.secrets.delete(id);
+  }
+
+  /** Attaches a resource (mounted before the next turn); a refused one leaves no secret behind. */
+  async addResource(owner: string, id: string, { resource, token }: ResourceToAttach): Promise<SessionRecord> {
+    await this.find(owner, id);
+    if (token !== null) await this.d.secrets.put(id, resource.id, token);
+    try {
+      const outcome = await this.d.commands.send(owner, id, 'AddSessionResource', { resource });
+      return await this.readAfter(owner, id, outcome.last_seq);
+    } catch (error) {
+      await this.d.secrets.delete(id, resource.id);
+      throw error;
+    }
+  }
+
+  /** Detaches a resource: later sandboxes do not get it, and its token is forgotten. */
+  async removeResource(owner: string, id: string, resourceId: string): Promise<SessionRecord> {
+    await this.find(owner, id);
+    const outcome = await this.d.commands.send(owner, id, 'RemoveSessionResource', { resource_id: resourceId });
+    await this.d.secrets.delete(id, resourceId);
+    return this.readAfter(owner, id, outcome.last_seq);
   }
 
   /** Releases the sandbox; a TERMINATED session is accepted and answers the same. */

@@ -1,4 +1,7 @@
-import type { ExecHandle, ExecSpec, SandboxInfo, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
+import { posix } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ExecHandle, ExecSpec, SandboxInfo, SandboxPathStat, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
+import { extract, pack } from 'tar-stream';
 
 type Box = { id: string; name: string; spec: SandboxSpec; running: boolean; exitCode: number | null; oomKilled: boolean; startedAt: string | null; files: Map<string, Buffer> };
 
@@ -179,6 +182,43 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
     const box = this.find(nameOrId);
     if (!box) throw Object.assign(new Error(`No such container: ${nameOrId}`), { statusCode: 404 });
     box.files.set(path, Buffer.isBuffer(data) ? data : Buffer.from(data));
+  }
+
+  /** Regular files of the archive land in the container's file map (directories are implied by paths). */
+  async putArchive(nameOrId: string, dir: string, archive: Readable): Promise<void> {
+    const box = this.find(nameOrId);
+    if (!box) throw Object.assign(new Error(`No such container: ${nameOrId}`), { statusCode: 404 });
+    const entries = extract();
+    const done = (async () => {
+      for await (const entry of entries) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of entry) chunks.push(chunk as Buffer);
+        if (entry.header.type === 'file') box.files.set(posix.join(dir, entry.header.name), Buffer.concat(chunks));
+      }
+    })();
+    archive.pipe(entries);
+    await done;
+  }
+
+  async getArchive(nameOrId: string, path: string): Promise<Readable | null> {
+    const files = this.filesUnder(nameOrId, path);
+    if (files.length === 0) return null;
+    const archive = pack();
+    const base = posix.dirname(path);
+    for (const [name, data] of files) archive.entry({ name: posix.relative(base, name), size: data.length, mtime: new Date(0), uid: 1000, gid: 1000 }, data);
+    archive.finalize();
+    return Readable.from(archive);
+  }
+
+  async stat(nameOrId: string, path: string): Promise<SandboxPathStat | null> {
+    const files = this.filesUnder(nameOrId, path);
+    if (files.length === 0) return null;
+    const exact = files.find(([name]) => name === path);
+    return { kind: exact ? 'file' : 'directory', size: exact ? exact[1].length : 0, mtime: new Date(0).toISOString() };
+  }
+
+  private filesUnder(nameOrId: string, path: string): [string, Buffer][] {
+    return [...(this.find(nameOrId)?.files ?? [])].filter(([name]) => name === path || name.startsWith(`${path.replace(/\/$/, '')}/`));
   }
 
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent> {

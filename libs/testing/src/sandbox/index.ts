@@ -1,2 +1,4 @@
 export * from './in-memory-sandbox-runtime';
 export * from './docker-engine';
+export { InMemoryWorkspaces } from './in-memory-workspaces';
+export * from './workspace-mounts';

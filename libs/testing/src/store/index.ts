@@ -1,1 +1,2 @@
 export { MemoryStore } from './memory-store';
+export { MemoryBlobs } from './memory-blobs';

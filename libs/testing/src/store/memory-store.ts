@@ -1,7 +1,10 @@
 import type { BerthStore } from '@berth/ports';
 import { MemoryAgents } from './memory-agents';
+import { MemoryBlobs } from './memory-blobs';
 import { MemoryEnvironments } from './memory-environments';
+import { MemoryFiles } from './memory-files';
 import { MemoryJournal } from './memory-journal';
+import { MemorySecrets } from './memory-secrets';
 import { MemoryApiKeys, MemoryIdempotencyKeys } from './memory-keys';
 import { MemorySessions } from './memory-sessions';
 import { MemorySnapshots } from './memory-snapshots';
@@ -20,6 +23,9 @@ export class MemoryStore implements BerthStore {
   readonly idempotency = new MemoryIdempotencyKeys();
   readonly apiKeys = new MemoryApiKeys();
   readonly transcripts = new MemoryTranscripts();
+  readonly files = new MemoryFiles();
+  readonly blobs = new MemoryBlobs();
+  readonly secrets = new MemorySecrets();
 
   async init(): Promise<void> {}
 

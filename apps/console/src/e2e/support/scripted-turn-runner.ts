@@ -31,6 +31,8 @@ export class ScriptedTurnRunner {
   constructor(
     private readonly bus: CommandBus,
     feed: Feed,
+    /** Called before each turn completes, as the sandbox-manager captures outputs then. */
+    private readonly beforeComplete: (sessionId: string) => Promise<void> = async () => undefined,
   ) {
     // One event at a time, in journal order, like a consumer.
     this.stop = feed.onEvent((event) => {
@@ -82,6 +84,7 @@ export class ScriptedTurnRunner {
       : { kind: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'Permission denied by the user' }], is_error: true };
     const answer: AgentOutput = { kind: 'message', content: [{ type: 'text', text: allowed ? SCRIPT.answer : SCRIPT.deniedAnswer }] };
     await this.output(sessionId, turnId, offset, [result, answer, { kind: 'usage', usage: { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }]);
+    await this.beforeComplete(sessionId);
     await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation: this.generation.get(sessionId) ?? 1, interrupted: false, harness_session_id: null });
   }
 

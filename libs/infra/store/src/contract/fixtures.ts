@@ -1,5 +1,5 @@
 import { eventIdFor, type RecordedEvent } from '@berth/contracts';
-import type { AgentRecord, EnvironmentRecord, SessionRecord } from '@berth/ports';
+import type { AgentRecord, EnvironmentRecord, FileRecord, SessionRecord } from '@berth/ports';
 
 /** Builders for contract-suite records: valid shapes, every field overridable. */
 
@@ -53,6 +53,22 @@ export const environment = (over: Partial<EnvironmentRecord> & { id: string }): 
   created_at: at(0),
   updated_at: at(0),
   archived_at: null,
+  deleted: false,
+  ...over,
+});
+
+export const file = (over: Partial<FileRecord> & { id: string }): FileRecord => ({
+  owner_id: 'owner_a',
+  filename: `${over.id}.txt`,
+  mime_type: 'text/plain',
+  size_bytes: 5,
+  created_at: at(0),
+  expires_at: null,
+  downloadable: true,
+  scope: null,
+  blob_key: `blob_${over.id}`,
+  sha256: 'a'.repeat(64),
+  output: null,
   deleted: false,
   ...over,
 });

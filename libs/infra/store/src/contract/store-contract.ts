@@ -1,4 +1,5 @@
 import type { BerthStore } from '@berth/ports';
+import { filesContract } from './files.contract';
 import { journalContract } from './journal.contract';
 import { keysContract } from './keys.contract';
 import { readModelsContract } from './read-models.contract';
@@ -39,5 +40,6 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     readModelsContract(store);
     keysContract(store);
     transcriptsContract(store);
+    filesContract(store);
   });
 }

@@ -55,6 +55,11 @@ export type ApiKeyDoc = { _id: string; owner_id: string; prefix: string; hash: s
 
 export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: string; offset: number; bytes: number; data: string };
 
+export type FileDoc = { _id: string; owner_id: string; scope_id: string | null; created_at: string; deleted: boolean; record: string };
+
+/** `_id` is `<session_id>:<name>`; both are safe tokens. */
+export type SecretDoc = { _id: string; session_id: string; name: string; value: string };
+
 export const collectionsOf = (db: Db) => ({
   journal: db.collection<JournalDoc>('journal'),
   heads: db.collection<JournalHeadDoc>('journal_heads'),
@@ -65,6 +70,8 @@ export const collectionsOf = (db: Db) => ({
   idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
   apiKeys: db.collection<ApiKeyDoc>('api_keys'),
   transcripts: db.collection<TranscriptChunkDoc>('transcript_chunks'),
+  files: db.collection<FileDoc>('files'),
+  secrets: db.collection<SecretDoc>('session_secrets'),
 });
 export type Collections = ReturnType<typeof collectionsOf>;
 
@@ -84,6 +91,11 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
     { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
   ],
   transcripts: [{ key: { session_id: 1, path: 1, offset: 1 }, name: 'session_path_offset', unique: true }],
+  files: [
+    { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' },
+    { key: { owner_id: 1, scope_id: 1, created_at: 1, _id: 1 }, name: 'owner_scope_created' },
+  ],
+  secrets: [{ key: { session_id: 1 }, name: 'session' }],
 };
 
 export async function ensureIndexes(collections: Collections): Promise<void> {

@@ -4,9 +4,12 @@ import { MongoClient } from 'mongodb';
 import { MongoAgents } from './agents';
 import { MongoApiKeys } from './api-keys';
 import { collectionsOf, ensureIndexes, type Collections } from './collections';
+import { GridFsBlobStore } from '../blobs/gridfs-blobs';
 import { MongoEnvironments } from './environments';
+import { MongoFiles } from './files';
 import { MongoIdempotencyKeys } from './idempotency';
 import { MongoJournal } from './journal';
+import { MongoSecrets } from './secrets';
 import { MongoSessions } from './sessions';
 import { MongoSnapshots } from './snapshots';
 import { MongoTranscripts } from './transcripts';
@@ -35,10 +38,14 @@ export class MongoStore implements BerthStore {
   readonly idempotency: MongoIdempotencyKeys;
   readonly apiKeys: MongoApiKeys;
   readonly transcripts: MongoTranscripts;
+  readonly files: MongoFiles;
+  readonly blobs: GridFsBlobStore;
+  readonly secrets: MongoSecrets;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, { retryWrites: true, writeConcern: { w: 'majority' } });
-    this.c = collectionsOf(this.client.db(options.dbName ?? dbNameOf(url) ?? 'berth'));
+    const db = this.client.db(options.dbName ?? dbNameOf(url) ?? 'berth');
+    this.c = collectionsOf(db);
     this.journal = new MongoJournal(this.c);
     this.snapshots = new MongoSnapshots(this.c);
     this.sessions = new MongoSessions(this.c);
@@ -47,6 +54,9 @@ export class MongoStore implements BerthStore {
     this.idempotency = new MongoIdempotencyKeys(this.c);
     this.apiKeys = new MongoApiKeys(this.c);
     this.transcripts = new MongoTranscripts(this.c);
+    this.files = new MongoFiles(this.c);
+    this.blobs = new GridFsBlobStore(db);
+    this.secrets = new MongoSecrets(this.c);
   }
 
   /** Connects and creates indexes; an unreachable server is a coded UNAVAILABLE, not a driver error. */

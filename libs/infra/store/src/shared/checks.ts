@@ -1,4 +1,4 @@
-import { parseIsoUtc, ValidationError } from '@berth/core';
+import { isSafeToken, parseIsoUtc, ValidationError } from '@berth/core';
 import type { RecordedEvent } from '@berth/contracts';
 
 /**
@@ -59,4 +59,17 @@ export function checkVersionStep(agent: Readonly<{ id: string; version: number }
   if (!Number.isInteger(expectedVersion) || expectedVersion < 0 || agent.version !== expectedVersion + 1) {
     throw new ValidationError(`agent ${agent.id}: version ${agent.version} does not follow expected version ${expectedVersion}`, 'version');
   }
+}
+
+/** The `ids` filter of a file list: at most 100 after de-duplication. */
+export function checkIds(ids: readonly string[]): string[] {
+  const unique = [...new Set(ids)];
+  if (unique.length > 100) throw new ValidationError('ids takes at most 100 entries', 'ids');
+  return unique;
+}
+
+/** Blob keys become file names and GridFS ids: safe tokens only. */
+export function checkBlobKey(key: string): string {
+  if (!isSafeToken(key)) throw new ValidationError("blob key must be 1-128 letters, digits, '_' or '-'", 'key');
+  return key;
 }

@@ -92,4 +92,22 @@ CREATE TABLE IF NOT EXISTS transcript_chunks (
   data       TEXT    NOT NULL,
   PRIMARY KEY (session_id, path, "offset")
 );
+
+CREATE TABLE IF NOT EXISTS files (
+  id         TEXT    PRIMARY KEY,
+  owner_id   TEXT    NOT NULL,
+  scope_id   TEXT,
+  created_at TEXT    NOT NULL,
+  deleted    INTEGER NOT NULL,
+  record     TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS files_by_owner ON files (owner_id, created_at, id);
+CREATE INDEX IF NOT EXISTS files_by_scope ON files (owner_id, scope_id, created_at, id) WHERE scope_id IS NOT NULL;
+
+CREATE TABLE IF NOT EXISTS session_secrets (
+  session_id TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  value      TEXT NOT NULL,
+  PRIMARY KEY (session_id, name)
+);
 `;

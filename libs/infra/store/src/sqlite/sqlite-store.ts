@@ -1,13 +1,25 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { BerthStore } from '@berth/ports';
+import { DirectoryBlobStore } from '../blobs/directory-blobs';
 import { SqliteAgents } from './agents';
 import { SqliteApiKeys } from './api-keys';
 import { SqliteEnvironments } from './environments';
+import { SqliteFiles } from './files';
 import { SqliteIdempotencyKeys } from './idempotency';
 import { SqliteJournal } from './journal';
+import { SqliteSecrets } from './secrets';
 import { SqliteSessions } from './sessions';
 import { SqliteSnapshots } from './snapshots';
 import { SqliteDb, type SqliteOptions } from './sqlite-db';
 import { SqliteTranscripts } from './transcripts';
+
+export type SqliteStoreOptions = SqliteOptions &
+  Readonly<{
+    /** Where blobs (file contents) live: default `blobs/` beside the database file, a temporary directory for `:memory:`. */
+    blobDir?: string;
+  }>;
 
 /**
  * The embedded store: one SQLite file (or `:memory:`) in WAL mode. better-sqlite3 is synchronous,
@@ -24,8 +36,13 @@ export class SqliteStore implements BerthStore {
   readonly idempotency: SqliteIdempotencyKeys;
   readonly apiKeys: SqliteApiKeys;
   readonly transcripts: SqliteTranscripts;
+  readonly files: SqliteFiles;
+  readonly blobs: DirectoryBlobStore;
+  readonly secrets: SqliteSecrets;
+  /** A temporary blob directory this store made (in-memory database) and removes at close. */
+  private readonly ownBlobDir: string | null;
 
-  constructor(path: string, options: SqliteOptions = {}) {
+  constructor(path: string, options: SqliteStoreOptions = {}) {
     this.db = new SqliteDb(path, options);
     this.snapshots = new SqliteSnapshots(this.db);
     this.sessions = new SqliteSessions(this.db);
@@ -35,13 +52,19 @@ export class SqliteStore implements BerthStore {
     this.idempotency = new SqliteIdempotencyKeys(this.db);
     this.apiKeys = new SqliteApiKeys(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
+    this.files = new SqliteFiles(this.db);
+    this.secrets = new SqliteSecrets(this.db);
+    this.ownBlobDir = options.blobDir === undefined && path === ':memory:' ? mkdtempSync(join(tmpdir(), 'berth-blobs-')) : null;
+    this.blobs = new DirectoryBlobStore(options.blobDir ?? this.ownBlobDir ?? join(dirname(path), 'blobs'));
   }
 
   async init(): Promise<void> {
     this.db.migrate();
+    await this.blobs.init();
   }
 
   async close(): Promise<void> {
     this.db.close();
+    if (this.ownBlobDir !== null) rmSync(this.ownBlobDir, { recursive: true, force: true });
   }
 }

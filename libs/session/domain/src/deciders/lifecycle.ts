@@ -2,6 +2,7 @@ import { ErrorCodes, IllegalStateError } from '@berth/core';
 import type { SessionCommandOf, SessionEvent } from '@berth/contracts';
 import { requireExists, requireTurnEligible, SessionErrorCodes } from '../guards';
 import type { SessionState } from '../state';
+import { resourcesAdded } from './resources';
 import { failActiveTurn } from './turn-flow';
 
 /**
@@ -36,6 +37,7 @@ export function decideCreateSession(command: SessionCommandOf<'CreateSession'>, 
         permission_mode: d.permission_mode,
       },
     },
+    ...resourcesAdded(d.resources ?? []),
     { type: 'SandboxRequested', data: { generation: 1, reason: 'startup' } },
   ];
 }

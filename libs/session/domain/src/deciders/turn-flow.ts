@@ -34,6 +34,7 @@ const ERROR_TYPE_OF: Readonly<Record<TurnFailureReason, string>> = {
   no_progress: 'berth.no_progress_error',
   transcript_unrecoverable: 'berth.transcript_unrecoverable_error',
   dead_lettered: 'unknown_error',
+  resource_unavailable: 'berth.resource_unavailable_error',
 };
 
 /**

@@ -25,6 +25,7 @@ export type SessionView = Readonly<{
   sandbox: SandboxBinding | null;
   permission_mode: SessionState['permission_mode'];
   harness: Readonly<{ kind: SessionState['harness']; session_id: string | null }>;
+  resources: SessionState['resources'];
 }>;
 
 /**
@@ -66,5 +67,6 @@ export function deriveSessionView(state: SessionState): SessionView {
     sandbox: state.sandbox,
     permission_mode: state.permission_mode,
     harness: { kind: state.harness, session_id: state.harness_session_id },
+    resources: state.resources,
   };
 }

@@ -50,6 +50,18 @@ export const Cmd = {
     command('RecoverSession', { probe: { exists: true, running: true, expiry_known: true, expired: false, ...probe } }),
   permission: (mode: CommandData<'SetPermissionMode'>['mode']) => command('SetPermissionMode', { mode }),
   error: (message = 'poison command') => command('RaiseSessionError', { error_type: 'unknown_error', message, retry_status: 'terminal' }),
+  addResource: (resource: CommandData<'AddSessionResource'>['resource']) => command('AddSessionResource', { resource }),
+  removeResource: (resource_id: string) => command('RemoveSessionResource', { resource_id }),
+};
+
+const STAMP = '2026-01-01T00:00:00.000Z';
+
+/** Session resources as the gateway resolves them (ids, mount paths and times filled in). */
+export const Res = {
+  file: (id: string, file_id = `file_${id}`, mount_path = `/mnt/session/uploads/${file_id}`) =>
+    ({ type: 'file' as const, id, file_id, mount_path, created_at: STAMP, updated_at: STAMP }),
+  repo: (id: string, mount_path = '/workspace/app', checkout: { type: 'branch'; name: string } | { type: 'commit'; sha: string } | null = null) =>
+    ({ type: 'github_repository' as const, id, url: 'https://git.example/team/app.git', checkout, mount_path, created_at: STAMP, updated_at: STAMP }),
 };
 
 export const Out = {

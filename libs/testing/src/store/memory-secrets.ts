@@ -1,0 +1,20 @@
+import type { SessionSecrets } from '@berth/ports';
+
+export class MemorySecrets implements SessionSecrets {
+  private readonly secrets = new Map<string, Map<string, string>>();
+
+  async put(sessionId: string, name: string, value: string): Promise<void> {
+    const of = this.secrets.get(sessionId) ?? new Map<string, string>();
+    of.set(name, value);
+    this.secrets.set(sessionId, of);
+  }
+
+  async get(sessionId: string, name: string): Promise<string | null> {
+    return this.secrets.get(sessionId)?.get(name) ?? null;
+  }
+
+  async delete(sessionId: string, name?: string): Promise<void> {
+    if (name === undefined) this.secrets.delete(sessionId);
+    else this.secrets.get(sessionId)?.delete(name);
+  }
+}
