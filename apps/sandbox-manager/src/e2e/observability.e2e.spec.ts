@@ -82,7 +82,18 @@ describe('an operator watching one turn', () => {
     );
     if (during !== null) await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.interrupt' }] });
     await waitFor('the turn to settle', settled, 60_000, platform.logs);
-    after = await scrape();
+    // The turn's duration is recorded once the harness process is done (exit and last transcript
+    // mirror), which may come after the session is idle again.
+    const durations = (now: Record<Service, Sample[]>) => sumOf(now['sandbox-manager'], 'berth_turn_duration_seconds_count', { harness: 'claude-code' });
+    after = await waitFor(
+      "the turn's duration to be recorded",
+      async () => {
+        const now = await scrape();
+        return durations(now) > durations(before) ? now : null;
+      },
+      60_000,
+      platform.logs,
+    );
   });
 
   it('sees every figure of the turn move on /metrics', () => {
