@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+/**
+ * Webhook endpoints: Berth's own configuration API (the Managed Agents API registers endpoints in
+ * its console), shaped like the SDK's organization webhook endpoints, delivering the Managed
+ * Agents webhook events (`BetaWebhookEvent`: `{id: "wevt_…", created_at, type: "event", data}`)
+ * signed the way `client.beta.webhooks.unwrap()` verifies (Standard Webhooks).
+ */
+
+/** Session events, named as Managed Agents webhooks name them (`session.error` is Berth's own). */
+export const SESSION_WEBHOOK_EVENT_TYPES = [
+  'session.created',
+  'session.updated',
+  'session.running',
+  'session.idled',
+  'session.requires_action',
+  'session.archived',
+  'session.deleted',
+  'session.status_run_started',
+  'session.status_idled',
+  'session.status_rescheduled',
+  'session.status_terminated',
+  'session.error',
+] as const;
+
+/** Configuration resources the gateway writes. */
+export const RESOURCE_WEBHOOK_EVENT_TYPES = [
+  'agent.created',
+  'agent.updated',
+  'agent.archived',
+  'environment.created',
+  'environment.updated',
+  'environment.archived',
+  'environment.deleted',
+  'vault.created',
+  'vault.archived',
+  'vault.deleted',
+  'vault_credential.created',
+  'vault_credential.archived',
+  'vault_credential.deleted',
+] as const;
+
+/** Every type Berth delivers. Types of the Managed Agents API that Berth never emits are refused, not silently accepted. */
+export const WEBHOOK_EVENT_TYPES = [...SESSION_WEBHOOK_EVENT_TYPES, ...RESOURCE_WEBHOOK_EVENT_TYPES] as const;
+export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES);
+export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
+
+/** The thin payload: which resource changed; receivers fetch it for its state. */
+export type WebhookEventData = Readonly<{
+  type: WebhookEventType;
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  /** Credential events name their vault. */
+  vault_id?: string;
+}>;
+
+/** One delivery's body, exactly as signed and sent (`BetaWebhookEvent`). */
+export type WebhookEvent = Readonly<{ id: string; created_at: string; type: 'event'; data: WebhookEventData }>;
+
+export const WEBHOOK_ENDPOINT_STATES = ['enabled', 'disabled'] as const;
+export type WebhookEndpointState = (typeof WEBHOOK_ENDPOINT_STATES)[number];
+
+/** Why Berth disabled an endpoint by itself; '' when enabled or disabled by its owner. */
+export type WebhookDisabledReason = '' | 'consecutive_failures' | 'target_not_allowed' | 'redirect';
+
+export const WebhookUrlSchema = z
+  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+  .max(2048)
+  .refine((u) => {
+    const url = new URL(u);
+    return url.username === '' && url.password === '' && url.hash === '';
+  }, 'must not hold credentials or a fragment');
+
+const EnabledEventsSchema = z
+  .array(WebhookEventTypeSchema)
+  .max(WEBHOOK_EVENT_TYPES.length)
+  .refine((types) => new Set(types).size === types.length, 'must not list a type twice');
+
+/** `POST /v1/webhooks`. */
+export const WebhookEndpointCreateParamsSchema = z.strictObject({
+  url: WebhookUrlSchema,
+  enabled_events: EnabledEventsSchema.min(1, 'must list at least one event type'),
+  name: z.string().max(256).optional(),
+  description: z.string().max(2048).optional(),
+});
+export type WebhookEndpointCreateParams = z.infer<typeof WebhookEndpointCreateParamsSchema>;
+
+/** `POST /v1/webhooks/{id}`: only the fields sent change; an empty `enabled_events` leaves the set as it is. */
+export const WebhookEndpointUpdateParamsSchema = z.strictObject({
+  url: WebhookUrlSchema.optional(),
+  enabled_events: EnabledEventsSchema.optional(),
+  name: z.string().max(256).optional(),
+  description: z.string().max(2048).optional(),
+  /** `enabled` resumes deliveries and clears `disabled_reason`; events while disabled are never delivered. */
+  state: z.enum(WEBHOOK_ENDPOINT_STATES).optional(),
+});
+export type WebhookEndpointUpdateParams = z.infer<typeof WebhookEndpointUpdateParamsSchema>;
+
+export const WEBHOOK_DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+export type WebhookDeliveryState = (typeof WEBHOOK_DELIVERY_STATES)[number];
+
+/** One HTTP attempt of a delivery, as the delivery log shows it. */
+export type WebhookAttempt = Readonly<{
+  attempted_at: string;
+  /** The receiver's HTTP status; null when no answer came (refused, timed out, not allowed). */
+  status_code: number | null;
+  /** Why the attempt failed; null when it succeeded. */
+  error: string | null;
+  duration_ms: number;
+}>;
