@@ -1,9 +1,4 @@
-/**
- * A secret encrypted at rest: AES-256-GCM under the server key named `key_id` (so keys can rotate:
- * old keys stay readable, new seals use the active one). Bound to `aad` (the record it belongs to),
- * so a sealed value copied onto another record does not open. Base64 fields.
- */
-export type SealedSecret = Readonly<{ key_id: string; iv: string; ciphertext: string; tag: string }>;
+import type { SealedSecret } from '@berth/contracts';
 
 export interface SecretBox {
   seal(plaintext: string, aad: string): SealedSecret;

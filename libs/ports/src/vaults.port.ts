@@ -1,30 +1,5 @@
-import type { CredentialAuth } from '@berth/contracts';
+import type { CredentialRecord, VaultRecord } from '@berth/contracts';
 import type { Page, PageQuery } from './read-models.port';
-import type { SealedSecret } from './secrets.port';
-
-export type VaultRecord = Readonly<{
-  id: string;
-  owner_id: string;
-  display_name: string;
-  metadata: Readonly<Record<string, string>>;
-  created_at: string;
-  updated_at: string;
-  archived_at: string | null;
-}>;
-
-/** A credential: its public auth, and its secret sealed (never returned by the API). */
-export type CredentialRecord = Readonly<{
-  id: string;
-  owner_id: string;
-  vault_id: string;
-  display_name: string | null;
-  metadata: Readonly<Record<string, string>>;
-  auth: CredentialAuth;
-  secret: SealedSecret;
-  created_at: string;
-  updated_at: string;
-  archived_at: string | null;
-}>;
 
 export type VaultListQuery = PageQuery & Readonly<{ include_archived?: boolean }>;
 

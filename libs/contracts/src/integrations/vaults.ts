@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SealedSecret } from './secrets';
 
 /**
  * Vaults and their credentials, as the Managed Agents API takes them (`client.beta.vaults`,
@@ -165,3 +166,27 @@ export function credentialAfterUpdate(current: CredentialAuth, update: Credentia
 
 /** The MCP server a credential authenticates to, or null for an environment variable. */
 export const credentialMcpServerUrl = (auth: CredentialAuth): string | null => (auth.type === 'environment_variable' ? null : auth.mcp_server_url);
+
+export type VaultRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  display_name: string;
+  metadata: Readonly<Record<string, string>>;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}>;
+
+/** A credential: its public auth, and its secret sealed (never returned by the API). */
+export type CredentialRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  vault_id: string;
+  display_name: string | null;
+  metadata: Readonly<Record<string, string>>;
+  auth: CredentialAuth;
+  secret: SealedSecret;
+  created_at: string;
+  updated_at: string;
+  archived_at: string | null;
+}>;

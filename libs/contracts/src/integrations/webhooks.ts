@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SealedSecret } from './secrets';
 
 /**
  * Webhook endpoints: Berth's own configuration API (the Managed Agents API registers endpoints in
@@ -108,4 +109,51 @@ export type WebhookAttempt = Readonly<{
   /** Why the attempt failed; null when it succeeded. */
   error: string | null;
   duration_ms: number;
+}>;
+
+/** An owner's webhook endpoint. `version` increases with every write (compare-and-set). */
+export type WebhookEndpointRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  url: string;
+  name: string;
+  description: string;
+  enabled_events: readonly WebhookEventType[];
+  state: WebhookEndpointState;
+  disabled_reason: WebhookDisabledReason;
+  /** The `whsec_…` signing secret, sealed. */
+  secret: SealedSecret;
+  /** Failed attempts since the last successful one (the endpoint is disabled past a threshold). */
+  consecutive_failures: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}>;
+
+/**
+ * One event to one endpoint: the outbox row the delivery worker works from, and the delivery log
+ * the owner reads. The first delivery of an event to an endpoint has a deterministic id, so
+ * enqueueing it again is a no-op; a redelivery is a new row (`redelivery_of`).
+ */
+export type WebhookDeliveryRecord = Readonly<{
+  id: string;
+  owner_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: WebhookEventType;
+  /** Deliveries of one subject (a session) to one endpoint go out in `position` order; null: no order (redeliveries, resource events). */
+  subject: string | null;
+  position: number;
+  /** The exact JSON body sent and signed, the same on every attempt. */
+  payload: string;
+  state: WebhookDeliveryState;
+  attempt_count: number;
+  /** The latest attempts, oldest first (bounded). */
+  attempts: readonly WebhookAttempt[];
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  redelivery_of: string | null;
+  /** Held by a worker until `until` (ISO); a crashed worker's lease runs out and the delivery is attempted again. */
+  lease: Readonly<{ token: string; until: string }> | null;
 }>;

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { BerthError } from '@berth/core';
-import type { SealedSecret, SecretBox } from '@berth/ports';
+import type { SealedSecret } from '@berth/contracts';
+import type { SecretBox } from '@berth/ports';
 
 /** The server's encryption keys by id; `active` seals, every key opens. */
 export type SecretKeyRing = Readonly<{ active: string; keys: ReadonlyMap<string, Buffer> }>;

@@ -1,4 +1,5 @@
-import type { CredentialRecord, Page, VaultListQuery, VaultRecord, VaultStore } from '@berth/ports';
+import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
 import { pageRows } from './paging';
 
 export class MemoryVaults implements VaultStore {

@@ -1,13 +1,6 @@
 import { ConcurrencyError } from '@berth/core';
-import type {
-  Page,
-  PageQuery,
-  WebhookDeliveryListQuery,
-  WebhookDeliveryRecord,
-  WebhookDeliveryStore,
-  WebhookEndpointRecord,
-  WebhookEndpointStore,
-} from '@berth/ports';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
+import type { Page, PageQuery, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
 import { pageRows } from './paging';
 
 /** Endpoints and deliveries share one object so deleting an endpoint removes its deliveries, as the real adapters do. */

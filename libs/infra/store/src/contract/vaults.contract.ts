@@ -1,4 +1,5 @@
-import type { BerthStore, CredentialRecord, VaultRecord } from '@berth/ports';
+import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import type { BerthStore } from '@berth/ports';
 import { at } from './fixtures';
 
 const vault = (over: Partial<VaultRecord> & { id: string }): VaultRecord => ({

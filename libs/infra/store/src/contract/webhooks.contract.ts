@@ -1,5 +1,6 @@
 import { ConcurrencyError } from '@berth/core';
-import type { BerthStore, WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/ports';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
+import type { BerthStore } from '@berth/ports';
 import { at } from './fixtures';
 
 const sealed = { key_id: 'k1', iv: 'aXY=', ciphertext: 'Y3Q=', tag: 'dGFn' };

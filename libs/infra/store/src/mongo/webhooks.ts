@@ -1,13 +1,6 @@
 import { ConcurrencyError } from '@berth/core';
-import type {
-  Page,
-  PageQuery,
-  WebhookDeliveryListQuery,
-  WebhookDeliveryRecord,
-  WebhookDeliveryStore,
-  WebhookEndpointRecord,
-  WebhookEndpointStore,
-} from '@berth/ports';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
+import type { Page, PageQuery, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import type { Collections, WebhookDeliveryDoc, WebhookEndpointDoc } from './collections';

@@ -1,4 +1,5 @@
-import type { CredentialRecord, Page, VaultListQuery, VaultRecord, VaultStore } from '@berth/ports';
+import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import type { SqliteDb } from './sqlite-db';

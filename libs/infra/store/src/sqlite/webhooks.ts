@@ -1,13 +1,6 @@
 import { ConcurrencyError } from '@berth/core';
-import type {
-  Page,
-  PageQuery,
-  WebhookDeliveryListQuery,
-  WebhookDeliveryRecord,
-  WebhookDeliveryStore,
-  WebhookEndpointRecord,
-  WebhookEndpointStore,
-} from '@berth/ports';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
+import type { Page, PageQuery, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import { isConstraintError, type SqliteDb } from './sqlite-db';

@@ -1,0 +1,4 @@
+export * from './webhook-events';
+export * from './signature';
+export * from './delivery-policy';
+export * from './deliveries';
