@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MetadataPatchSchema, MetadataSchema } from '../config/metadata';
 import type { SealedSecret } from './secrets';
 
 /**
@@ -7,12 +8,6 @@ import type { SealedSecret } from './secrets';
  * public `CredentialAuth` never does.
  */
 
-const MetadataSchema = z
-  .record(z.string().min(1).max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
-const MetadataPatchSchema = z
-  .record(z.string().min(1).max(64), z.string().max(512).nullable())
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
 
 const DisplayNameSchema = z.string().min(1).max(256);
 const SecretSchema = z.string().min(1).max(16_384);

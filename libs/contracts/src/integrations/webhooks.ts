@@ -24,25 +24,11 @@ export const SESSION_WEBHOOK_EVENT_TYPES = [
   'session.error',
 ] as const;
 
-/** Configuration resources the gateway writes. */
-export const RESOURCE_WEBHOOK_EVENT_TYPES = [
-  'agent.created',
-  'agent.updated',
-  'agent.archived',
-  'environment.created',
-  'environment.updated',
-  'environment.archived',
-  'environment.deleted',
-  'vault.created',
-  'vault.archived',
-  'vault.deleted',
-  'vault_credential.created',
-  'vault_credential.archived',
-  'vault_credential.deleted',
-] as const;
-
-/** Every type Berth delivers. Types of the Managed Agents API that Berth never emits are refused, not silently accepted. */
-export const WEBHOOK_EVENT_TYPES = [...SESSION_WEBHOOK_EVENT_TYPES, ...RESOURCE_WEBHOOK_EVENT_TYPES] as const;
+/**
+ * Every type Berth delivers. Types of the Managed Agents API that Berth does not emit yet (agent,
+ * environment and vault changes, threads, outcomes) are refused, not silently accepted.
+ */
+export const WEBHOOK_EVENT_TYPES = SESSION_WEBHOOK_EVENT_TYPES;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
@@ -52,8 +38,6 @@ export type WebhookEventData = Readonly<{
   id: string;
   organization_id: string;
   workspace_id: string;
-  /** Credential events name their vault. */
-  vault_id?: string;
 }>;
 
 /** One delivery's body, exactly as signed and sent (`BetaWebhookEvent`). */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { RecordedEvent, WebhookEvent, WebhookEventType } from '@berth/contracts';
+import { EVENT_TYPES, type RecordedEvent, type WebhookEvent, type WebhookEventType } from '@berth/contracts';
 
 /** Berth has no workspaces: every owner's resources are in this one. */
 export const WORKSPACE_ID = 'default';
@@ -41,6 +41,9 @@ export function sessionWebhookTypes(event: RecordedEvent): readonly WebhookEvent
   }
 }
 
+/** The session event types that make webhook events (the webhooks consumer handles these, and acks the rest). */
+export const WEBHOOK_SOURCE_EVENT_TYPES = EVENT_TYPES.filter((type) => sessionWebhookTypes({ type } as RecordedEvent).length > 0);
+
 /** Deliveries of one session to one endpoint go out in this order: the journal's, then the type's place. */
 export const sessionWebhookPosition = (seq: number, index: number): number => seq * 16 + index;
 
@@ -55,22 +58,6 @@ export function sessionWebhookEvents(event: RecordedEvent, ownerId: string): rea
     },
     position: sessionWebhookPosition(event.seq, index),
   }));
-}
-
-/** A configuration resource changed (written by the gateway): `at` is the write's time, part of the id. */
-export function resourceWebhookEvent(input: Readonly<{ type: WebhookEventType; id: string; ownerId: string; at: string; vaultId?: string }>): WebhookEvent {
-  return {
-    id: `wevt_${digest(`${input.id}/${input.type}/${input.at}`)}`,
-    created_at: input.at,
-    type: 'event',
-    data: {
-      type: input.type,
-      id: input.id,
-      organization_id: input.ownerId,
-      workspace_id: WORKSPACE_ID,
-      ...(input.vaultId ? { vault_id: input.vaultId } : {}),
-    },
-  };
 }
 
 /** The first delivery of an event to an endpoint: one id, however often it is enqueued. */

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { EVENT_TYPES, SESSION_WEBHOOK_EVENT_TYPES, type RecordedEvent } from '@berth/contracts';
 import { signedWebhookHeaders, signingSecretFrom } from './signature';
-import { resourceWebhookEvent, sessionWebhookEvents, sessionWebhookTypes } from './webhook-events';
+import { sessionWebhookEvents, sessionWebhookTypes } from './webhook-events';
 
 const recorded = (type: RecordedEvent['type'], seq = 4): RecordedEvent => ({ id: `sevt_x_${seq}`, session_id: 'sesn_1', seq, schema_version: 1, command_id: 'cmd_x', occurred_at: '2026-01-01T00:00:00.000Z', type, data: {} } as unknown as RecordedEvent);
 
@@ -39,10 +39,6 @@ describe('session events as webhook events', () => {
     expect(a?.event).toEqual({ id: a?.event.id, created_at: '2026-01-01T00:00:00.000Z', type: 'event', data: { type: 'session.status_idled', id: 'sesn_1', organization_id: 'owner_a', workspace_id: 'default' } });
   });
 
-  it('names the vault of a credential event', () => {
-    const e = resourceWebhookEvent({ type: 'vault_credential.created', id: 'vcrd_1', ownerId: 'o', at: '2026-01-01T00:00:00.000Z', vaultId: 'vlt_1' });
-    expect(e.data).toEqual({ type: 'vault_credential.created', id: 'vcrd_1', organization_id: 'o', workspace_id: 'default', vault_id: 'vlt_1' });
-  });
 });
 
 describe('signedWebhookHeaders', () => {
