@@ -10,3 +10,5 @@ export * from './public-events';
 export * from './queries';
 export * from './files';
 export * from './resources';
+export * from './config/metadata';
+export * from './integrations';

@@ -44,5 +44,9 @@ export const IdPrefix = {
   file: 'file',
   blob: 'blob',
   sessionResource: 'sesrsc',
+  webhook: 'whk',
+  webhookDelivery: 'whd',
+  vault: 'vlt',
+  credential: 'vcrd',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

@@ -5,3 +5,6 @@ export type * from './sandbox-runtime.port';
 export type * from './logger.port';
 export type * from './files.port';
 export type * from './workspaces.port';
+export type * from './secrets.port';
+export type * from './webhooks.port';
+export type * from './vaults.port';

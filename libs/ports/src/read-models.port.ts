@@ -1,5 +1,7 @@
 import type { BlobStore, FileStore, SessionSecrets } from './files.port';
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
+import type { VaultStore } from './vaults.port';
+import type { WebhookDeliveryStore, WebhookEndpointStore } from './webhooks.port';
 
 /**
  * Read side for the gateway, plus the resources that are plain configuration (agents,
@@ -129,6 +131,9 @@ export interface BerthStore {
   readonly files: FileStore;
   readonly blobs: BlobStore;
   readonly secrets: SessionSecrets;
+  readonly webhookEndpoints: WebhookEndpointStore;
+  readonly webhookDeliveries: WebhookDeliveryStore;
+  readonly vaults: VaultStore;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

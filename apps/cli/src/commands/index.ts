@@ -6,6 +6,7 @@ import { fileCommands } from './files';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { webhookCommands } from './webhooks';
 import { workspaceCommands } from './workspace';
 
 export const COMMANDS: readonly Command[] = [
@@ -16,5 +17,6 @@ export const COMMANDS: readonly Command[] = [
   ...workspaceCommands,
   ...streamCommands,
   ...keyCommands,
+  ...webhookCommands,
   ...doctorCommands,
 ];

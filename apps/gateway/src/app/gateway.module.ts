@@ -23,6 +23,8 @@ import { ResourcesService } from '../resources/resources.service';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { WebhooksController } from '../webhooks/webhooks.controller';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { WorkspaceController } from '../workspace/workspace.controller';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
@@ -43,6 +45,7 @@ export class GatewayModule {
         FilesController,
         ResourcesController,
         WorkspaceController,
+        WebhooksController,
         OpenApiController,
         HealthController,
       ],
@@ -91,6 +94,12 @@ export class GatewayModule {
           provide: EventsService,
           useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
           inject: [DEPS, SessionUseCases],
+        },
+        {
+          provide: WebhooksService,
+          useFactory: (d: GatewayDeps) =>
+            new WebhooksService({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, secrets: d.secrets, clock: d.clock, ids: d.ids, targets: d.webhookTargets }),
+          inject: [DEPS],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

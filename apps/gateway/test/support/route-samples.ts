@@ -2,7 +2,7 @@ import type { RouteSpec } from '../../src/http/route';
 import { RouteTable } from '../../src/http/route-table';
 import type { GatewayHarness } from './gateway-harness';
 
-export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; fileId: string; resourceId: string }>;
+export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; fileId: string; resourceId: string; webhookId: string; deliveryId: string }>;
 
 /** Every route the running app serves, from Nest's own controller registry. */
 export const routeTable = (gw: GatewayHarness): RouteSpec[] => gw.app.get(RouteTable).routes();
@@ -26,6 +26,8 @@ export function concretePath(route: RouteSpec, ids: OwnedIds): string {
     if (name === 'session_id') return ids.sessionId;
     if (name === 'file_id') return ids.fileId;
     if (name === 'resource_id') return ids.resourceId;
+    if (name === 'webhook_id') return ids.webhookId;
+    if (name === 'delivery_id') return ids.deliveryId;
     throw new Error(`route ${route.path}: no sample id for {${name}}; add one in route-samples.ts`);
   });
 }
@@ -44,6 +46,8 @@ export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
     'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
     'POST /v1/sessions/{session_id}/resources': { type: 'file', file_id: ids.fileId, mount_path: '/home/agent/copy.txt' },
     'POST /v1/sessions/{session_id}/resources/{resource_id}': { authorization_token: 'ghp_rotated' },
+    'POST /v1/webhooks': { url: 'https://hooks.example.com/berth', enabled_events: ['session.created'] },
+    'POST /v1/webhooks/{webhook_id}': { name: 'changed' },
   };
   if (!(key in samples)) throw new Error(`route ${key}: no sample body; add one in route-samples.ts`);
   return samples[key];

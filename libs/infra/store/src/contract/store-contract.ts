@@ -5,6 +5,8 @@ import { keysContract } from './keys.contract';
 import { readModelsContract } from './read-models.contract';
 import { snapshotsContract } from './snapshots.contract';
 import { transcriptsContract } from './transcripts.contract';
+import { vaultsContract } from './vaults.contract';
+import { webhooksContract } from './webhooks.contract';
 
 /** A fresh, empty store per test, and how to throw it away afterwards. */
 export type StoreUnderTest = { store: BerthStore; dispose?: () => Promise<void> };
@@ -41,5 +43,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     keysContract(store);
     transcriptsContract(store);
     filesContract(store);
+    webhooksContract(store);
+    vaultsContract(store);
   });
 }

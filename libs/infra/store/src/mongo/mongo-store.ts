@@ -13,6 +13,8 @@ import { MongoSecrets } from './secrets';
 import { MongoSessions } from './sessions';
 import { MongoSnapshots } from './snapshots';
 import { MongoTranscripts } from './transcripts';
+import { MongoVaults } from './vaults';
+import { MongoWebhookDeliveries, MongoWebhookEndpoints } from './webhooks';
 
 export type MongoStoreOptions = Readonly<{
   /** Defaults to the database named in the URL, else `berth`. */
@@ -41,6 +43,9 @@ export class MongoStore implements BerthStore {
   readonly files: MongoFiles;
   readonly blobs: GridFsBlobStore;
   readonly secrets: MongoSecrets;
+  readonly webhookEndpoints: MongoWebhookEndpoints;
+  readonly webhookDeliveries: MongoWebhookDeliveries;
+  readonly vaults: MongoVaults;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, { retryWrites: true, writeConcern: { w: 'majority' } });
@@ -57,6 +62,9 @@ export class MongoStore implements BerthStore {
     this.files = new MongoFiles(this.c);
     this.blobs = new GridFsBlobStore(db);
     this.secrets = new MongoSecrets(this.c);
+    this.webhookEndpoints = new MongoWebhookEndpoints(this.c);
+    this.webhookDeliveries = new MongoWebhookDeliveries(this.c);
+    this.vaults = new MongoVaults(this.c);
   }
 
   /** Connects and creates indexes; an unreachable server is a coded UNAVAILABLE, not a driver error. */

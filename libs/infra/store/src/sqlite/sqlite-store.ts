@@ -14,6 +14,8 @@ import { SqliteSessions } from './sessions';
 import { SqliteSnapshots } from './snapshots';
 import { SqliteDb, type SqliteOptions } from './sqlite-db';
 import { SqliteTranscripts } from './transcripts';
+import { SqliteVaults } from './vaults';
+import { SqliteWebhookDeliveries, SqliteWebhookEndpoints } from './webhooks';
 
 export type SqliteStoreOptions = SqliteOptions &
   Readonly<{
@@ -41,6 +43,9 @@ export class SqliteStore implements BerthStore {
   readonly secrets: SqliteSecrets;
   /** A temporary blob directory this store made (in-memory database) and removes at close. */
   private readonly ownBlobDir: string | null;
+  readonly webhookEndpoints: SqliteWebhookEndpoints;
+  readonly webhookDeliveries: SqliteWebhookDeliveries;
+  readonly vaults: SqliteVaults;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.db = new SqliteDb(path, options);
@@ -56,6 +61,9 @@ export class SqliteStore implements BerthStore {
     this.secrets = new SqliteSecrets(this.db);
     this.ownBlobDir = options.blobDir === undefined && path === ':memory:' ? mkdtempSync(join(tmpdir(), 'berth-blobs-')) : null;
     this.blobs = new DirectoryBlobStore(options.blobDir ?? this.ownBlobDir ?? join(dirname(path), 'blobs'));
+    this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
+    this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
+    this.vaults = new SqliteVaults(this.db);
   }
 
   async init(): Promise<void> {
