@@ -4,6 +4,7 @@ import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { fileCommands } from './files';
 import { keyCommands } from './keys';
+import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
 import { webhookCommands } from './webhooks';
@@ -19,4 +20,5 @@ export const COMMANDS: readonly Command[] = [
   ...keyCommands,
   ...webhookCommands,
   ...doctorCommands,
+  ...replayCommands,
 ];
