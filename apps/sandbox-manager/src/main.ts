@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { DockerSandboxRuntime } from '@berth/docker';
 import { connectNats } from '@berth/nats';
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
     warmPoolSize: config.warmPoolSize,
     scopeLabels,
     crash: crashPointsArmedAt(config.crashPoint),
-    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },
+    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency, controlConcurrency: config.controlConcurrency },
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
   });
@@ -41,7 +42,7 @@ async function main(): Promise<void> {
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
   ]);
-  log.log(`ready: consuming SESSION_EVT/sandbox-manager from ${config.natsUrl}, docker ${config.dockerHost}`);
+  log.log(`ready: consuming SESSION_EVT (turns: ${Consumers.sandboxManagerTurns}, control: ${Consumers.sandboxManagerControl}) from ${config.natsUrl}, docker ${config.dockerHost}`);
 }
 
 main().catch((e) => {

@@ -9,7 +9,7 @@ import {
   type SandboxManagerQuery,
 } from '@berth/contracts';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
-import type { ManagerLog } from '../sessions/send-reliably';
+import type { ManagerLog } from '../workflow/send-reliably';
 import type { TurnProbe } from './turn-probe';
 import type { TurnQueries } from './turn-queries';
 

@@ -1,15 +1,15 @@
-import type { CommandBus, SandboxRuntime } from '@berth/ports';
+import type { SandboxRuntime } from '@berth/ports';
 import { watchSandboxDeaths, type SandboxDeath, type WarmPool } from '@berth/sandbox-lifecycle';
+import { managerCommands } from '@berth/sandbox-workflow';
 import type { SandboxService } from '../sandboxes/sandbox-service';
-import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
-import { sandboxDiedCommand } from './sandbox-died-command';
+import type { ManagerLog } from '../workflow/send-reliably';
+import type { SendManagerCommand } from '../workflow/manager-sender';
 
 const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
 
 /**
  * Docker's `die` / `oom` / `destroy` of a session's container becomes `ReportSandboxDied` at once
- * (the kernel fences it by sandbox id and generation). Containers the manager stops on purpose
+ * (the kernel fences it by sandbox id and generation; a turn that sees its container die sends the same command). Containers the manager stops on purpose
  * are not deaths. Runs until `signal` aborts; a broken event stream is reopened.
  */
 export class DeathReporter {
@@ -17,8 +17,7 @@ export class DeathReporter {
     private readonly deps: Readonly<{
       runtime: SandboxRuntime;
       sandboxes: SandboxService;
-      bus: CommandBus;
-      commands: ManagerCommands;
+      send: SendManagerCommand;
       pool: WarmPool;
       log: ManagerLog;
       scopeLabels: Readonly<Record<string, string>>;
@@ -47,13 +46,8 @@ export class DeathReporter {
   async report(death: SandboxDeath): Promise<void> {
     if (this.deps.sandboxes.isReleasing(death.sandboxId)) return;
     this.deps.log.log(`sandbox ${death.sandboxId} of session ${death.sessionId} ${death.reason}`);
-    const command = sandboxDiedCommand(this.deps.commands, {
-      sessionId: death.sessionId,
-      sandboxId: death.sandboxId,
-      generation: death.generation,
-      cause: CAUSE[death.reason],
-      exitCode: death.exitCode,
-    });
-    await sendReliably(this.deps.bus, command, this.deps.log);
+    await this.deps.send(
+      managerCommands.sandboxDied(death.sessionId, { sandbox_id: death.sandboxId, generation: death.generation, cause: CAUSE[death.reason], exit_code: death.exitCode }),
+    );
   }
 }

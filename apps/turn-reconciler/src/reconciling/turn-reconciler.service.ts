@@ -1,5 +1,5 @@
 import type { RecordedEvent, SessionCommand } from '@berth/contracts';
-import type { Clock, Workflow } from '@berth/core';
+import { KeyedLock, type Clock, type Workflow } from '@berth/core';
 import type { CommandBus, SessionJournal, TranscriptMirror } from '@berth/ports';
 import {
   OPEN_TURN_EVENT_TYPES,
@@ -13,7 +13,6 @@ import {
   type TurnReconcileState,
 } from '@berth/turns-domain';
 import type { ReconcilerCrashPoint } from '../config/reconciler.config';
-import { KeyedLock } from './keyed-lock';
 import type { OpenTurnDirectory, SandboxManagerClient } from './sandbox-manager.port';
 
 export type ReconcilerLog = Readonly<{ log(message: string): void; warn(message: string): void }>;

@@ -32,6 +32,9 @@ export type CommandAnswered = Readonly<{
   now: string;
 }>;
 
+/** A command sent with `report: true` could not be delivered (the broker or the kernel stayed away). */
+export type CommandFailed = Readonly<{ kind: 'command_failed'; command_id: string; command_type: string; now: string }>;
+
 /** The harness printed its turn's terminal line (its outputs are recorded and its transcript mirrored). */
 export type TurnTerminalSeen = Readonly<{
   kind: 'turn_terminal';
@@ -75,6 +78,7 @@ export type ManagerInput =
   | SandboxAcquired
   | SandboxAcquireFailed
   | CommandAnswered
+  | CommandFailed
   | TurnTerminalSeen
   | TurnExited
   | TurnNotRun

@@ -79,6 +79,9 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
         };
       case 'command_answered':
         return input.command_type === 'BindSandbox' ? onBindAnswered(state, input) : nothing(state);
+      case 'command_failed':
+        // Whether it was bound is unknown: the request's redelivery acquires again (the same container, the same bind id).
+        return input.command_type === 'BindSandbox' ? nothing(withWork(state, { acquiring: null, waiting: null })) : nothing(state);
       case 'turn_terminal':
         return onTerminal(state, input);
       case 'turn_exited':
@@ -226,7 +229,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     }
     // Not running here: still waiting for this manager's turn slot, or started by an earlier process.
     // Whatever may run in the sandbox is stopped, and the turn ends now, not after the turns ahead of it.
-    if (turnId === null || v.turn?.turn_id !== turnId || v.sandbox === null || state.work.interrupted_unrun === turnId) return nothing(state);
+    if (turnId === null || v.turn?.turn_id !== turnId || v.sandbox === null) return nothing(state);
     return {
       state: withWork(state, { interrupted_unrun: turnId }),
       outputs: [

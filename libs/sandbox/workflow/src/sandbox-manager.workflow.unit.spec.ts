@@ -86,7 +86,9 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
 
   it('ignores a request already bound, superseded by a newer one, or for a terminated session', () => {
     const { j, history } = boundSession();
-    spec.given(history).when({ kind: 'delivered', event: (history[1] as { event: never }).event, redelivered: true, now: at(0) }).thenNothing();
+    const request = history[1];
+    if (request.kind !== 'event') throw new Error('the fixture folds events');
+    spec.given(history).when({ kind: 'delivered', event: request.event, redelivered: true, now: at(0) }).thenNothing();
 
     const k = journal();
     const superseded = [k.event('SandboxRequested', { generation: 1, reason: 'startup' })];
@@ -95,9 +97,9 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
     spec.given(superseded).when(old).thenNothing();
 
     const terminated = [...history, j.event('SandboxRequested', { generation: 2, reason: 'rebuild' })];
-    const request = j.delivered();
+    const rebuild = j.delivered();
     terminated.push(j.event('SessionTerminated', { sandbox_id: null }));
-    spec.given(terminated).when(request).thenNothing();
+    spec.given(terminated).when(rebuild).thenNothing();
   });
 
   it('binds an acquired container under an id derived from session and generation, and wants the answer', () => {

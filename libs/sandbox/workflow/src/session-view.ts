@@ -1,6 +1,7 @@
 import type { ContentBlock, EventType, HarnessKind, PermissionMode, RecordedEvent } from '@berth/contracts';
 
-export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number }>;
+/** A bound container; `expires_at` is the lease the kernel recorded at bind time. */
+export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
 
 /** The session's open turn, as far as the sandbox-manager cares. */
 export type ViewTurn = Readonly<{
@@ -133,7 +134,7 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'SandboxRequested':
       return { ...v, sandbox_request: event.data.generation };
     case 'SandboxBound':
-      return { ...v, sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation }, sandbox_request: null };
+      return { ...v, sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at }, sandbox_request: null };
     case 'SandboxStartFailed':
       return v.sandbox_request === event.data.generation ? { ...v, sandbox_request: null } : v;
     case 'SandboxLost':

@@ -15,7 +15,7 @@ describe('the sandbox-manager session view', () => {
       agent: { id: 'agent_1', version: 2 },
       harness: 'claude-code',
       permission_mode: 'always_ask',
-      sandbox: { sandbox_id: SANDBOX, generation: 1 },
+      sandbox: { sandbox_id: SANDBOX, generation: 1, expires_at: null },
       sandbox_request: null,
       lifecycle: 'open',
     });
