@@ -117,11 +117,12 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
         ? onTurn(v, event.data.turn_id, (t) => ({ ...t, asks: { ...t.asks, [event.id]: event.data.harness_tool_use_id } }))
         : v;
     case 'TurnAwaitingConfirmation':
-      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: event.data.event_ids }));
+      // As in the kernel: a turn waiting for the user is no longer "interrupting" (it waits instead).
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: event.data.event_ids, interrupting: false }));
     case 'ToolUseConfirmed':
       return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: t.pending.filter((id) => id !== event.data.tool_use_event_id) }));
     case 'TurnResumed':
-      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: [] }));
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: [], interrupting: false }));
     case 'InterruptRequested':
       return event.data.turn_id === null ? v : onTurn(v, event.data.turn_id, (t) => ({ ...t, interrupting: true }));
     case 'TurnCompleted':
