@@ -89,6 +89,41 @@ describe('claude-code: manager restart mid-turn, tool approvals, terminate and d
   );
 
   it(
+    'a tool confirmation answered while the manager is down (kill -9) reaches the waiting harness after its restart, and the turn completes',
+    async () => {
+      const session = await newSession('always_ask');
+      const requestsBefore = model.modelRequests.length;
+      model.script(reply.toolCall('Bash', { command: 'echo survived > survived.txt', description: 'write survived.txt' }), reply.text('survived.txt is written'));
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write survived.txt' }] }] });
+      const waiting = await waitFor('the tool use to wait for confirmation', async () => {
+        const e = await allEvents(client, session.id);
+        return e.find((x) => x.type === 'session.status_idle' && (x['stop_reason'] as { type: string }).type === 'requires_action');
+      }, 90_000, platform.logs);
+      const toolUseId = (waiting['stop_reason'] as { event_ids: string[] }).event_ids[0];
+
+      await platform.killManager();
+      // The harness keeps waiting in its sandbox; the user's answer is recorded while no manager runs.
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result: 'allow' }] });
+      expect(await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/survived.txt')).toBeNull();
+      await platform.startManager({ BERTH_CRASH_POINT: '' });
+
+      const events = await waitFor('the turn to end after the restart', async () => {
+        const e = await allEvents(client, session.id);
+        const last = e.at(-1);
+        return last?.type === 'session.status_idle' && (last['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
+      }, 90_000, platform.logs);
+      const outputs = events.filter((e) => ['agent.tool_use', 'agent.tool_result', 'agent.message'].includes(e.type));
+      expect(outputs.map((e) => e.type)).toEqual(['agent.tool_use', 'agent.tool_result', 'agent.message']);
+      expect(JSON.stringify(outputs.at(-1))).toContain('survived.txt is written');
+      expect((await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/survived.txt'))?.toString()).toBe('survived\n');
+      // The new manager followed the same harness process rather than starting a second one.
+      expect(platform.manager().output()).toContain('reattaching (harness still running)');
+      expect(model.modelRequests.length - requestsBefore).toBe(2);
+    },
+    300_000,
+  );
+
+  it(
     'terminate and delete take the session sandbox away',
     async () => {
       const terminated = await newSession('always_allow');
