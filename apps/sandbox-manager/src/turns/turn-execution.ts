@@ -82,7 +82,7 @@ export class TurnExecution {
   ) {
     this.turnId = turn.turn_id;
     this.generation = turn.generation;
-    this.state = deps.adapter.initialState(turn.permission_mode);
+    this.state = deps.adapter.initialState(turn.permission_mode, turn.prompt);
     this.resumeId = turn.resume_id;
     this.harnessSessionId = turn.resume_id;
     this.mirror = new TranscriptMirrorLoop({
@@ -213,6 +213,9 @@ export class TurnExecution {
     this.state = step.state;
     if (step.harnessSessionId) this.harnessSessionId = step.harnessSessionId;
     this.batcher?.add(step.outputs);
+    for (const reply of step.stdinLines ?? []) {
+      void this.process?.writeOnce(reply).catch((e: unknown) => this.deps.log.warn(`turn ${this.turnId}: answer to the harness not written: ${String(e)}`));
+    }
     for (const output of step.outputs) if (output.kind === 'tool_result' && this.pending.has(output.tool_use_id)) this.answered(output.tool_use_id);
     if (step.confirmation) {
       this.pending.set(step.confirmation.toolUseId, step.confirmation);

@@ -26,6 +26,8 @@ type Where = Readonly<{ runtime: SandboxRuntime; sandboxId: string; turnId: stri
  */
 export class TurnProcess {
   private stdinEnded = false;
+  /** Writes to the stdin file, one at a time and in order. */
+  private writes: Promise<unknown> = Promise.resolve();
 
   private constructor(
     private readonly where: Where,
@@ -82,16 +84,28 @@ export class TurnProcess {
     return this.stdin === 'follow' && !this.stdinEnded;
   }
 
-  async write(line: string): Promise<void> {
-    if (!this.readsStdin) return;
-    await appendStdin(this.where, line);
+  write(line: string): Promise<void> {
+    return this.serially(() => appendStdin(this.where, line));
+  }
+
+  /** A protocol answer the harness asked for: written unless an earlier process wrote it already. */
+  writeOnce(line: string): Promise<void> {
+    return this.serially(async () => void (await writeStdinOnce(this.where, line)));
   }
 
   /** Ends the harness's input (it finishes once it read everything before). */
-  async endStdin(): Promise<void> {
-    if (!this.readsStdin) return;
+  endStdin(): Promise<void> {
+    if (!this.readsStdin) return Promise.resolve();
+    const ended = this.serially(() => appendStdin(this.where, STDIN_END));
     this.stdinEnded = true;
-    await appendStdin(this.where, STDIN_END);
+    return ended;
+  }
+
+  private serially(write: () => Promise<void>): Promise<void> {
+    if (!this.readsStdin) return Promise.resolve();
+    const next = this.writes.then(write);
+    this.writes = next.catch(() => undefined);
+    return next;
   }
 
   /** Signals the turn's process group: `signal`, then KILL after the grace. */

@@ -1,8 +1,8 @@
 import type { AgentOutput, PermissionMode } from '@berth/contracts';
-import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
+import type { ConfirmationDecision, HarnessAdapter, ParseStep, PendingConfirmation, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { arr, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
-import { requireAlwaysAllow } from '../unsupported-permission-mode';
+import { answerAppServerApproval, appServerOpening, parseAppServerLine } from './codex-app-server';
 
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
@@ -13,16 +13,17 @@ const PROVIDER = 'berth';
 const DEFAULT_MODEL = 'berth-model';
 
 /**
- * Codex in `codex exec --json` mode: one process per turn, the prompt as the last argument,
- * `exec resume <thread id>` for later turns. The model comes from a custom provider in
- * `$CODEX_HOME/config.toml` (Codex ignores `OPENAI_BASE_URL`). `exec` cannot ask for approval, so only `always_allow`.
+ * Codex, one process per turn. `always_allow`: `codex exec --json`, the prompt as the last
+ * argument, `exec resume <thread id>` for later turns. `always_ask`: `codex app-server`, whose
+ * protocol asks before commands and file changes (`exec` cannot ask; see codex-app-server.ts).
+ * Either way the model comes from a custom provider in `$CODEX_HOME/config.toml` (Codex ignores
+ * `OPENAI_BASE_URL`) and the conversation is the same thread, resumed by id.
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: false };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: false };
 
   buildTurn(input: TurnInput): TurnPlan {
-    requireAlwaysAllow(this.kind, input.permissionMode);
     const codexHome = `${input.home}/.codex`;
     const config = [
       `model_provider = "${PROVIDER}"`,
@@ -39,6 +40,13 @@ export class CodexAdapter implements HarnessAdapter {
       'stream_max_retries = 2',
       '',
     ].join('\n');
+    const files = [{ path: `${codexHome}/config.toml`, content: config }];
+    const env = { HOME: input.home, CODEX_HOME: codexHome };
+    const secretEnv = { [input.model.apiKeyEnv]: input.model.apiKeyEnv };
+    if (input.permissionMode === 'always_ask') {
+      // The prompt goes in once the thread is known (ParseStep.stdinLines); stdin stays open for the answers.
+      return { argv: ['codex', 'app-server'], env, secretEnv, stdinLines: appServerOpening(input.cwd, input.resumeId), keepStdinOpen: true, files };
+    }
     const argv = [
       'codex',
       'exec',
@@ -50,24 +58,18 @@ export class CodexAdapter implements HarnessAdapter {
       '--',
       input.prompt,
     ];
-    return {
-      argv,
-      env: { HOME: input.home, CODEX_HOME: codexHome },
-      secretEnv: { [input.model.apiKeyEnv]: input.model.apiKeyEnv },
-      stdinLines: [],
-      keepStdinOpen: false,
-      // Writing config.toml also creates CODEX_HOME, which Codex requires to exist.
-      files: [{ path: `${codexHome}/config.toml`, content: config }],
-    };
+    // Writing config.toml also creates CODEX_HOME, which Codex requires to exist.
+    return { argv, env, secretEnv, stdinLines: [], keepStdinOpen: false, files };
   }
 
-  initialState(permissionMode: PermissionMode): ParseState {
-    return freshState(permissionMode);
+  initialState(permissionMode: PermissionMode, prompt?: string): ParseState {
+    return freshState(permissionMode, prompt);
   }
 
   parseLine(line: string, state: ParseState): ParseStep {
     const event = parseJsonLine(line);
     if (event === null) return { state, outputs: [] };
+    if (state.permissionMode === 'always_ask') return parseAppServerLine(event, state);
     switch (event['type']) {
       case 'thread.started': {
         const threadId = str(event['thread_id']);
@@ -107,8 +109,8 @@ export class CodexAdapter implements HarnessAdapter {
     }
   }
 
-  answerConfirmation(): null {
-    return null;
+  answerConfirmation(pending: PendingConfirmation, decision: ConfirmationDecision): string {
+    return answerAppServerApproval(pending, decision);
   }
 
   interruptLine(): null {
