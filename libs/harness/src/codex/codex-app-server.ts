@@ -1,7 +1,8 @@
 import type { AgentOutput } from '@berth/contracts';
 import type { ConfirmationDecision, ParseStep, PendingConfirmation } from '../harness-adapter.port';
-import { arr, num, obj, str, textContent, type JsonObject } from '../json-line';
+import { num, obj, str, textContent, type JsonObject } from '../json-line';
 import { addUsage, holdToolUse, releaseAllHeld, releaseToolUse, type ParseState } from '../parse-state';
+import { fromAppServerItem, toolResultOf, toolUseOf } from './codex-items';
 
 /**
  * Codex's `app-server` protocol (JSON-RPC 2.0 over stdio without the `jsonrpc` member), the one
@@ -43,11 +44,11 @@ export function parseAppServerLine(message: JsonObject, state: ParseState): Pars
   if (APPROVALS.has(method) && message['id'] !== undefined) return approvalRequest(message, params, state);
   switch (method) {
     case 'item/started': {
-      const toolUse = toolUseOf(obj(params['item']));
+      const toolUse = toolUseOf(fromAppServerItem(obj(params['item'])));
       return toolUse === null ? { state, outputs: [] } : holdToolUse(state, toolUse);
     }
     case 'item/completed':
-      return itemCompleted(obj(params['item']), state);
+      return itemCompleted(fromAppServerItem(obj(params['item'])), state);
     case 'thread/tokenUsage/updated': {
       const last = obj(obj(params['tokenUsage'])['last']);
       const cached = num(last['cachedInputTokens']);
@@ -98,7 +99,7 @@ function approvalRequest(message: JsonObject, params: JsonObject, state: ParseSt
 
 function itemCompleted(item: JsonObject, state: ParseState): ParseStep {
   switch (item['type']) {
-    case 'agentMessage':
+    case 'agent_message':
       return { state, outputs: str(item['text']) ? [{ kind: 'message', content: textContent(item['text'] as string) }] : [] };
     case 'reasoning':
       return { state, outputs: [{ kind: 'thinking' }] };
@@ -121,54 +122,4 @@ function turnCompleted(turn: JsonObject, initial: ParseState): ParseStep {
     return { state, outputs: [...outputs, usage], terminal: { ok: false, interrupted: false, error: str(obj(turn['error'])['message']) ?? state.lastError ?? 'turn failed' } };
   }
   return { state, outputs: [...outputs, usage], terminal: { ok: true, interrupted: false, error: null } };
-}
-
-type ToolUse = Extract<AgentOutput, { kind: 'tool_use' }>;
-
-/** Codex's tool items, named as `codex exec` names them (`command_execution`, `file_change`, `server.tool`). */
-function toolUseOf(item: JsonObject): ToolUse | null {
-  const id = str(item['id']);
-  if (id === undefined) return null;
-  const base = { kind: 'tool_use' as const, tool_use_id: id, needs_confirmation: false };
-  switch (item['type']) {
-    case 'commandExecution':
-      return { ...base, name: 'command_execution', input: { command: commandOf(item) } };
-    case 'fileChange':
-      return { ...base, name: 'file_change', input: { changes: arr(item['changes']).map((c) => ({ path: str(obj(c)['path']) ?? '', kind: changeKind(obj(c)['kind']) })) } };
-    case 'mcpToolCall':
-      return { ...base, name: `${str(item['server']) ?? 'mcp'}.${str(item['tool']) ?? 'tool'}`, input: { ...obj(item['arguments']) } };
-    case 'webSearch':
-      return { ...base, name: 'web_search', input: { query: str(item['query']) ?? '' } };
-    default:
-      return null;
-  }
-}
-
-/** The command as the model wrote it (`commandActions`), not Codex's `/bin/bash -lc …` wrapper. */
-function commandOf(item: JsonObject): string {
-  const actions = arr(item['commandActions']).map((a) => str(obj(a)['command'])).filter((c): c is string => c !== undefined);
-  return actions.length > 0 ? actions.join(' && ') : (str(item['command']) ?? '');
-}
-
-const changeKind = (kind: unknown): string => str(kind) ?? str(obj(kind)['type']) ?? 'update';
-
-function toolResultOf(item: JsonObject): { content: Record<string, unknown>[]; is_error: boolean } {
-  const status = str(item['status']);
-  if (status === 'declined') return { content: textContent('The user declined this tool use.'), is_error: true };
-  const failed = status === 'failed';
-  switch (item['type']) {
-    case 'commandExecution': {
-      const exitCode = item['exitCode'];
-      return { content: textContent(str(item['aggregatedOutput']) ?? ''), is_error: failed || (typeof exitCode === 'number' && exitCode !== 0) };
-    }
-    case 'fileChange':
-      return { content: textContent(arr(item['changes']).map((c) => `${changeKind(obj(c)['kind'])} ${str(obj(c)['path']) ?? ''}`).join('\n')), is_error: failed };
-    case 'mcpToolCall': {
-      const error = str(obj(item['error'])['message']);
-      if (error !== undefined) return { content: textContent(error), is_error: true };
-      return { content: arr(obj(item['result'])['content']).map((c) => ({ ...obj(c) })), is_error: failed };
-    }
-    default:
-      return { content: [], is_error: failed };
-  }
 }

@@ -1,8 +1,9 @@
 import type { AgentOutput, PermissionMode } from '@berth/contracts';
 import type { ConfirmationDecision, HarnessAdapter, ParseStep, PendingConfirmation, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
-import { arr, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
+import { num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
 import { answerAppServerApproval, appServerOpening, parseAppServerLine } from './codex-app-server';
+import { toolResultOf, toolUseOf } from './codex-items';
 
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
@@ -144,48 +145,6 @@ export class CodexAdapter implements HarnessAdapter {
         return { state: started.state, outputs: [...started.outputs, result] };
       }
     }
-  }
-}
-
-type ToolUse = Extract<AgentOutput, { kind: 'tool_use' }>;
-
-/** Codex's tool items as tool uses; the tool name is the item type (or `server.tool` for MCP). */
-function toolUseOf(item: JsonObject): ToolUse | null {
-  const id = str(item['id']);
-  if (id === undefined) return null;
-  const base = { kind: 'tool_use' as const, tool_use_id: id, needs_confirmation: false };
-  switch (item['type']) {
-    case 'command_execution':
-      return { ...base, name: 'command_execution', input: { command: str(item['command']) ?? '' } };
-    case 'file_change':
-      return { ...base, name: 'file_change', input: { changes: arr(item['changes']) } };
-    case 'mcp_tool_call':
-      return { ...base, name: `${str(item['server']) ?? 'mcp'}.${str(item['tool']) ?? 'tool'}`, input: { ...obj(item['arguments']) } };
-    case 'web_search':
-      return { ...base, name: 'web_search', input: { query: str(item['query']) ?? '' } };
-    default:
-      return null;
-  }
-}
-
-function toolResultOf(item: JsonObject): { content: Record<string, unknown>[]; is_error: boolean } {
-  const failed = item['status'] === 'failed';
-  switch (item['type']) {
-    case 'command_execution': {
-      const exitCode = item['exit_code'];
-      return { content: textContent(str(item['aggregated_output']) ?? ''), is_error: failed || (typeof exitCode === 'number' && exitCode !== 0) };
-    }
-    case 'file_change': {
-      const summary = arr(item['changes']).map((c) => `${str(obj(c)['kind']) ?? 'update'} ${str(obj(c)['path']) ?? ''}`).join('\n');
-      return { content: textContent(summary), is_error: failed };
-    }
-    case 'mcp_tool_call': {
-      const error = str(obj(item['error'])['message']);
-      if (error !== undefined) return { content: textContent(error), is_error: true };
-      return { content: arr(obj(item['result'])['content']).map((c) => ({ ...obj(c) })), is_error: failed };
-    }
-    default:
-      return { content: [], is_error: failed };
   }
 }
 
