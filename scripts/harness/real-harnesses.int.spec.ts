@@ -216,6 +216,30 @@ describe.each(askCases)('real $kind in always_ask mode', ({ kind, cli, server: m
     expect(result.terminal).toEqual({ ok: true, interrupted: false, error: null });
   }, 90_000);
 
+  it('continues the same conversation in a second always_ask turn', async () => {
+    const first = await askTurn('allow').turn;
+    expect(first.harnessSessionId).not.toBeNull();
+    server.script(reply.text('second answer'));
+    const second = await runLocalTurn({
+      adapter,
+      input: {
+        prompt: 'and now?',
+        resumeId: first.harnessSessionId,
+        model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+        permissionMode: 'always_ask',
+        cwd: join(root, 'work'),
+        home: join(root, 'home'),
+      },
+      binDir,
+      secrets: SECRETS,
+    });
+    expect(messages(second.outputs).at(-1)).toBe('second answer');
+    expect(second.harnessSessionId).toBe(first.harnessSessionId);
+    // The model sees the first turn: its prompt, the tool call and the answer.
+    expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('write asked.txt');
+    expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('after allow');
+  }, 120_000);
+
   it('does not run a denied tool, and the model hears of it', async () => {
     const { turn, asked, cwd } = askTurn('deny');
     const result = await turn;
