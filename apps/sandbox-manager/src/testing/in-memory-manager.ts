@@ -25,8 +25,10 @@ const DELIVERED = new Set<string>(['TurnStarted', ...CONTROL_EVENT_TYPES]);
  * store and the in-memory sandbox runtime: each command's events are handed to the shell the
  * way the two SESSION_EVT consumers would deliver them. No NATS, no Docker.
  */
+export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }>;
+
 export class InMemoryManager implements CommandBus {
-  readonly store = new MemoryStore();
+  readonly store: MemoryStore;
   readonly runtime: InMemorySandboxRuntime;
   readonly sent: SessionCommand[] = [];
   readonly shell: SandboxManagerShell;
@@ -35,11 +37,18 @@ export class InMemoryManager implements CommandBus {
   readonly pool: WarmPool;
   readonly bound = new BoundSandboxes(systemClock);
   readonly sendCommand: SendManagerCommand;
-  private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
+  private readonly kernel: ReturnType<typeof createSessionKernel>;
   private readonly handling = new Set<Promise<void>>();
+  private crashed = false;
 
-  constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {
-    this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
+  /** `previous`: a manager process that died (see `restart`); its store and sandboxes live on. */
+  constructor(
+    private readonly options: InMemoryManagerOptions,
+    previous?: InMemoryManager,
+  ) {
+    this.store = previous?.store ?? new MemoryStore();
+    this.runtime = previous?.runtime ?? new InMemorySandboxRuntime({ execScript: options.execScript });
+    this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
     const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
     let slots = 0;
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
@@ -81,7 +90,20 @@ export class InMemoryManager implements CommandBus {
     });
   }
 
+  /**
+   * This process dies as under `kill -9`: it stops following its turns and nothing it still tries
+   * to send reaches the kernel. A new manager takes over the same store and sandboxes, whose
+   * harnesses keep running.
+   */
+  restart(): InMemoryManager {
+    this.crashed = true;
+    for (const execution of this.turns.all()) execution.abandon();
+    this.shell.stop();
+    return new InMemoryManager(this.options, this);
+  }
+
   async send(command: SessionCommand): Promise<CommandOutcome> {
+    if (this.crashed) throw new Error('this manager process is dead');
     this.sent.push(command);
     const outcome = await this.kernel.execute(command);
     if (outcome.ok && outcome.events.length > 0) {
@@ -116,7 +138,7 @@ export class InMemoryManager implements CommandBus {
   }
 
   private deliver(event: RecordedEvent): void {
-    if (!DELIVERED.has(event.type)) return;
+    if (!DELIVERED.has(event.type) || this.crashed) return;
     // As if redelivered: the manager looks for a harness an earlier process started.
     const handled = Promise.resolve().then(() => this.handle(event, event.type === 'TurnStarted'));
     const tracked = handled.catch(() => undefined).finally(() => this.handling.delete(tracked));
