@@ -1,5 +1,5 @@
 import type { AgentOutput, TranscriptRestoreRequest, TurnEffectReply, TurnOutputRecoveryRequest, TurnReattachRequest } from '@berth/contracts';
-import { harnessAdapterFor } from '@berth/harness';
+import { harnessAdapterFor, splitOutputs } from '@berth/harness';
 import type { SandboxRuntime, TranscriptMirror } from '@berth/ports';
 import { sessionSandboxName } from '@berth/sandbox-domain';
 import { managerCommands } from '@berth/sandbox-workflow';
@@ -49,11 +49,12 @@ export class TurnQueries {
       outputs.push(...step.outputs);
     }
     const through = Math.min(request.through_offset ?? outputs.length - 1, outputs.length - 1);
-    for (let offset = request.from_offset; offset <= through; offset += MAX_OUTPUTS_PER_COMMAND) {
-      const batch = outputs.slice(offset, Math.min(through + 1, offset + MAX_OUTPUTS_PER_COMMAND));
+    let offset = request.from_offset;
+    for (const batch of splitOutputs(outputs.slice(request.from_offset, through + 1), MAX_OUTPUTS_PER_COMMAND)) {
       await this.deps.send(
         managerCommands.agentOutput(request.session_id, { turn_id: request.turn_id, generation: request.generation, offset, outputs: batch, harness_session_id: harnessSessionId }),
       );
+      offset += batch.length;
     }
     return done(`reported outputs ${request.from_offset}..${through}`);
   }
