@@ -3,7 +3,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
 import { eventOf, whileWorking } from './deliveries';
-import { CONTROL_TRANSPORT, HEARTBEAT_MS } from './tokens';
+import { HEARTBEAT_MS } from './tokens';
 
 /** What the control consumer acts on; it skips `TurnStarted` (the turns consumer's). */
 export const CONTROL_EVENT_TYPES = [
@@ -29,7 +29,7 @@ export class ControlEventsController {
     @Inject(HEARTBEAT_MS) private readonly heartbeatMs: number,
   ) {}
 
-  @EventPattern([...CONTROL_EVENT_TYPES], CONTROL_TRANSPORT)
+  @EventPattern([...CONTROL_EVENT_TYPES])
   control(@Ctx() context: JetStreamContext): Promise<void> {
     const event = eventOf(context, ...CONTROL_EVENT_TYPES);
     return whileWorking(context, this.heartbeatMs, () => this.shell.deliver(event, context.message.redelivered));

@@ -28,7 +28,6 @@ import { managerSender } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
 import type { ManagerLog } from '../workflow/send-reliably';
 import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
-import { CONTROL_TRANSPORT, TURNS_TRANSPORT } from './tokens';
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
@@ -144,14 +143,11 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   probes.start();
 
   const heartbeatMs = Math.max(100, Math.floor(input.delivery.ackWaitMs / 3));
-  const consumer = (name: string, transportId: symbol, concurrency: number) =>
-    new JetStreamTransport({ connection: nc, stream: Streams.events, consumer: name, transportId, maxDeliver: input.delivery.maxDeliver, concurrency });
+  const consumer = (name: string, concurrency: number) =>
+    new JetStreamTransport({ connection: nc, stream: Streams.events, consumer: name, maxDeliver: input.delivery.maxDeliver, concurrency });
   const apps = [
-    await createJetStreamMicroservice(
-      ControlEventsModule.forRoot(shell, heartbeatMs),
-      consumer(Consumers.sandboxManagerControl, CONTROL_TRANSPORT, input.delivery.controlConcurrency),
-    ),
-    await createJetStreamMicroservice(TurnEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerTurns, TURNS_TRANSPORT, input.delivery.concurrency)),
+    await createJetStreamMicroservice(ControlEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerControl, input.delivery.controlConcurrency)),
+    await createJetStreamMicroservice(TurnEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerTurns, input.delivery.concurrency)),
   ];
   for (const app of apps) await app.listen();
 

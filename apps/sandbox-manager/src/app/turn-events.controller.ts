@@ -3,7 +3,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern } from '@nestjs/microservices';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
 import { eventOf, whileWorking } from './deliveries';
-import { HEARTBEAT_MS, TURNS_TRANSPORT } from './tokens';
+import { HEARTBEAT_MS } from './tokens';
 
 /**
  * The turns consumer (`sandbox-manager-turns`, `TurnStarted` only). A turn runs as long as its
@@ -17,7 +17,7 @@ export class TurnEventsController {
     @Inject(HEARTBEAT_MS) private readonly heartbeatMs: number,
   ) {}
 
-  @EventPattern('TurnStarted', TURNS_TRANSPORT)
+  @EventPattern('TurnStarted')
   turnStarted(@Ctx() context: JetStreamContext): Promise<void> {
     const event = eventOf(context, 'TurnStarted');
     return whileWorking(context, this.heartbeatMs, async () => {

@@ -49,6 +49,8 @@ export class SandboxManagerShell {
   private readonly states = new Map<string, ManagerState>();
   private readonly locks = new KeyedLock();
   private readonly tasks = new Map<string, Set<Promise<void>>>();
+  /** The journal seq each session's view had when this process first read it. */
+  private readonly firstSeen = new Map<string, number>();
   /** Activities that failed since the session's last delivery: that delivery is retried. */
   private readonly failures = new Map<string, Error>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -57,7 +59,12 @@ export class SandboxManagerShell {
     this.workflow = sandboxManagerWorkflow(deps.policy);
   }
 
-  /** One SESSION_EVT delivery: acted on, then its short activities awaited. */
+  /**
+   * One SESSION_EVT delivery: acted on, then its short activities awaited. An earlier manager may
+   * have acted on it when it is redelivered, or older than this process's first look at the session
+   * (JetStream's redelivery flag is not enough: in the e2e restart test the next manager was
+   * sometimes handed the TurnStarted of a turn the killed one was running as a first delivery).
+   */
   async deliver(event: RecordedEvent, redelivered: boolean): Promise<void> {
     await this.locks.run(event.session_id, async () => {
       const state = await this.caughtUp(event.session_id);
@@ -66,7 +73,8 @@ export class SandboxManagerShell {
         throw new BerthError(ErrorCodes.UNAVAILABLE, 503, `the journal of ${event.session_id} does not show event ${event.seq} yet`);
       }
       this.failures.delete(event.session_id);
-      this.apply(event.session_id, state, { kind: 'delivered', event, redelivered, now: this.now() });
+      const maybeActedOn = redelivered || event.seq <= (this.firstSeen.get(event.session_id) ?? Number.POSITIVE_INFINITY);
+      this.apply(event.session_id, state, { kind: 'delivered', event, maybe_acted_on: maybeActedOn, now: this.now() });
     });
     await this.quiet(event.session_id);
     const failure = this.failures.get(event.session_id);
@@ -123,6 +131,7 @@ export class SandboxManagerShell {
     const tail = await this.deps.journal.readEvents(sessionId, { afterSeq: known.view.last_seq, types: SESSION_VIEW_EVENT_TYPES });
     let state = known;
     for (const event of tail) state = { ...state, view: foldSessionEvent(state.view, event) };
+    if (!this.firstSeen.has(sessionId)) this.firstSeen.set(sessionId, state.view.last_seq);
     this.states.set(sessionId, state);
     return state;
   }

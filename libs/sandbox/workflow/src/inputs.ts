@@ -5,9 +5,11 @@ export type EventFolded = Readonly<{ kind: 'event'; event: RecordedEvent }>;
 
 /**
  * A SESSION_EVT delivery, after the view caught up on the journal past it: the sandbox-manager
- * acts on it. `redelivered`: an earlier delivery went unanswered (a crashed manager).
+ * acts on it. `maybe_acted_on`: an earlier manager process may already have acted on it (it was
+ * redelivered, or it is older than this process's first look at the session), so a turn's harness
+ * may already run: look for it before starting one.
  */
-export type EventDelivered = Readonly<{ kind: 'delivered'; event: RecordedEvent; redelivered: boolean; now: string }>;
+export type EventDelivered = Readonly<{ kind: 'delivered'; event: RecordedEvent; maybe_acted_on: boolean; now: string }>;
 
 /** The turn-reconciler asks this manager to follow a turn whose harness an earlier process started. */
 export type ReattachRequested = Readonly<{ kind: 'reattach_requested'; turn_id: string; generation: number; now: string }>;

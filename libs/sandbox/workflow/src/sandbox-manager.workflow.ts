@@ -21,7 +21,7 @@ export type ManagerWork = Readonly<{
   /** Generation this process is getting a container for. */
   acquiring: number | null;
   /** A started turn waiting here for that container. */
-  waiting: Readonly<{ turn_id: string; redelivered: boolean }> | null;
+  waiting: Readonly<{ turn_id: string; maybe_acted_on: boolean }> | null;
   running: RunningTurn | null;
   /** The last turn this process settled as interrupted before its harness ran here: it never starts now. */
   interrupted_unrun: string | null;
@@ -162,7 +162,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
         return acquire(state, event.data.generation);
       }
       case 'TurnStarted':
-        return onTurnStarted(state, event, input.redelivered);
+        return onTurnStarted(state, event, input.maybe_acted_on);
       case 'InterruptRequested':
         return onInterrupt(state, event, input.now);
       case 'ToolUseConfirmed':
@@ -178,7 +178,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     }
   };
 
-  const onTurnStarted = (state: ManagerState, event: EventOf<'TurnStarted'>, redelivered: boolean): Step => {
+  const onTurnStarted = (state: ManagerState, event: EventOf<'TurnStarted'>, maybeActedOn: boolean): Step => {
     const v = state.view;
     const turnId = event.data.turn_id;
     if (v.turn?.turn_id !== turnId) return nothing(state);
@@ -186,11 +186,11 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     if (v.sandbox === null) {
       if (v.sandbox_request === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to run the turn in')] };
       const acquiring = acquire(state, v.sandbox_request);
-      return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, redelivered } }), outputs: acquiring.outputs };
+      return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: maybeActedOn } }), outputs: acquiring.outputs };
     }
     // An interrupt recorded before the harness ran: nothing to stop, the turn ends at once.
     if (v.turn.interrupting) return { state: withWork(state, { interrupted_unrun: turnId }), outputs: [complete(state, turnId, v.sandbox.generation, true)] };
-    return start(state, turnId, redelivered);
+    return start(state, turnId, maybeActedOn);
   };
 
   const onBindAnswered = (state: ManagerState, input: CommandAnswered): Step => {
@@ -209,7 +209,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const lease: ManagerOutput = { kind: 'lease', action: 'track', session_id: v.session_id, sandbox_id: sandboxId, generation, owner_id: v.owner_id, environment_id: v.environment_id };
     const waiting = cleared.work.waiting;
     if (waiting === null || v.turn?.turn_id !== waiting.turn_id || v.sandbox?.sandbox_id !== sandboxId) return { state: withWork(cleared, { waiting: null }), outputs: [lease] };
-    const started = start(cleared, waiting.turn_id, waiting.redelivered);
+    const started = start(cleared, waiting.turn_id, waiting.maybe_acted_on);
     return { state: started.state, outputs: [lease, ...started.outputs] };
   };
 

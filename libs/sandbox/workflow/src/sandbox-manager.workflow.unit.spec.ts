@@ -88,7 +88,7 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
     const { j, history } = boundSession();
     const request = history[1];
     if (request.kind !== 'event') throw new Error('the fixture folds events');
-    spec.given(history).when({ kind: 'delivered', event: request.event, redelivered: true, now: at(0) }).thenNothing();
+    spec.given(history).when({ kind: 'delivered', event: request.event, maybe_acted_on: true, now: at(0) }).thenNothing();
 
     const k = journal();
     const superseded = [k.event('SandboxRequested', { generation: 1, reason: 'startup' })];
@@ -171,7 +171,7 @@ describe('sandbox-manager workflow: running a turn', () => {
     spec.given(history).when(j.delivered()).then([touch, runTurn({ resume_id: 'h-42', prompt: 'write out.txt\n[image attachment omitted]' })]);
   });
 
-  it('looks for a harness an earlier process started when the delivery is a redelivery', () => {
+  it('looks for a harness an earlier process started when one may have acted on the delivery', () => {
     const { j, history } = startedTurn();
     spec.given(history).when(j.delivered(0, true)).then([touch, runTurn({ may_have_started: true })]);
   });

@@ -29,12 +29,6 @@ export type JetStreamTransportOptions = Readonly<{
   /** A message no handler claims: skipped (ack) by default, or dead-lettered as bad input. */
   unhandled?: 'ack' | 'dead-letter';
   onDeadLetter?: (deadLetter: DeadLetter) => Promise<void>;
-  /**
-   * Set when one process consumes several consumers: Nest registers every controller's handlers
-   * on every server of the process, so each handler names the transport it belongs to
-   * (`@EventPattern(type, transportId)`) and only that one routes to it.
-   */
-  transportId?: symbol;
 }>;
 
 const typeOfSubject = (m: InboundMessage): string => parseSessionSubject(m.subject)?.type ?? m.subject;
@@ -52,7 +46,6 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
 
   constructor(private readonly options: JetStreamTransportOptions) {
     super();
-    if (options.transportId !== undefined) this.setTransportId(options.transportId);
   }
 
   listen(callback: (error?: unknown) => void): void {

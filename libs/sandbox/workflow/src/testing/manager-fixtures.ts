@@ -19,9 +19,9 @@ export function journal() {
   };
   const event = <T extends EventType>(type: T, data: EventData<T>): ManagerInput => ({ kind: 'event', event: recorded(type, data) });
   /** The delivery of the event folded last (its view was caught up first, as the shell does). */
-  const delivered = (ms = 0, redelivered = false): ManagerInput => {
+  const delivered = (ms = 0, maybeActedOn = false): ManagerInput => {
     if (last === null) throw new Error('nothing folded yet');
-    return { kind: 'delivered', event: last, redelivered, now: at(ms) };
+    return { kind: 'delivered', event: last, maybe_acted_on: maybeActedOn, now: at(ms) };
   };
   return { event, delivered, lastId: () => last?.id ?? '' };
 }
