@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, SandboxRuntime } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxRuntime } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import type { ManagerPolicy } from '@berth/sandbox-workflow';
+import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { INestMicroservice } from '@nestjs/common';
+import type { Registry } from 'prom-client';
 import { noCrashPoints, type CrashPoints } from '../config/crash-points';
 import type { ModelDefaults } from '../config/manager.config';
 import { WarmPools } from '../pool/warm-pools';
@@ -19,6 +21,7 @@ import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
 import { SandboxService } from '../sandboxes/sandbox-service';
+import { countSandboxStates } from '../sandboxes/sandbox-states';
 import { TranscriptSync } from '../turns/transcript-sync';
 import type { TurnTuning } from '../turns/turn-execution';
 import { TurnExecutions } from '../turns/turn-executions';
@@ -26,7 +29,6 @@ import { DeathReporter } from '../watchers/death-reporter';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { managerSender } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
-import type { ManagerLog } from '../workflow/send-reliably';
 import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
 
 export type SandboxManagerInput = Readonly<{
@@ -34,7 +36,7 @@ export type SandboxManagerInput = Readonly<{
   store: Pick<BerthStore, 'journal' | 'environments' | 'transcripts'>;
   runtime: SandboxRuntime;
   clock: Clock;
-  log: ManagerLog;
+  log: Logger;
   model: ModelDefaults;
   sandboxImage: string;
   /** Default warm-pool size per environment (0: none). */
@@ -52,6 +54,8 @@ export type SandboxManagerInput = Readonly<{
   policy?: ManagerPolicy;
   /** Defaults to a NatsCommandBus on `nc`. */
   bus?: CommandBus;
+  /** Where the manager's metrics are registered (its /metrics). */
+  registry: Registry;
 }>;
 
 export type RunningSandboxManager = Readonly<{
@@ -83,9 +87,14 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     clock,
     nextSlot: () => randomBytes(6).toString('hex'),
     scopeLabels: input.scopeLabels,
-    onError: (error, context) => log.warn(`warm pool: ${context}: ${String(error)}`),
+    onError: (error, context) => log.warn(`warm pool: ${context}`, { err: error }),
   });
   const bound = new BoundSandboxes(clock);
+  // Read at scrape time: `turns` is assigned before the first scrape can happen.
+  const metrics = sandboxMetrics(input.registry, {
+    turnsRunning: () => turns.all().length,
+    sandboxes: async () => countSandboxStates(await runtime.list({ 'berth.managed': 'true', ...input.scopeLabels })),
+  });
   const sandboxes = new SandboxService({
     runtime,
     provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels: input.scopeLabels }),
@@ -95,6 +104,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     clock,
     crash,
     log,
+    metrics,
     scopeLabels: input.scopeLabels,
   });
   const secrets: Record<string, string> = { ...input.secrets };
@@ -108,6 +118,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     secret: (name) => secrets[name] ?? (name !== DEFAULT_KEY_SECRET && isModelKeySecretName(name) ? (process.env[name] ?? null) : null),
     crash,
     log,
+    metrics,
     now: () => clock.now().toISOString(),
     tuning: input.turnTuning,
   });
@@ -128,14 +139,14 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     bound.track({ sessionId: adopted.sessionId, generation: adopted.generation, sandboxId: adopted.sandbox.name, idle, startedAt: clock.now() });
   }
   if (plan.adopt.length + plan.dead.length + plan.reap.length > 0) {
-    log.log(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
+    log.info(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
   }
 
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
   const leases = new LeaseSweeper({ bound, turns, sandboxes, send, clock, log });
   leases.start(input.leaseSweepMs);
-  const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn(`warm pool sweep: ${String(e)}`)), input.poolSweepMs);
+  const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
   poolSweep.unref();
   const probe = new TurnProbe({ runtime, sandboxes, turns, view: (sessionId) => shell.view(sessionId) });
   const queries = new TurnQueries({ probe, shell, runtime, transcripts: store.transcripts, send });
@@ -143,11 +154,23 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   probes.start();
 
   const heartbeatMs = Math.max(100, Math.floor(input.delivery.ackWaitMs / 3));
-  const consumer = (name: string, concurrency: number) =>
-    new JetStreamTransport({ connection: nc, stream: Streams.events, consumer: name, maxDeliver: input.delivery.maxDeliver, concurrency });
+  const consumers = consumerMetrics(input.registry);
+  const consumer = (name: string, concurrency: number) => {
+    const transport = new JetStreamTransport({
+      connection: nc,
+      stream: Streams.events,
+      consumer: name,
+      maxDeliver: input.delivery.maxDeliver,
+      concurrency,
+      log,
+      observer: consumers.observer(Streams.events, name),
+    });
+    consumers.watch(Streams.events, name, () => transport.pending());
+    return transport;
+  };
   const apps = [
-    await createJetStreamMicroservice(ControlEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerControl, input.delivery.controlConcurrency)),
-    await createJetStreamMicroservice(TurnEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerTurns, input.delivery.concurrency)),
+    await createJetStreamMicroservice(ControlEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerControl, input.delivery.controlConcurrency), log),
+    await createJetStreamMicroservice(TurnEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerTurns, input.delivery.concurrency), log),
   ];
   for (const app of apps) await app.listen();
 

@@ -6,15 +6,16 @@ import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createStore } from '@berth/store';
-import { InMemorySandboxRuntime, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
+import { InMemorySandboxRuntime, silentLogger, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { Registry } from 'prom-client';
 import { ScriptedClaude } from '../testing/scripted-claude';
 import { startService, type ServiceProcess } from '../testing/service-process';
 import { startSandboxManager, type RunningSandboxManager } from './start-sandbox-manager';
 
 const HELD = 64;
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet = silentLogger;
 
 /**
  * The two durable consumers over a real nats-server and the real session-kernel process: 64 turns
@@ -60,6 +61,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       leaseSweepMs: 60_000,
       poolSweepMs: 60_000,
       policy: { interruptDeadlineMs: 1_500 },
+      registry: new Registry(),
     });
   }, 120_000);
   afterAll(async () => {

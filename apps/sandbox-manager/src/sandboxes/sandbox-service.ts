@@ -1,11 +1,11 @@
 import type { Clock } from '@berth/core';
-import type { SandboxRuntime } from '@berth/ports';
+import type { Logger, SandboxRuntime } from '@berth/ports';
 import type { SandboxProvisioner } from '@berth/sandbox-lifecycle';
 import { leaseExpiresAt, SandboxLabels } from '@berth/sandbox-domain';
+import type { SandboxMetrics } from '@berth/telemetry';
 import type { AcquireSandbox, ReleaseSandboxes, SandboxAcquired, SandboxAcquireFailed } from '@berth/sandbox-workflow';
 import type { CrashPoints } from '../config/crash-points';
 import type { WarmPools } from '../pool/warm-pools';
-import type { ManagerLog } from '../workflow/send-reliably';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
 
@@ -30,7 +30,8 @@ export class SandboxService {
       bound: BoundSandboxes;
       clock: Clock;
       crash: CrashPoints;
-      log: ManagerLog;
+      log: Logger;
+      metrics: Pick<SandboxMetrics, 'warmPoolClaims'>;
       scopeLabels: Readonly<Record<string, string>>;
     }>,
   ) {}
@@ -81,6 +82,7 @@ export class SandboxService {
       const settings = await this.deps.settings.read(o.owner_id, environmentId);
       this.deps.pools.ensure(environmentId, settings.sandbox);
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
+      if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
       this.deps.crash.reached('after-sandbox-start-before-bind');
       const now = this.deps.clock.now();
       return {
@@ -93,7 +95,7 @@ export class SandboxService {
       };
     } catch (error) {
       const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
-      this.deps.log.error(`session ${sessionId} generation ${generation}: ${message}`);
+      this.deps.log.error(message, { session_id: sessionId, generation, err: error });
       return { kind: 'sandbox_acquire_failed', generation, message, now: this.deps.clock.now().toISOString() };
     }
   }

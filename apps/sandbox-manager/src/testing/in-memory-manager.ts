@@ -4,7 +4,9 @@ import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
-import { InMemorySandboxRuntime, MemoryStore, type ExecScript } from '@berth/testing';
+import { sandboxMetrics } from '@berth/telemetry';
+import { InMemorySandboxRuntime, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
+import { Registry } from 'prom-client';
 import { CONTROL_EVENT_TYPES } from '../app/control-events.controller';
 import { noCrashPoints } from '../config/crash-points';
 import { WarmPools } from '../pool/warm-pools';
@@ -15,9 +17,7 @@ import { TranscriptSync } from '../turns/transcript-sync';
 import { TurnExecutions } from '../turns/turn-executions';
 import { managerSender, type SendManagerCommand } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
-import type { ManagerLog } from '../workflow/send-reliably';
 
-const quiet: ManagerLog = { log: () => undefined, warn: () => undefined, error: () => undefined };
 const DELIVERED = new Set<string>(['TurnStarted', ...CONTROL_EVENT_TYPES]);
 
 /**
@@ -54,6 +54,7 @@ export class InMemoryManager implements CommandBus {
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
+    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.turns.all().length, sandboxes: async () => ({}) });
     this.sandboxes = new SandboxService({
       runtime: this.runtime,
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
@@ -63,6 +64,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
+      metrics,
       scopeLabels: {},
     });
     this.turns = new TurnExecutions({
@@ -74,6 +76,7 @@ export class InMemoryManager implements CommandBus {
       secret: (name: string) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
       crash: noCrashPoints,
       log: quiet,
+      metrics,
       now: () => new Date().toISOString(),
       tuning: { batchDelayMs: 5, interruptGraceMs: 50 },
     });

@@ -1,5 +1,5 @@
 import type { TranscriptLocation } from '@berth/harness';
-import type { ManagerLog } from '../workflow/send-reliably';
+import type { Logger } from '@berth/ports';
 import type { TranscriptSync } from './transcript-sync';
 
 export type MirrorLoopOptions = Readonly<{
@@ -9,8 +9,8 @@ export type MirrorLoopOptions = Readonly<{
   /** Where the harness keeps this conversation's transcript; null until the harness said which conversation it is. */
   locations: () => readonly TranscriptLocation[] | null;
   everyMs: number;
-  log: ManagerLog;
-  label: string;
+  /** The turn's logger. */
+  log: Logger;
 }>;
 
 /**
@@ -58,12 +58,12 @@ export class TranscriptMirrorLoop {
   mirror(options: Readonly<{ final?: boolean; quick?: boolean }> = {}): Promise<void> {
     const locations = this.options.locations();
     if (locations === null) return this.chain;
-    const { sync, sandboxId, sessionId, log, label } = this.options;
+    const { sync, sandboxId, sessionId, log } = this.options;
     this.chain = this.chain.then(async () => {
       try {
         await sync.mirrorOut(sandboxId, sessionId, locations, options.quick ?? false);
       } catch (error) {
-        log.warn(`${label}: transcript mirror${options.final ? ' at turn end' : ''} failed: ${String(error)}`);
+        log.warn(`transcript mirror${options.final ? ' at turn end' : ''} failed`, { err: error });
       }
     });
     return this.chain;

@@ -1,11 +1,12 @@
 import type { HarnessAdapter, ParseState, PendingConfirmation, TurnPlan, TurnTerminal } from '@berth/harness';
-import type { SandboxInfo, SandboxRuntime } from '@berth/ports';
+import type { Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
 import { managerCommands, type SandboxAfterExit, type TurnExited, type TurnNotRun, type TurnTerminalSeen, type TurnToRun } from '@berth/sandbox-workflow';
+import { inSpan, secondsSince, type SandboxMetrics } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { ModelSettings } from '../sandboxes/environment-settings';
 import type { SendManagerCommand } from '../workflow/manager-sender';
-import { withRetries, type ManagerLog } from '../workflow/send-reliably';
+import { withRetries } from '../workflow/send-reliably';
 import { OutputBatcher } from './output-batcher';
 import { TranscriptMirrorLoop } from './transcript-mirror-loop';
 import type { TranscriptSync } from './transcript-sync';
@@ -38,7 +39,8 @@ export type TurnExecutionDeps = Readonly<{
   /** A secret's value by name (the model key); null when not configured. */
   secret: (name: string) => string | null;
   crash: CrashPoints;
-  log: ManagerLog;
+  log: Logger;
+  metrics: Pick<SandboxMetrics, 'turnSeconds'>;
   tuning: TurnTuning;
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
@@ -72,6 +74,8 @@ export class TurnExecution {
   private readonly pending = new Map<string, PendingConfirmation>();
   private readonly abandoned = new AbortController();
   private readonly mirror: TranscriptMirrorLoop;
+  /** Every line about this turn names its session, turn and sandbox. */
+  private readonly log: Logger;
   /** The secret holding the model key, once known: its value is masked in every message. */
   private apiKeyEnv: string | null = null;
 
@@ -82,6 +86,7 @@ export class TurnExecution {
   ) {
     this.turnId = turn.turn_id;
     this.generation = turn.generation;
+    this.log = deps.log.child({ session_id: turn.session_id, turn_id: turn.turn_id, sandbox_id: turn.sandbox_id });
     this.state = deps.adapter.initialState(turn.permission_mode, turn.prompt);
     this.resumeId = turn.resume_id;
     this.harnessSessionId = turn.resume_id;
@@ -91,11 +96,10 @@ export class TurnExecution {
       sessionId: turn.session_id,
       locations: () => (this.harnessSessionId === null ? null : deps.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, this.harnessSessionId)),
       everyMs: deps.tuning.mirrorEveryMs,
-      log: deps.log,
-      label: `turn ${turn.turn_id}`,
+      log: this.log,
     });
     // A turn that settled at its terminal line may still be exiting: the next one starts after it.
-    this.done = previous.catch(() => undefined).then(() => this.execute());
+    this.done = previous.catch(() => undefined).then(() => this.traced());
   }
 
   /** A pending confirmation this harness asked for, by its own tool-use id. */
@@ -114,7 +118,7 @@ export class TurnExecution {
   private stopHarness(process: TurnProcess): void {
     const line = this.deps.adapter.interruptLine();
     const polite = line !== null && process.readsStdin;
-    if (polite) void process.write(line).catch((e: unknown) => this.deps.log.warn(`turn ${this.turnId}: interrupt line not written: ${String(e)}`));
+    if (polite) void process.write(line).catch((e: unknown) => this.log.warn('interrupt line not written', { err: e }));
     setTimeout(() => {
       if (!this.abandoned.signal.aborted) void this.kill(polite ? 'TERM' : 'INT');
     }, polite ? this.deps.tuning.interruptGraceMs : 0).unref();
@@ -131,10 +135,22 @@ export class TurnExecution {
     if (this.pending.size === 0) this.mirror.resume();
   }
 
+  /** The turn as one span and one duration, from harness start (or reattach) to its exit. */
+  private traced(): Promise<void> {
+    const start = process.hrtime.bigint();
+    this.log.info('turn started', { harness: this.turn.harness, reattach: this.turn.may_have_started });
+    const attributes = { 'berth.session_id': this.turn.session_id, 'berth.turn_id': this.turnId, 'berth.harness': this.turn.harness };
+    return inSpan('turn', { attributes }, () => this.execute()).finally(() => {
+      const seconds = secondsSince(start);
+      this.deps.metrics.turnSeconds.observe({ harness: this.turn.harness }, seconds);
+      this.log.info('turn settled', { seconds: Math.round(seconds * 1000) / 1000 });
+    });
+  }
+
   private async execute(): Promise<void> {
     const where = { runtime: this.deps.runtime, sandboxId: this.turn.sandbox_id, turnId: this.turnId };
     try {
-      const model = await withRetries(`turn ${this.turnId}: reading the environment's model settings`, () => this.deps.model(), this.deps.log);
+      const model = await withRetries("reading the environment's model settings", () => this.deps.model(), this.log);
       this.apiKeyEnv = model.apiKeyEnv;
       const status = this.turn.may_have_started ? await TurnProcess.find(where) : null;
       this.batcher = this.newBatcher(status === null ? -1 : await this.deps.lastRecordedOffset());
@@ -144,7 +160,7 @@ export class TurnExecution {
         if (this.interruptAsked || this.abandoned.signal.aborted) return this.reportExit(null, { state: 'running' });
         this.process = await TurnProcess.start(where, plan, env, SANDBOX_WORKDIR);
       } else {
-        this.deps.log.log(`turn ${this.turnId}: reattaching (harness ${status.alive ? 'still running' : 'ended'})`);
+        this.log.info(`reattaching (harness ${status.alive ? 'still running' : 'ended'})`);
         this.process = await TurnProcess.attach(where, status);
       }
       if (this.interruptAsked) this.stopHarness(this.process);
@@ -193,7 +209,7 @@ export class TurnExecution {
         );
         this.deps.crash.reached('mid-turn');
       },
-      onError: (error) => this.deps.log.error(`turn ${turn_id}: output batch not recorded: ${this.redact(String(error))}`),
+      onError: (error) => this.log.error('output batch not recorded', { reason: this.redact(String(error)) }),
     });
   }
 
@@ -214,7 +230,7 @@ export class TurnExecution {
     if (step.harnessSessionId) this.harnessSessionId = step.harnessSessionId;
     this.batcher?.add(step.outputs);
     for (const reply of step.stdinLines ?? []) {
-      void this.process?.writeOnce(reply).catch((e: unknown) => this.deps.log.warn(`turn ${this.turnId}: answer to the harness not written: ${String(e)}`));
+      void this.process?.writeOnce(reply).catch((e: unknown) => this.log.warn('answer to the harness not written', { err: e }));
     }
     for (const output of step.outputs) if (output.kind === 'tool_result' && this.pending.has(output.tool_use_id)) this.answered(output.tool_use_id);
     if (step.confirmation) {
@@ -267,7 +283,7 @@ export class TurnExecution {
   }
 
   private report(input: TurnTerminalSeen | TurnExited | TurnNotRun): Promise<void> {
-    return this.deps.report(input).catch((error: unknown) => this.deps.log.error(`turn ${this.turnId}: ${input.kind} not handled: ${String(error)}`));
+    return this.deps.report(input).catch((error: unknown) => this.log.error(`${input.kind} not handled`, { err: error }));
   }
 
   /**
@@ -285,7 +301,7 @@ export class TurnExecution {
       info = await this.inspect();
     }
     if (info?.running) return { state: 'running' };
-    this.deps.log.warn(`turn ${this.turnId}: sandbox ${this.turn.sandbox_id} is gone; the turn is left to sandbox-death recovery`);
+    this.log.warn('the sandbox is gone; the turn is left to sandbox-death recovery');
     const owner = info === null ? null : sandboxOwner(info.name, info.labels);
     return {
       state: 'dead',
@@ -304,7 +320,7 @@ export class TurnExecution {
     try {
       await TurnProcess.kill({ runtime: this.deps.runtime, sandboxId: this.turn.sandbox_id, turnId: this.turnId }, signal);
     } catch (error) {
-      this.deps.log.warn(`turn ${this.turnId}: could not signal the harness: ${String(error)}`);
+      this.log.warn('could not signal the harness', { err: error });
     }
   }
 
@@ -344,11 +360,11 @@ export class TurnExecution {
   private async restoreTranscript(resumeId: string): Promise<void> {
     const { sandbox_id, session_id } = this.turn;
     const restored = await this.deps.transcripts.restore(sandbox_id, session_id);
-    if (restored > 0) this.deps.log.log(`turn ${this.turnId}: restored ${restored} transcript file(s) into ${sandbox_id}`);
+    if (restored > 0) this.log.info(`restored ${restored} transcript file(s) into the sandbox`, { files: restored });
     if (await this.deps.transcripts.present(sandbox_id, this.deps.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, resumeId))) return;
-    this.deps.log.warn(
-      `turn ${this.turnId}: no transcript of harness conversation ${resumeId} in ${sandbox_id} (none was mirrored before its sandbox was lost): starting a new harness conversation`,
-    );
+    this.log.warn('no transcript of the harness conversation in the sandbox (none was mirrored before its sandbox was lost): starting a new harness conversation', {
+      harness_session_id: resumeId,
+    });
     this.resumeId = null;
     this.harnessSessionId = null;
   }

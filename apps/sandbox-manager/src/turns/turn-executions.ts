@@ -1,10 +1,10 @@
 import type { EventType } from '@berth/contracts';
 import { harnessAdapterFor, type HarnessAdapter, type PendingConfirmation } from '@berth/harness';
-import type { SandboxRuntime, SessionJournal } from '@berth/ports';
+import type { Logger, SandboxRuntime, SessionJournal } from '@berth/ports';
 import type { AnswerConfirmation, InterruptHarness, TurnToRun } from '@berth/sandbox-workflow';
+import type { SandboxMetrics } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
-import type { ManagerLog } from '../workflow/send-reliably';
 import type { TranscriptSync } from './transcript-sync';
 import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
 import { turnFiles, wholeLines } from './turn-files';
@@ -19,7 +19,8 @@ export type TurnExecutionsDeps = Readonly<{
   send: SendManagerCommand;
   secret: (name: string) => string | null;
   crash: CrashPoints;
-  log: ManagerLog;
+  log: Logger;
+  metrics: Pick<SandboxMetrics, 'turnSeconds'>;
   now: () => string;
   adapterFor?: (kind: TurnToRun['harness']) => HarnessAdapter;
   tuning?: Partial<TurnTuning>;
@@ -64,6 +65,7 @@ export class TurnExecutions {
         secret: this.deps.secret,
         crash: this.deps.crash,
         log: this.deps.log,
+        metrics: this.deps.metrics,
         tuning: this.tuning,
         now: this.deps.now,
         restored: this.restored,
@@ -84,7 +86,7 @@ export class TurnExecutions {
     const execution = this.bySession.get(o.session_id);
     if (o.streamed_here && execution?.turnId === o.turn_id) return execution.interrupt();
     await TurnProcess.kill({ runtime: this.deps.runtime, sandboxId: o.sandbox_id, turnId: o.turn_id }, 'INT').catch((e: unknown) =>
-      this.deps.log.warn(`turn ${o.turn_id}: could not signal a harness in ${o.sandbox_id}: ${String(e)}`),
+      this.deps.log.warn('could not signal a harness', { session_id: o.session_id, turn_id: o.turn_id, sandbox_id: o.sandbox_id, err: e }),
     );
   }
 
@@ -102,7 +104,7 @@ export class TurnExecutions {
     const adapter = this.adapterFor(o.harness);
     const pending = (execution?.turnId === o.turn_id ? execution.pendingConfirmation(o.harness_tool_use_id) : undefined) ?? (await this.pendingInOutputFile(o, adapter));
     if (pending === undefined) {
-      this.deps.log.warn(`session ${o.session_id}: tool use ${o.harness_tool_use_id} had no pending confirmation to answer`);
+      this.deps.log.warn('tool use had no pending confirmation to answer', { session_id: o.session_id, turn_id: o.turn_id, tool_use_id: o.harness_tool_use_id });
       return;
     }
     const line = adapter.answerConfirmation(pending, { result: o.result, denyMessage: o.deny_message });

@@ -1,8 +1,7 @@
-import type { SandboxRuntime } from '@berth/ports';
+import type { Logger, SandboxRuntime } from '@berth/ports';
 import { watchSandboxDeaths, type SandboxDeath, type WarmPool } from '@berth/sandbox-lifecycle';
 import { managerCommands } from '@berth/sandbox-workflow';
 import type { SandboxService } from '../sandboxes/sandbox-service';
-import type { ManagerLog } from '../workflow/send-reliably';
 import type { SendManagerCommand } from '../workflow/manager-sender';
 
 const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
@@ -19,7 +18,7 @@ export class DeathReporter {
       sandboxes: SandboxService;
       send: SendManagerCommand;
       pool: WarmPool;
-      log: ManagerLog;
+      log: Logger;
       scopeLabels: Readonly<Record<string, string>>;
     }>,
   ) {}
@@ -33,11 +32,11 @@ export class DeathReporter {
           pool: this.deps.pool,
           scopeLabels: this.deps.scopeLabels,
           onDeath: (death) => this.report(death),
-          onError: (error) => this.deps.log.error(`reporting a sandbox death failed: ${String(error)}`),
+          onError: (error) => this.deps.log.error('reporting a sandbox death failed', { err: error }),
         });
       } catch (error) {
         if (signal.aborted) return;
-        this.deps.log.warn(`docker event stream broke, reopening: ${String(error)}`);
+        this.deps.log.warn('docker event stream broke, reopening', { err: error });
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
@@ -45,7 +44,7 @@ export class DeathReporter {
 
   async report(death: SandboxDeath): Promise<void> {
     if (this.deps.sandboxes.isReleasing(death.sandboxId)) return;
-    this.deps.log.log(`sandbox ${death.sandboxId} of session ${death.sessionId} ${death.reason}`);
+    this.deps.log.info(`sandbox ${death.reason}`, { session_id: death.sessionId, sandbox_id: death.sandboxId, reason: death.reason });
     await this.deps.send(
       managerCommands.sandboxDied(death.sessionId, { sandbox_id: death.sandboxId, generation: death.generation, cause: CAUSE[death.reason], exit_code: death.exitCode }),
     );

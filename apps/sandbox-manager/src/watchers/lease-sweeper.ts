@@ -1,10 +1,10 @@
 import type { Clock } from '@berth/core';
+import type { Logger } from '@berth/ports';
 import { sweepExpiredLeases, type BoundSandbox } from '@berth/sandbox-lifecycle';
 import { managerCommands } from '@berth/sandbox-workflow';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { TurnExecutions } from '../turns/turn-executions';
-import type { ManagerLog } from '../workflow/send-reliably';
 import type { SendManagerCommand } from '../workflow/manager-sender';
 
 /**
@@ -23,7 +23,7 @@ export class LeaseSweeper {
       sandboxes: SandboxService;
       send: SendManagerCommand;
       clock: Clock;
-      log: ManagerLog;
+      log: Logger;
     }>,
   ) {}
 
@@ -45,7 +45,7 @@ export class LeaseSweeper {
       bindings: { listBound: async () => (await this.deps.bound.listBound()).filter((b) => this.deps.turns.get(b.sessionId) === undefined) },
       clock: this.deps.clock,
       onExpired: (binding) => this.expire(binding),
-      onError: (error, binding) => this.deps.log.error(`lease expiry of ${binding.sandboxId} not reported: ${String(error)}`),
+      onError: (error, binding) => this.deps.log.error('lease expiry not reported', { sandbox_id: binding.sandboxId, err: error }),
     });
   }
 

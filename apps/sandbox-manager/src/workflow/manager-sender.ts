@@ -1,8 +1,8 @@
 import type { CommandOutcome, SessionCommand } from '@berth/contracts';
 import type { Clock } from '@berth/core';
-import type { CommandBus } from '@berth/ports';
+import type { CommandBus, Logger } from '@berth/ports';
 import type { ManagerCommand } from '@berth/sandbox-workflow';
-import { sendReliably, type ManagerLog } from './send-reliably';
+import { sendReliably } from './send-reliably';
 
 export const MANAGER_ACTOR = 'sandbox-manager';
 
@@ -10,7 +10,7 @@ export const MANAGER_ACTOR = 'sandbox-manager';
 export type SendManagerCommand = (command: ManagerCommand) => Promise<CommandOutcome>;
 
 /** The one place a manager command gets its envelope: who sent it and when. */
-export function managerSender(bus: CommandBus, clock: Clock, log: ManagerLog): SendManagerCommand {
+export function managerSender(bus: CommandBus, clock: Clock, log: Logger): SendManagerCommand {
   return (command) =>
     sendReliably(
       bus,

@@ -1,6 +1,6 @@
 import type { CommandOutcome, RecordedEvent } from '@berth/contracts';
 import { BerthError, ErrorCodes, KeyedLock, type Clock, type Workflow } from '@berth/core';
-import type { SessionJournal } from '@berth/ports';
+import type { Logger, SessionJournal } from '@berth/ports';
 import {
   foldSessionEvent,
   sandboxManagerWorkflow,
@@ -17,7 +17,6 @@ import type { EnvironmentSettingsReader } from '../sandboxes/environment-setting
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { TurnExecutions } from '../turns/turn-executions';
 import type { SendManagerCommand } from './manager-sender';
-import type { ManagerLog } from './send-reliably';
 
 const VIEW_TYPES = new Set<string>(SESSION_VIEW_EVENT_TYPES);
 
@@ -29,7 +28,7 @@ export type ShellDeps = Readonly<{
   bound: BoundSandboxes;
   settings: EnvironmentSettingsReader;
   clock: Clock;
-  log: ManagerLog;
+  log: Logger;
   policy?: ManagerPolicy;
 }>;
 
@@ -179,7 +178,7 @@ export class SandboxManagerShell {
           await this.input(sessionId, result);
         });
       case 'release_sandboxes':
-        if (!o.whole_session) log.log(`session ${sessionId}: ${o.sandbox_ids.join(', ')} not bound; releasing`);
+        if (!o.whole_session) log.info('a sandbox the kernel did not bind is released', { session_id: sessionId, sandbox_ids: o.sandbox_ids });
         return this.track(sessionId, 'release', () => sandboxes.releaseAll(o));
       case 'run_turn':
         turns.start(o.turn, (result) => this.input(sessionId, result).then(() => undefined));
@@ -193,7 +192,7 @@ export class SandboxManagerShell {
       case 'schedule': {
         const timer = setTimeout(() => {
           this.timers.delete(timer);
-          void this.input(sessionId, o.input).catch((e: unknown) => log.warn(`session ${sessionId}: ${o.input.kind} not handled: ${String(e)}`));
+          void this.input(sessionId, o.input).catch((e: unknown) => log.warn(`${o.input.kind} not handled`, { session_id: sessionId, err: e }));
         }, Math.max(0, Date.parse(o.at) - this.deps.clock.now().getTime()));
         timer.unref();
         this.timers.add(timer);
@@ -218,7 +217,7 @@ export class SandboxManagerShell {
     const running: Promise<void> = Promise.resolve()
       .then(task)
       .catch((error: unknown) => {
-        this.deps.log.warn(`session ${sessionId}: ${what} failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.deps.log.warn(`${what} failed`, { session_id: sessionId, err: error });
         this.failures.set(sessionId, error instanceof Error ? error : new Error(String(error)));
       })
       .finally(() => {
