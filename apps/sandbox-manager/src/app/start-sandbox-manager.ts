@@ -92,7 +92,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const bound = new BoundSandboxes(clock);
   // Read at scrape time: `turns` is assigned before the first scrape can happen.
   const metrics = sandboxMetrics(input.registry, {
-    turnsRunning: () => turns.all().length,
+    turnsRunning: () => turns.unsettled(),
     sandboxes: async () => countSandboxStates(await runtime.list({ 'berth.managed': 'true', ...input.scopeLabels })),
   });
   const sandboxes = new SandboxService({

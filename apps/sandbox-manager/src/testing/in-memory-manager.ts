@@ -54,7 +54,7 @@ export class InMemoryManager implements CommandBus {
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
-    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.turns.all().length, sandboxes: async () => ({}) });
+    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.turns.unsettled(), sandboxes: async () => ({}) });
     this.sandboxes = new SandboxService({
       runtime: this.runtime,
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),

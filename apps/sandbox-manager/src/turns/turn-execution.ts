@@ -2,7 +2,7 @@ import type { HarnessAdapter, ParseState, PendingConfirmation, TurnPlan, TurnTer
 import type { Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
 import { managerCommands, type SandboxAfterExit, type TurnExited, type TurnNotRun, type TurnTerminalSeen, type TurnToRun } from '@berth/sandbox-workflow';
-import { inSpan, secondsSince, type SandboxMetrics } from '@berth/telemetry';
+import { inSpan, secondsSince, type SandboxMetrics, type TraceContext } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { ModelSettings } from '../sandboxes/environment-settings';
 import type { SendManagerCommand } from '../workflow/manager-sender';
@@ -76,6 +76,9 @@ export class TurnExecution {
   private readonly mirror: TranscriptMirrorLoop;
   /** Every line about this turn names its session, turn and sandbox. */
   private readonly log: Logger;
+  private hasSettled = false;
+  /** Records the turn's duration, once (see `traced`). */
+  private recordSettled: () => void = () => undefined;
   /** The secret holding the model key, once known: its value is masked in every message. */
   private apiKeyEnv: string | null = null;
 
@@ -83,6 +86,7 @@ export class TurnExecution {
     private readonly turn: TurnToRun,
     private readonly deps: TurnExecutionDeps,
     previous: Promise<void>,
+    private readonly trace?: TraceContext,
   ) {
     this.turnId = turn.turn_id;
     this.generation = turn.generation;
@@ -100,6 +104,11 @@ export class TurnExecution {
     });
     // A turn that settled at its terminal line may still be exiting: the next one starts after it.
     this.done = previous.catch(() => undefined).then(() => this.traced());
+  }
+
+  /** The turn is over for the user (it reported to the workflow), though its process may still exit. */
+  get settled(): boolean {
+    return this.hasSettled;
   }
 
   /** A pending confirmation this harness asked for, by its own tool-use id. */
@@ -135,16 +144,22 @@ export class TurnExecution {
     if (this.pending.size === 0) this.mirror.resume();
   }
 
-  /** The turn as one span and one duration, from harness start (or reattach) to its exit. */
+  /**
+   * The turn as one span, from harness start (or reattach) to its exit, and one duration, to when it
+   * settled for the user: its first report to the workflow (the process may exit after its terminal line).
+   */
   private traced(): Promise<void> {
     const start = process.hrtime.bigint();
     this.log.info('turn started', { harness: this.turn.harness, reattach: this.turn.may_have_started });
-    const attributes = { 'berth.session_id': this.turn.session_id, 'berth.turn_id': this.turnId, 'berth.harness': this.turn.harness };
-    return inSpan('turn', { attributes }, () => this.execute()).finally(() => {
+    this.recordSettled = () => {
+      this.recordSettled = () => undefined;
+      this.hasSettled = true;
       const seconds = secondsSince(start);
       this.deps.metrics.turnSeconds.observe({ harness: this.turn.harness }, seconds);
       this.log.info('turn settled', { seconds: Math.round(seconds * 1000) / 1000 });
-    });
+    };
+    const attributes = { 'berth.session_id': this.turn.session_id, 'berth.turn_id': this.turnId, 'berth.harness': this.turn.harness };
+    return inSpan('turn', { attributes, parent: this.trace }, () => this.execute()).finally(() => this.recordSettled());
   }
 
   private async execute(): Promise<void> {
@@ -283,6 +298,7 @@ export class TurnExecution {
   }
 
   private report(input: TurnTerminalSeen | TurnExited | TurnNotRun): Promise<void> {
+    this.recordSettled();
     return this.deps.report(input).catch((error: unknown) => this.log.error(`${input.kind} not handled`, { err: error }));
   }
 

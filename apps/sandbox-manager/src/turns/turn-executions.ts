@@ -2,7 +2,7 @@ import type { EventType } from '@berth/contracts';
 import { harnessAdapterFor, type HarnessAdapter, type PendingConfirmation } from '@berth/harness';
 import type { Logger, SandboxRuntime, SessionJournal } from '@berth/ports';
 import type { AnswerConfirmation, InterruptHarness, TurnToRun } from '@berth/sandbox-workflow';
-import type { SandboxMetrics } from '@berth/telemetry';
+import type { SandboxMetrics, TraceContext } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import type { TranscriptSync } from './transcript-sync';
@@ -50,8 +50,13 @@ export class TurnExecutions {
     return [...this.bySession.values()];
   }
 
-  /** Starts the turn; a start of the turn already running here joins it. */
-  start(turn: TurnToRun, report: TurnReport): TurnExecution {
+  /** How many turns here have not settled for their users yet (the `berth_turns_running` gauge). */
+  unsettled(): number {
+    return this.all().filter((e) => !e.settled).length;
+  }
+
+  /** Starts the turn (its span a child of `trace`); a start of the turn already running here joins it. */
+  start(turn: TurnToRun, report: TurnReport, trace?: TraceContext): TurnExecution {
     const current = this.bySession.get(turn.session_id);
     if (current?.turnId === turn.turn_id) return current;
     const execution = new TurnExecution(
@@ -73,6 +78,7 @@ export class TurnExecutions {
         report,
       },
       current?.done ?? Promise.resolve(),
+      trace,
     );
     this.bySession.set(turn.session_id, execution);
     void execution.done.finally(() => {

@@ -12,6 +12,7 @@ import {
   type Reply,
   type SessionView,
 } from '@berth/sandbox-workflow';
+import { activeTraceContext, type TraceContext } from '@berth/telemetry';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import type { SandboxService } from '../sandboxes/sandbox-service';
@@ -53,6 +54,11 @@ export class SandboxManagerShell {
   /** Activities that failed since the session's last delivery: that delivery is retried. */
   private readonly failures = new Map<string, Error>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /**
+   * The trace of each session's latest TurnStarted delivery: its turn may be started from another
+   * input (the sandbox acquired for a SandboxRequested delivery), and its span still belongs there.
+   */
+  private readonly turnTraces = new Map<string, Readonly<{ turnId: string; trace: TraceContext }>>();
 
   constructor(private readonly deps: ShellDeps) {
     this.workflow = sandboxManagerWorkflow(deps.policy);
@@ -65,6 +71,7 @@ export class SandboxManagerShell {
    * sometimes handed the TurnStarted of a turn the killed one was running as a first delivery).
    */
   async deliver(event: RecordedEvent, redelivered: boolean): Promise<void> {
+    if (event.type === 'TurnStarted') this.turnTraces.set(event.session_id, { turnId: event.data.turn_id, trace: activeTraceContext() });
     await this.locks.run(event.session_id, async () => {
       const state = await this.caughtUp(event.session_id);
       // The kernel commits before it publishes: a view behind the delivery means the store read lags.
@@ -140,8 +147,10 @@ export class SandboxManagerShell {
     const outputs = this.workflow.decide(input, state);
     const next = this.workflow.evolve(state, input);
     // A deleted session takes no more work: its state goes once nothing of it runs here.
-    if (next.view.lifecycle === 'deleted' && next.work.running === null && next.work.acquiring === null) this.states.delete(sessionId);
-    else this.states.set(sessionId, next);
+    if (next.view.lifecycle === 'deleted' && next.work.running === null && next.work.acquiring === null) {
+      this.states.delete(sessionId);
+      this.turnTraces.delete(sessionId);
+    } else this.states.set(sessionId, next);
     for (const output of outputs) this.perform(sessionId, output);
     return outputs;
   }
@@ -180,9 +189,12 @@ export class SandboxManagerShell {
       case 'release_sandboxes':
         if (!o.whole_session) log.info('a sandbox the kernel did not bind is released', { session_id: sessionId, sandbox_ids: o.sandbox_ids });
         return this.track(sessionId, 'release', () => sandboxes.releaseAll(o));
-      case 'run_turn':
-        turns.start(o.turn, (result) => this.input(sessionId, result).then(() => undefined));
+      case 'run_turn': {
+        const traced = this.turnTraces.get(sessionId);
+        const trace = traced?.turnId === o.turn.turn_id ? traced.trace : undefined;
+        turns.start(o.turn, (result) => this.input(sessionId, result).then(() => undefined), trace);
         return;
+      }
       case 'interrupt_harness':
         return this.track(sessionId, 'interrupt', () => turns.interrupt(o));
       case 'abandon_turn':
