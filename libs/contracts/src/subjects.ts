@@ -19,6 +19,7 @@ export const Consumers = {
   /** The sandbox-manager's turns: `TurnStarted` only, each delivery in flight for as long as its turn runs. */
   sandboxManagerTurns: 'sandbox-manager-turns',
   turnReconciler: 'turn-reconciler',
+  webhooks: 'webhooks',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 
