@@ -5,6 +5,7 @@ import { envCommands } from './envs';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...doctorCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands];
