@@ -161,6 +161,7 @@ describe('webhook delivery across a worker crash', () => {
     await waitFor(async () => (await list())[0]?.state === 'delivered', 10_000, 'the next worker to deliver it');
     expect(r.received).toHaveLength(1);
     expect((await list())[0]).toMatchObject({ state: 'delivered', attempt_count: 1 });
+    expect(r.received).toHaveLength(1);
     await r.close();
     await own.close();
   }, 30_000);

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { resolve } from 'node:path';
+import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { detectWorkspaceKind, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { connectNats } from '@berth/nats';
@@ -10,7 +11,7 @@ import { startSandboxManager } from './app/start-sandbox-manager';
 import { crashPointsArmedAt } from './config/crash-points';
 import { ManagerConfigSchema } from './config/manager.config';
 
-/** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT. */
+/** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT through its two consumers. */
 async function main(): Promise<void> {
   const telemetry = await startServiceTelemetry('sandbox-manager');
   const { log } = telemetry;
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
     warmPoolSize: config.warmPoolSize,
     scopeLabels,
     crash: crashPointsArmedAt(config.crashPoint),
-    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },
+    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency, controlConcurrency: config.controlConcurrency },
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
     registry: telemetry.registry,
@@ -51,7 +52,12 @@ async function main(): Promise<void> {
     { name: 'close the store', run: () => store.close() },
     { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
   ], log);
-  log.info('ready: consuming SESSION_EVT/sandbox-manager', { nats: config.natsUrl, docker: config.dockerHost, metrics: telemetry.metrics?.url ?? null });
+  log.info('ready: consuming SESSION_EVT', {
+    consumers: [Consumers.sandboxManagerTurns, Consumers.sandboxManagerControl],
+    nats: config.natsUrl,
+    docker: config.dockerHost,
+    metrics: telemetry.metrics?.url ?? null,
+  });
 }
 
 main().catch(failedToStart('sandbox-manager'));

@@ -86,6 +86,8 @@ export interface SandboxRuntime {
   getArchive(nameOrId: string, path: string): Promise<Readable | null>;
   /** Null when there is no such path. */
   stat(nameOrId: string, path: string): Promise<SandboxPathStat | null>;
+  /** Appends to a file (created when missing) in one write, as the container's user: a harness's stdin feed grows this way. */
+  appendFile(nameOrId: string, path: string, data: string): Promise<void>;
   /** Docker's event stream for Berth containers; the iterator ends when `signal` aborts. */
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent>;
 }

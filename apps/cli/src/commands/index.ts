@@ -7,6 +7,7 @@ import { keyCommands } from './keys';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 import { workspaceCommands } from './workspace';
 
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   ...streamCommands,
   ...keyCommands,
   ...webhookCommands,
+  ...vaultCommands,
   ...doctorCommands,
   ...replayCommands,
 ];

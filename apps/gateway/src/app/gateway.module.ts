@@ -23,6 +23,8 @@ import { ResourcesService } from '../resources/resources.service';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { VaultsController } from '../vaults/vaults.controller';
+import { VaultsService } from '../vaults/vaults.service';
 import { WebhooksController } from '../webhooks/webhooks.controller';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { WorkspaceController } from '../workspace/workspace.controller';
@@ -46,6 +48,7 @@ export class GatewayModule {
         ResourcesController,
         WorkspaceController,
         WebhooksController,
+        VaultsController,
         OpenApiController,
         HealthController,
       ],
@@ -99,6 +102,11 @@ export class GatewayModule {
           provide: WebhooksService,
           useFactory: (d: GatewayDeps) =>
             new WebhooksService({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, secrets: d.secrets, clock: d.clock, ids: d.ids, targets: d.webhookTargets }),
+          inject: [DEPS],
+        },
+        {
+          provide: VaultsService,
+          useFactory: (d: GatewayDeps) => new VaultsService({ vaults: d.store.vaults, secrets: d.secrets, clock: d.clock, ids: d.ids }),
           inject: [DEPS],
         },
         RouteTable,

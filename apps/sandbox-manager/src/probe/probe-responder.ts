@@ -1,4 +1,3 @@
-import type { Logger } from '@berth/ports';
 import {
   SandboxManagerQueries,
   SandboxStateRequestSchema,
@@ -10,6 +9,7 @@ import {
   WorkspaceReadRequestSchema,
   type SandboxManagerQuery,
 } from '@berth/contracts';
+import type { Logger } from '@berth/ports';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { WorkspaceReader } from '../session-files/workspace-reader';
 import type { TurnProbe } from './turn-probe';

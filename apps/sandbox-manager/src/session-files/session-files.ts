@@ -1,20 +1,19 @@
-import { createHash } from 'node:crypto';
-import { SessionPaths } from '@berth/contracts';
-import type { CommandBus, Logger, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import { SessionPaths, type SessionResource } from '@berth/contracts';
+import type { Logger, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
 import { sessionLayoutArchive } from '@berth/docker';
-import type { SandboxRequest } from '../sandboxes/sandbox-service';
-import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably } from '../sessions/send-reliably';
-import type { SessionFactsReader } from '../sessions/session-facts';
+import { managerCommands, type AcquireSandbox } from '@berth/sandbox-workflow';
+import type { SendManagerCommand } from '../workflow/manager-sender';
 import type { OutputCapture } from './output-capture';
 import { ResourceUnavailable, type ResourceMounter } from './resource-mounter';
 
+export type SandboxFiles = Readonly<{ ownerId: string; sessionId: string; sandboxId: string }>;
+
 /**
- * What the sandbox-manager does with a session's files around its sandboxes and turns: lay out a
- * new sandbox's session directories and mount the session's resources before it is bound; mount
- * resources added since before a turn runs; capture the outputs after each turn, before its outcome
- * is reported (a client that sees the session idle finds them listed); drop the workspace with the
- * session.
+ * The session-files activities the workflow's outputs call for: lay out a new sandbox's session
+ * directories and mount the session's resources before it is bound (`acquire_sandbox`); mount what
+ * a sandbox lacks (`mount_resources`, and every turn before its harness starts); capture the
+ * outputs after a turn, before it reports to the workflow (a client that sees the outcome finds
+ * them listed); drop the workspace with the deleted session (`release_sandboxes`).
  */
 export class SessionFiles {
   constructor(
@@ -23,9 +22,7 @@ export class SessionFiles {
       workspaces: SessionWorkspaces;
       mounter: ResourceMounter;
       capture: OutputCapture;
-      facts: SessionFactsReader;
-      bus: CommandBus;
-      commands: ManagerCommands;
+      send: SendManagerCommand;
       log: Logger;
     }>,
   ) {}
@@ -34,41 +31,29 @@ export class SessionFiles {
    * A new sandbox: directories, then resources. A resource that cannot be mounted does not keep the
    * sandbox from being bound; it is reported as a session error here and fails the next turn.
    */
-  prepare = async (request: SandboxRequest, sandboxId: string): Promise<void> => {
+  async prepare(o: AcquireSandbox, sandboxId: string): Promise<void> {
     await this.deps.runtime.putArchive(sandboxId, SessionPaths.session, sessionLayoutArchive());
-    const { state } = await this.deps.facts.load(request.sessionId);
     try {
-      await this.deps.mounter.ensure({ ownerId: request.ownerId, sessionId: request.sessionId, sandboxId, resources: state.resources });
+      await this.mount({ ownerId: o.owner_id, sessionId: o.session_id, sandboxId }, o.resources);
     } catch (error) {
       if (!(error instanceof ResourceUnavailable)) throw error;
-      this.deps.log.warn(error.message, { session_id: request.sessionId, sandbox_id: sandboxId });
-      const key = createHash('sha256').update(error.message).digest('hex').slice(0, 16);
-      await sendReliably(
-        this.deps.bus,
-        this.deps.commands.make('RaiseSessionError', request.sessionId, `rsrc_${request.sessionId}_g${request.generation}_${key}`, {
-          error_type: 'berth.resource_unavailable_error',
-          message: error.message.slice(0, 4096),
-          retry_status: 'retrying',
-        }),
-        this.deps.log,
-      );
+      this.deps.log.warn(error.message, { session_id: o.session_id, sandbox_id: sandboxId });
+      await this.deps.send(managerCommands.resourceUnavailable(o.session_id, o.generation, error.message));
     }
-  };
-
-  /** Before a turn: every resource in place, or ResourceUnavailable saying which is not. */
-  async beforeTurn(sessionId: string, sandboxId: string): Promise<void> {
-    const { state } = await this.deps.facts.load(sessionId);
-    await this.deps.mounter.ensure({ ownerId: state.owner_id, sessionId, sandboxId, resources: state.resources });
   }
 
-  /** After a turn, before its outcome: outputs become session-scoped files. A failure is logged, never blocks the turn. */
-  async afterTurn(sessionId: string, sandboxId: string): Promise<void> {
+  /** Every resource in place, or ResourceUnavailable saying which is not. */
+  mount(where: SandboxFiles, resources: readonly SessionResource[]): Promise<void> {
+    return this.deps.mounter.ensure({ ...where, resources });
+  }
+
+  /** After a turn, before it reports: outputs become session-scoped files. A failure is logged, never blocks the turn. */
+  async captureOutputs(where: SandboxFiles): Promise<void> {
     try {
-      const { state } = await this.deps.facts.load(sessionId);
-      const captured = await this.deps.capture.capture({ ownerId: state.owner_id, sessionId, sandboxId });
-      if (captured > 0) this.deps.log.info('outputs captured', { session_id: sessionId, sandbox_id: sandboxId, files: captured });
+      const captured = await this.deps.capture.capture(where);
+      if (captured > 0) this.deps.log.info('outputs captured', { session_id: where.sessionId, sandbox_id: where.sandboxId, files: captured });
     } catch (error) {
-      this.deps.log.warn('outputs not captured', { session_id: sessionId, sandbox_id: sandboxId, err: error });
+      this.deps.log.warn('outputs not captured', { session_id: where.sessionId, sandbox_id: where.sandboxId, err: error });
     }
   }
 

@@ -6,7 +6,7 @@ import type { BlobStore, SandboxRuntime, SessionWorkspaces } from '@berth/ports'
 import { KEEPALIVE_CMD, SANDBOX_USER, SandboxLabels } from '@berth/sandbox-domain';
 import { extract } from 'tar-stream';
 import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
-import type { SessionFactsReader } from '../sessions/session-facts';
+import type { SessionView } from '@berth/sandbox-workflow';
 
 /** A listing stops here (and says it was cut). */
 const MAX_ENTRIES = 5000;
@@ -26,7 +26,8 @@ export class WorkspaceReader {
       runtime: SandboxRuntime;
       workspaces: SessionWorkspaces;
       blobs: BlobStore;
-      facts: SessionFactsReader;
+      /** The session as the manager knows it (caught up on the journal). */
+      view: (sessionId: string) => Promise<SessionView>;
       settings: EnvironmentSettingsReader;
       scopeLabels: Readonly<Record<string, string>>;
     }>,
@@ -36,7 +37,7 @@ export class WorkspaceReader {
     const relative = posix.normalize(`/${request.path}`).replace(/^\/+/, '');
     if (relative.split('/').includes('..')) return refused(400, 'VALIDATION_ERROR', 'path must stay inside /workspace');
     const path = relative === '' ? SessionPaths.workspace : posix.join(SessionPaths.workspace, relative);
-    const { state } = await this.deps.facts.load(request.session_id);
+    const state = await this.deps.view(request.session_id);
     if (!state.exists) return refused(404, 'SESSION_NOT_FOUND', 'session not found');
     return this.withContainer(request.session_id, state, async (container) => {
       if (container === null) return request.kind === 'list' && relative === '' ? { kind: 'entries', entries: [], truncated: false } : refused(404, 'WORKSPACE_PATH_NOT_FOUND', 'the session has no workspace yet');
@@ -49,7 +50,7 @@ export class WorkspaceReader {
   }
 
   /** The bound sandbox when it runs, else a reader on the workspace (null: the session has none). */
-  private async withContainer<T>(sessionId: string, state: Awaited<ReturnType<SessionFactsReader['load']>>['state'], use: (container: string | null) => Promise<T>): Promise<T> {
+  private async withContainer<T>(sessionId: string, state: SessionView, use: (container: string | null) => Promise<T>): Promise<T> {
     const bound = state.sandbox === null ? null : await this.deps.runtime.inspect(state.sandbox.sandbox_id);
     if (bound?.running) return use(bound.name);
     const workspace = await this.deps.workspaces.ofSession(sessionId);
