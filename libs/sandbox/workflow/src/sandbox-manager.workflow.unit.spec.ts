@@ -471,7 +471,7 @@ describe('sandbox-manager workflow: session resources', () => {
   });
 
   it('fails the turn when a resource cannot be mounted before its harness starts', () => {
-    const { j, history } = runningTurn();
+    const { history } = runningTurn();
     spec
       .given(history)
       .when({ kind: 'turn_not_run', turn_id: TURN, reason: 'resource_unavailable', message: 'file file_1 no longer exists', now: at(200) })
