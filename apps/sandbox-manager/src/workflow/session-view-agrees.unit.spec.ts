@@ -34,7 +34,7 @@ const weighted = (weight: number, ...names: string[]) => ({ weight, arbitrary: f
 const step = fc.record({
   name: fc.oneof(
     weighted(6, 'message', 'bind', 'ask', 'confirm', 'interrupt'),
-    weighted(3, 'output', 'complete', 'fail', 'died', 'recover'),
+    weighted(3, 'output', 'complete', 'fail', 'died', 'recover', 'addResource', 'removeResource'),
     weighted(1, 'startFailed', 'endConversation', 'permission', 'terminate', 'archive', 'delete'),
   ),
   n: fc.nat(5),
@@ -108,6 +108,15 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
               break;
             case 'delete':
               await run('DeleteSession', {});
+              break;
+            case 'addResource':
+              // The same id twice replaces the resource (a new mount path).
+              await run('AddSessionResource', {
+                resource: { type: 'file', id: `sesrsc_${n % 3}`, file_id: `file_${n}`, mount_path: `/mnt/session/uploads/f${i}.txt`, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' },
+              });
+              break;
+            case 'removeResource':
+              await run('RemoveSessionResource', { resource_id: `sesrsc_${n % 3}` });
               break;
           }
           const journal: RecordedEvent[] = await store.journal.readEvents(SID);
