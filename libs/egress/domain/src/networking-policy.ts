@@ -1,7 +1,7 @@
 import { isIpLiteral } from './addresses';
 import { hostMatches, isHostName, normalizeHost } from './hosts';
 import { isPackageRegistryHost } from './package-registries';
-import { sandboxNetworkFrom, type SandboxNetwork } from '@berth/sandbox-domain';
+import { sandboxNetworkOf, type SandboxNetwork } from '@berth/contracts';
 
 /** An environment's Managed Agents `config.networking`, read once. */
 export type Networking =
@@ -20,13 +20,10 @@ export type EgressPolicy = Readonly<{
 type Raw = Readonly<Record<string, unknown>>;
 const record = (v: unknown): Raw => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Raw) : {});
 
-/** `config.network`; a stored value the egress cannot read is taken as `none` (fail closed). */
+/** `config.network` (absent: `egress`); a stored value the egress cannot read is taken as `none` (fail closed). */
 function networkOf(config: unknown): SandboxNetwork {
-  try {
-    return sandboxNetworkFrom(config);
-  } catch {
-    return 'none';
-  }
+  const value = record(config)['network'];
+  return value === undefined || value === null ? 'egress' : (sandboxNetworkOf(value) ?? 'none');
 }
 
 /**

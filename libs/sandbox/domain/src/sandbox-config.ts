@@ -1,15 +1,7 @@
 import { ValidationError } from '@berth/core';
+import { DEFAULT_SANDBOX_NETWORK, SANDBOX_NETWORKS, sandboxNetworkOf, type SandboxNetwork } from '@berth/contracts';
 
-/**
- * Berth's `config.network`. `egress` (the default): the container has no network interface and its
- * only way out is Berth's egress proxy, which applies the environment's `networking`. `none`: the
- * same container, but the egress lets it reach its model endpoint and nothing else. `host`: the
- * host's network with no egress in the way (operator opt-in only; unsafe).
- */
-export type SandboxNetwork = 'egress' | 'none' | 'host';
-export const SANDBOX_NETWORKS: readonly SandboxNetwork[] = ['egress', 'none', 'host'];
-/** Accepted and stored by earlier versions (their default): read as `egress`. */
-const LEGACY_BRIDGE = 'bridge';
+export type { SandboxNetwork } from '@berth/contracts';
 
 export type IdlePolicy = Readonly<{
   /** The lease runs out this long after the last activity. */
@@ -37,7 +29,7 @@ export type SandboxDefaults = SandboxConfig;
 
 export const DEFAULT_SANDBOX_CONFIG: SandboxDefaults = {
   image: 'berth/harness:latest',
-  network: 'egress',
+  network: DEFAULT_SANDBOX_NETWORK,
   memoryBytes: 2 * 1024 ** 3,
   nanoCpus: 2_000_000_000,
   pidsLimit: 512,
@@ -92,11 +84,9 @@ function image(v: unknown, field: string): string | undefined {
 
 function network(v: unknown, field: string): SandboxNetwork | undefined {
   if (v === undefined || v === null) return undefined;
-  if (v === LEGACY_BRIDGE) return 'egress';
-  if (typeof v !== 'string' || !(SANDBOX_NETWORKS as readonly string[]).includes(v)) {
-    throw new ValidationError(`${field} must be one of ${SANDBOX_NETWORKS.join(', ')}`, field);
-  }
-  return v as SandboxNetwork;
+  const mode = sandboxNetworkOf(v);
+  if (mode === null) throw new ValidationError(`${field} must be one of ${SANDBOX_NETWORKS.join(', ')}`, field);
+  return mode;
 }
 
 /** An environment's `config.network` (absent: `egress`); a ValidationError for anything else. */
