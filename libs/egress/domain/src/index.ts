@@ -15,6 +15,7 @@ export { describeDenial, type DenialInput, type DenialReason, type EgressDenial 
 export { parseAbsoluteTarget, parseAuthority, type AbsoluteTarget, type Target } from './targets';
 export {
   DEFAULT_MODEL_KEY_NAME,
+  endToEndHeaders,
   isModelKeyName,
   modelEndpointFrom,
   modelErrorResponse,

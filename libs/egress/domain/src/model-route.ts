@@ -85,8 +85,8 @@ const CREDENTIALS = new Set(['x-api-key', 'authorization', 'api-key', 'openai-ap
 
 export type HeaderMap = Readonly<Record<string, string | readonly string[] | undefined>>;
 
-/** Headers for the upstream request: the harness's, less hop-by-hop ones and any credential, plus the real key. */
-export function modelRequestHeaders(incoming: HeaderMap, style: ModelKeyHeader, key: string | null, host: string): Record<string, string | string[]> {
+/** Headers less the hop-by-hop ones (and those `Connection` names): what a proxy passes on, either way. */
+export function endToEndHeaders(incoming: HeaderMap, drop: ReadonlySet<string> = new Set()): Record<string, string | string[]> {
   const named = new Set(
     String(incoming['connection'] ?? '')
       .split(',')
@@ -96,9 +96,17 @@ export function modelRequestHeaders(incoming: HeaderMap, style: ModelKeyHeader, 
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(incoming)) {
     const lower = name.toLowerCase();
-    if (value === undefined || HOP_BY_HOP.has(lower) || CREDENTIALS.has(lower) || named.has(lower) || lower === 'host') continue;
+    if (value === undefined || HOP_BY_HOP.has(lower) || named.has(lower) || drop.has(lower)) continue;
     out[lower] = typeof value === 'string' ? value : [...value];
   }
+  return out;
+}
+
+const REPLACED_ON_MODEL_REQUESTS = new Set([...CREDENTIALS, 'host']);
+
+/** Headers for the upstream request: the harness's, less hop-by-hop ones and any credential, plus the real key. */
+export function modelRequestHeaders(incoming: HeaderMap, style: ModelKeyHeader, key: string | null, host: string): Record<string, string | string[]> {
+  const out = endToEndHeaders(incoming, REPLACED_ON_MODEL_REQUESTS);
   out['host'] = host;
   if (key !== null) {
     if (style === 'x-api-key') out['x-api-key'] = key;

@@ -19,7 +19,7 @@ const DEFAULT_MODEL = 'berth-model';
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: false };
+  readonly capabilities = { toolConfirmation: false, interruptOnStdin: false, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     requireAlwaysAllow(this.kind, input.permissionMode);

@@ -19,7 +19,7 @@ const PROMPT_REQUEST = 'berth-prompt';
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true };
+  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     requireAlwaysAllow(this.kind, input.permissionMode);
