@@ -6,7 +6,7 @@ ARG CODEX_VERSION
 ARG PI_VERSION
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git bash libstdc++6 \
+ && apt-get install -y --no-install-recommends ca-certificates git bash libstdc++6 socat curl \
  && rm -rf /var/lib/apt/lists/*
 COPY node /usr/local/bin/node
 COPY npm /usr/local/lib/node_modules/npm

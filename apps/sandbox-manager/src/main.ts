@@ -17,10 +17,11 @@ async function main(): Promise<void> {
   await store.init();
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
   const scopeLabels = { 'berth.scope': config.scope };
-  const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels } });
-  if (config.model.baseUrl === null) {
-    log.warn('no model configured: turns will fail until BERTH_MODEL_BASE_URL and BERTH_MODEL_API_KEY are set (or an environment sets config.model)');
+  const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
+  if (process.env['BERTH_MODEL_API_KEY'] || process.env['BERTH_MODEL_BASE_URL']) {
+    log.warn('BERTH_MODEL_BASE_URL / BERTH_MODEL_API_KEY are read by the egress now, not by the sandbox-manager (which needs no model key): set them there');
   }
+  if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
   const manager = await startSandboxManager({
     nc,
     store,
@@ -30,12 +31,15 @@ async function main(): Promise<void> {
     model: config.model,
     sandboxImage: config.sandboxImage,
     warmPoolSize: config.warmPoolSize,
+    allowHostNetwork: config.allowHostNetwork,
     scopeLabels,
     crash: crashPointsArmedAt(config.crashPoint),
     delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
   });
+  const pruned = await runtime.pruneEgressDirectories();
+  if (pruned > 0) log.log(`start: removed ${pruned} egress director${pruned === 1 ? 'y' : 'ies'} of containers that are gone`);
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },
     { name: 'drain the NATS connection', run: () => nc.drain() },

@@ -8,3 +8,4 @@ export * from './parse';
 export * from './public-events';
 export * from './queries';
 export * from './sandbox-network';
+export * from './host-names';

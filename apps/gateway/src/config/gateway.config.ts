@@ -14,6 +14,11 @@ export const GatewayConfigSchema = z
     BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
     BERTH_PROBE_TIMEOUT_MS: int(1_000),
     BERTH_CONSOLE_DIR: z.string().min(1).default('apps/console/dist'),
+    /** Lets API users create environments on the host network (no egress, no isolation from the platform). Unsafe. */
+    BERTH_ALLOW_HOST_NETWORK: z
+      .enum(['true', 'false', '1', '0', ''])
+      .optional()
+      .transform((v) => v === 'true' || v === '1'),
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -25,4 +30,5 @@ export const GatewayConfigSchema = z
     bodyLimit: env.BERTH_BODY_LIMIT,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     consoleDir: env.BERTH_CONSOLE_DIR,
+    allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
   }));

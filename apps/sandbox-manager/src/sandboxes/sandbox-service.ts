@@ -9,6 +9,10 @@ import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
 import type { WarmPools } from '../pool/warm-pools';
 
+/** An environment stored with `network: host` (or made before the operator turned it off) gets no sandbox. */
+export const HOST_NETWORK_DISABLED =
+  'config.network "host" is disabled on this server (sandboxes on the host network reach the platform); set config.network to "egress" (the default), or start the sandbox-manager with BERTH_ALLOW_HOST_NETWORK=true';
+
 export type SandboxRequest = Readonly<{ sessionId: string; generation: number; ownerId: string; environmentId: string }>;
 
 export type ProvidedSandbox = Readonly<{ sandboxId: string; generation: number; bound: boolean }>;
@@ -35,6 +39,7 @@ export class SandboxService {
       clock: Clock;
       crash: CrashPoints;
       log: ManagerLog;
+      allowHostNetwork: boolean;
     }>,
   ) {}
 
@@ -76,6 +81,7 @@ export class SandboxService {
     let idle: Awaited<ReturnType<EnvironmentSettingsReader['read']>>['sandbox']['idle'];
     try {
       const settings = await this.deps.settings.read(request.ownerId, environmentId);
+      if (settings.sandbox.network === 'host' && !this.deps.allowHostNetwork) throw new Error(HOST_NETWORK_DISABLED);
       this.deps.pools.ensure(environmentId, settings.sandbox);
       idle = settings.sandbox.idle;
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@berth/contracts';
 import type { CommandBus, SandboxRuntime } from '@berth/ports';
-import { SandboxLabels } from '@berth/sandbox-domain';
+import { relayUrl, SandboxLabels } from '@berth/sandbox-domain';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import type { SandboxService } from '../sandboxes/sandbox-service';
@@ -105,6 +105,7 @@ export class SessionEventReactor {
     const prompt = promptOf(facts.events, turnId);
     if (prompt === null || state.sandbox === null || state.current_turn === null) return null;
     const settings = await this.deps.settings.read(state.owner_id, state.environment_id);
+    const model = settings.sandbox.network === 'host' ? { ...settings.model, baseUrl: await this.hostRelayUrl(state.sandbox.sandbox_id) } : settings.model;
     return {
       sessionId,
       turnId,
@@ -114,10 +115,17 @@ export class SessionEventReactor {
       permissionMode: state.permission_mode,
       prompt,
       resumeId: state.conversation_ended ? null : state.harness_session_id,
-      model: settings.model,
+      model,
       lastRecordedOffset: state.current_turn.last_offset,
       mayHaveStarted,
     };
+  }
+
+  /** A `host` sandbox's relay has a port of its own on the host, picked when its container was made. */
+  private async hostRelayUrl(sandboxId: string): Promise<string> {
+    const port = (await this.deps.runtime.inspect(sandboxId))?.egressRelayPort;
+    if (port === undefined || port === null) throw new Error(`sandbox ${sandboxId} has no egress relay port`);
+    return relayUrl(port);
   }
 
   async interruptRequested(event: EventOf<'InterruptRequested'>): Promise<void> {

@@ -37,9 +37,9 @@ export class InMemoryManager implements CommandBus {
   private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
   private readonly handling = new Set<Promise<void>>();
 
-  constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {
+  constructor(options: { execScript: ExecScript; warmPoolSize?: number; allowHostNetwork?: boolean }) {
     this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
-    const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
+    const model = { model: null };
     const commands = this.commands;
     let slots = 0;
     const facts = (this.facts = new SessionFactsReader(this.store.journal));
@@ -56,6 +56,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
+      allowHostNetwork: options.allowHostNetwork ?? false,
     }));
     const turns = new TurnRunner({
       runtime: this.runtime,
@@ -63,7 +64,6 @@ export class InMemoryManager implements CommandBus {
       commands,
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
       running: this.running,
-      secret: (name) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
       crash: noCrashPoints,
       log: quiet,
       tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },

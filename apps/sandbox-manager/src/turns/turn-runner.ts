@@ -10,7 +10,8 @@ import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
 import { sandboxDiedCommand } from '../watchers/sandbox-died-command';
 import { OutputBatcher, type OutputBatch } from './output-batcher';
 import type { RunningTurns, TurnControl } from './running-turns';
-import { NO_MODEL_MESSAGE, noKeyMessage, TurnFailure, type TurnAssignment } from './turn-assignment';
+import { MODEL_KEY_PLACEHOLDER } from '../sandboxes/environment-settings';
+import { TurnFailure, type TurnAssignment } from './turn-assignment';
 import { followOutputCommand, harnessExecCommand, killTurnCommand, parseTurnStatus, turnFiles, turnStatusCommand, type TurnProcessStatus } from './turn-files';
 import type { TranscriptSync } from './transcript-sync';
 
@@ -20,8 +21,6 @@ export type TurnRunnerDeps = Readonly<{
   commands: ManagerCommands;
   transcripts: TranscriptSync;
   running: RunningTurns;
-  /** A secret's value by name (the model key); null when not configured. */
-  secret: (name: string) => string | null;
   crash: CrashPoints;
   log: ManagerLog;
   adapterFor?: (kind: TurnAssignment['harness']) => HarnessAdapter;
@@ -113,7 +112,7 @@ class ActiveTurn implements TurnControl {
       maxOutputs: tuning.batchMaxOutputs,
       delayMs: tuning.batchDelayMs,
       send: (batch) => this.sendBatch(batch),
-      onError: (error) => deps.log.error(`turn ${a.turnId}: output batch not recorded: ${this.redact(String(error))}`),
+      onError: (error) => deps.log.error(`turn ${a.turnId}: output batch not recorded: ${String(error)}`),
     });
     this.done = previous
       .then(() => this.execute())
@@ -246,7 +245,7 @@ class ActiveTurn implements TurnControl {
     return this.deps.commands.make('FailTurn', sessionId, `fail_${sessionId}_${turnId}`, {
       turn_id: turnId,
       reason: failure.reason,
-      message: this.redact(failure.message).slice(0, 4096),
+      message: failure.message.slice(0, 4096),
     });
   }
 
@@ -256,9 +255,6 @@ class ActiveTurn implements TurnControl {
 
   private plan(): { plan: TurnPlan; env: Record<string, string> } {
     const { model } = this.a;
-    if (model.baseUrl === null) throw new TurnFailure('model_error', NO_MODEL_MESSAGE);
-    const key = this.deps.secret(model.apiKeyEnv);
-    if (key === null) throw new TurnFailure('model_error', noKeyMessage(model.apiKeyEnv));
     let plan: TurnPlan;
     try {
       plan = this.adapter.buildTurn({
@@ -272,12 +268,9 @@ class ActiveTurn implements TurnControl {
     } catch (error) {
       throw new TurnFailure('harness_failed', error instanceof Error ? error.message : String(error));
     }
+    // The harness's key variables hold a placeholder: the egress adds the real key to its model requests.
     const env: Record<string, string> = { ...plan.env };
-    for (const [name, secretName] of Object.entries(plan.secretEnv)) {
-      const value = this.deps.secret(secretName);
-      if (value === null) throw new TurnFailure('model_error', noKeyMessage(secretName));
-      env[name] = value;
-    }
+    for (const name of Object.keys(plan.secretEnv)) env[name] = MODEL_KEY_PLACEHOLDER;
     return { plan, env };
   }
 
@@ -434,11 +427,5 @@ class ActiveTurn implements TurnControl {
       }
     });
     return this.mirroring;
-  }
-
-  /** Keys never leave through messages: any configured secret value is masked. */
-  private redact(text: string): string {
-    const key = this.deps.secret(this.a.model.apiKeyEnv);
-    return key && key.length >= 4 ? text.split(key).join('***') : text;
   }
 }

@@ -8,9 +8,6 @@ import ipaddr from 'ipaddr.js';
  */
 export type AddressClass = 'public' | (string & {});
 
-/** True for any spelling the system resolver would read as an address (`127.1`, `0x7f000001`, `[::1]`). */
-export const isIpLiteral = (host: string): boolean => ipaddr.isValid(unbracket(host));
-
 const unbracket = (host: string): string => (host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host);
 
 /**

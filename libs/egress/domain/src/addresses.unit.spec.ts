@@ -1,4 +1,5 @@
-import { canonicalAddress, classifyAddress, isIpLiteral, isPublicAddress } from './addresses';
+import { isIpLiteral } from '@berth/contracts';
+import { canonicalAddress, classifyAddress, isPublicAddress } from './addresses';
 
 describe('addresses the egress may reach', () => {
   it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '[2001:4860:4860::8888]'])('%s is public', (ip) => {

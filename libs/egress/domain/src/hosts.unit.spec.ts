@@ -1,4 +1,5 @@
-import { hostMatches, isHostName, isHostPattern, isLocalName, normalizeHost } from './hosts';
+import { isHostName, isHostPattern, normalizeHost } from '@berth/contracts';
+import { hostMatches, isLocalName } from './hosts';
 
 describe('host names and allowed_hosts patterns', () => {
   it('normalizes case, IPv6 brackets and a trailing dot', () => {

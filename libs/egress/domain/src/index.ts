@@ -1,5 +1,6 @@
-export { canonicalAddress, classifyAddress, isIpLiteral, isPublicAddress, type AddressClass } from './addresses';
-export { hostMatches, isHostName, isHostPattern, isLocalName, normalizeHost } from './hosts';
+export { canonicalAddress, classifyAddress, isPublicAddress, type AddressClass } from './addresses';
+export { hostMatches, isLocalName } from './hosts';
+export { isHostName, isHostPattern, isIpLiteral, normalizeHost } from '@berth/contracts';
 export { isPackageRegistryHost, PACKAGE_REGISTRY_HOSTS } from './package-registries';
 export {
   decideHost,

@@ -1,4 +1,4 @@
-import { normalizeHost } from './hosts';
+import { normalizeHost } from '@berth/contracts';
 
 /** How a model API takes its key: Anthropic's `x-api-key`, or OpenAI's `Authorization: Bearer`. */
 export type ModelKeyHeader = 'x-api-key' | 'bearer';

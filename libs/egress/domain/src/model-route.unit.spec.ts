@@ -19,7 +19,7 @@ describe('the model endpoint of a sandbox', () => {
 
   it('names keys only from the model-key namespace', () => {
     expect(['BERTH_MODEL_API_KEY', 'BERTH_MODEL_KEY_TEAM_A'].every(isModelKeyName)).toBe(true);
-    expect(['BERTH_STORE_URL', 'NATS_URL', 'BERTH_MODEL_KEY_', 'berth_model_api_key'].some(isModelKeyName)).toBe(false);
+    expect(['BERTH_STORE_URL', 'NATS_URL', 'PATH', 'HOME', 'BERTH_MODEL_BASE_URL', 'BERTH_MODEL_KEY_', 'berth_model_api_key'].some(isModelKeyName)).toBe(false);
   });
 });
 

@@ -1,5 +1,5 @@
-import { isIpLiteral } from './addresses';
-import { hostMatches, isHostName, normalizeHost } from './hosts';
+import { isHostName, isIpLiteral, normalizeHost } from '@berth/contracts';
+import { hostMatches } from './hosts';
 import { isPackageRegistryHost } from './package-registries';
 import { sandboxNetworkOf, type SandboxNetwork } from '@berth/contracts';
 

@@ -1,4 +1,4 @@
-import { normalizeHost } from './hosts';
+import { normalizeHost } from '@berth/contracts';
 
 export type Target = Readonly<{ host: string; port: number }>;
 
