@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs the whole platform on one machine with embedded defaults: a nats-server it starts, the
-# SQLite store, a Docker engine for sandboxes, and the four services. Prints where the API and
-# console are and a fresh API key. Ctrl-C stops everything it started.
+# SQLite store, a Docker engine for sandboxes, and the five services (the egress proxy is the only
+# one that sees model keys). Prints where the API and console are and a fresh API key. Ctrl-C
+# stops everything it started.
 #
 # Environment (all optional):
 #   BERTH_HOME            state directory (default ./.berth): SQLite db, NATS store, logs
 #   PORT / HOST           gateway address (default 8080 / 127.0.0.1)
 #   NATS_PORT             (default: a free port)
-#   BERTH_MODEL_BASE_URL  model endpoint handed to harnesses (Messages API, or Responses API for Codex)
-#   BERTH_MODEL_API_KEY   its key (never written to the journal or logs)
+#   BERTH_MODEL_BASE_URL  model endpoint the egress forwards harnesses to (Messages API, or Responses API for Codex)
+#   BERTH_MODEL_API_KEY   its key: only the egress gets it, never a sandbox, the journal or a log
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
@@ -42,13 +43,21 @@ pids+=($!)
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
 export PORT="$port" HOST="$host"
+# One directory per sandbox for its egress socket (a unix socket path must stay under 108 bytes).
+egress_dir="$home/egress"
+[ ${#egress_dir} -le 70 ] || egress_dir="${XDG_RUNTIME_DIR:-/tmp}/berth-egress-$(printf %s "$home" | sha256sum | cut -c1-12)"
+export BERTH_EGRESS_DIR="${BERTH_EGRESS_DIR:-$egress_dir}"
 
+# Only the egress holds model keys: every other service starts without them.
+model_keys="$(compgen -e | grep -E '^BERTH_MODEL_(API_KEY|KEY_[A-Z0-9_]+)$' || true)"
 start_service() {
-  local name=$1
-  node -r @swc-node/register "apps/$name/src/main.ts" >"$home/logs/$name.log" 2>&1 &
+  local name=$1 drop=()
+  if [ "$name" != egress ]; then for k in $model_keys; do drop+=(-u "$k"); done; fi
+  env "${drop[@]}" node -r @swc-node/register "apps/$name/src/main.ts" >"$home/logs/$name.log" 2>&1 &
   pids+=($!)
 }
 start_service session-kernel
+start_service egress
 start_service sandbox-manager
 start_service turn-reconciler
 start_service gateway

@@ -38,13 +38,13 @@ export class ChaosDriver {
     return new ChaosDriver(sup, store, modelBaseUrl);
   }
 
-  /** A Claude Code session on the host network (the harness reaches the scripted model on loopback), its stream recorded. */
+  /** A Claude Code session on the default network (the egress takes the harness to its scripted model on loopback), its stream recorded. */
   async newSession(): Promise<string> {
     if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5' })).id;
     if (this.environmentId === null) {
       const env = await this.client.beta.environments.create({
         name: 'chaos-env',
-        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', model: { base_url: this.modelBaseUrl } } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+        config: { type: 'cloud', harness: 'claude-code', model: { base_url: this.modelBaseUrl } } as Anthropic.Beta.Environments.BetaCloudConfigParams,
       });
       this.environmentId = env.id;
     }

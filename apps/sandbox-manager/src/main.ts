@@ -18,9 +18,6 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
-  if (process.env['BERTH_MODEL_API_KEY'] || process.env['BERTH_MODEL_BASE_URL']) {
-    log.warn('BERTH_MODEL_BASE_URL / BERTH_MODEL_API_KEY are read by the egress now, not by the sandbox-manager (which needs no model key): set them there');
-  }
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
   const manager = await startSandboxManager({
     nc,

@@ -2,7 +2,7 @@ import { chmod, mkdir, readdir, stat, unlink } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { EGRESS_SOCKET_SUBDIR } from '@berth/docker';
+import { EGRESS_SOCKET_SUBDIR, EgressDirectories } from '@berth/docker';
 import { EGRESS_SOCKET_FILE } from '@berth/sandbox-domain';
 import type { EgressLog } from '../denials/denial-reporter';
 
@@ -35,6 +35,8 @@ export class SandboxSockets {
   constructor(private readonly deps: SandboxSocketsDeps) {}
 
   async start(): Promise<void> {
+    // Refuses a root too long for the socket paths under it, with a message saying so.
+    new EgressDirectories(this.deps.root);
     await mkdir(this.deps.root, { recursive: true, mode: 0o755 });
     this.watcher = watch(this.deps.root, () => this.scanSoon());
     this.watcher.on('error', (error) => this.deps.log.warn(`watching ${this.deps.root}: ${String(error)}`));
