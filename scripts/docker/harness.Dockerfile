@@ -16,7 +16,7 @@ COPY build-ca /tmp/build-ca
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
  && cat /etc/ssl/certs/ca-certificates.crt /tmp/build-ca/*.crt > /tmp/build-ca/bundle.pem 2>/dev/null; \
-    NODE_EXTRA_CA_CERTS=/tmp/build-ca/bundle.pem npm install -g --no-fund --no-audit --loglevel=error \
+    NODE_EXTRA_CA_CERTS=/tmp/build-ca/bundle.pem npm install -g --no-fund --no-audit --loglevel=error --fetch-timeout=60000 --fetch-retries=4 \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
       "@openai/codex@${CODEX_VERSION}" \
       "@mariozechner/pi-coding-agent@${PI_VERSION}" \

@@ -76,8 +76,8 @@ describe('a sandbox on the default network, from inside', () => {
         [
           `for port in ${gatewayPort} ${natsPort}; do if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "OPEN $port"; else echo "CLOSED $port"; fi; done`,
           `curl -sS -m 10 http://127.0.0.1:${gatewayPort}/healthz; echo " direct-exit=$?"`,
-          `curl -sS -m 10 -x "$HTTP_PROXY" http://127.0.0.1:${gatewayPort}/healthz; echo " proxied-exit=$?"`,
-          `curl -sS -m 10 -p -x "$HTTP_PROXY" http://127.0.0.1:${natsPort}/ 2>&1; echo " tunnel-exit=$?"`,
+          `curl -sS -m 10 --noproxy "" -x "$HTTP_PROXY" http://127.0.0.1:${gatewayPort}/healthz; echo " proxied-exit=$?"`,
+          `curl -sS -m 10 -p --noproxy "" -x "$HTTP_PROXY" http://127.0.0.1:${natsPort}/ 2>&1; echo " tunnel-exit=$?"`,
           `test -e ${platform.storePath} && echo STORE-VISIBLE || echo STORE-ABSENT`,
           'echo ENV-BEGIN; env; echo ENV-END',
           'for f in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$f" 2>/dev/null; done | sort -u | grep -i key; echo PROC-END',
