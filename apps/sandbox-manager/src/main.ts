@@ -19,6 +19,9 @@ async function main(): Promise<void> {
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
+  // Before anything creates sandboxes: a directory made for a container not created yet must not look orphaned.
+  const pruned = await runtime.pruneEgressDirectories();
+  if (pruned > 0) log.log(`start: removed ${pruned} egress director${pruned === 1 ? 'y' : 'ies'} of containers that are gone`);
   const manager = await startSandboxManager({
     nc,
     store,
@@ -35,8 +38,6 @@ async function main(): Promise<void> {
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
   });
-  const pruned = await runtime.pruneEgressDirectories();
-  if (pruned > 0) log.log(`start: removed ${pruned} egress director${pruned === 1 ? 'y' : 'ies'} of containers that are gone`);
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },
     { name: 'drain the NATS connection', run: () => nc.drain() },

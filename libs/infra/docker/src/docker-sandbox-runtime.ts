@@ -170,13 +170,11 @@ export class DockerSandboxRuntime implements SandboxRuntime {
    * labels and its new name says whose it is). Fails with a conflict if `newName` is taken.
    */
   async relabel(nameOrId: string, newName: string): Promise<void> {
-    try {
-      await this.docker.getContainer(nameOrId).rename({ name: newName });
-    } catch (error) {
-      throw engineError('rename', nameOrId, error);
-    }
+    // Labels never change, so the egress directory is looked up beside the rename, not after it.
+    const [renamed, labels] = await Promise.allSettled([this.docker.getContainer(nameOrId).rename({ name: newName }), this.egress === null ? null : this.labelsOf(nameOrId)]);
+    if (renamed.status === 'rejected') throw engineError('rename', nameOrId, renamed.reason);
     // The egress reads who a sandbox is from its directory: it now serves the session named here.
-    const egressId = this.egress === null ? undefined : (await this.labelsOf(newName))?.[EGRESS_DIR_LABEL];
+    const egressId = labels.status === 'fulfilled' ? labels.value?.[EGRESS_DIR_LABEL] : (await this.labelsOf(newName))?.[EGRESS_DIR_LABEL];
     if (egressId !== undefined) await this.egress?.rename(egressId, newName);
   }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
@@ -10,6 +11,10 @@ export const EGRESS_PORT_LABEL = 'berth.egress-port';
 export const EGRESS_SOCKET_SUBDIR = 'socket';
 /** File beside it with the container's current name, which the egress reads its identity from. */
 export const EGRESS_NAME_FILE = 'name';
+
+const DIR_ID = /^[0-9a-f]{16}$/;
+/** A removed directory on its way out: not a sandbox's (the egress serves `DIR_ID` names only). */
+const GONE_PREFIX = '.gone-';
 
 // A unix socket path is at most 107 bytes: <root>/<16 hex>/socket/egress.sock must fit.
 const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + 'egress.sock'.length;
@@ -60,12 +65,23 @@ export class EgressDirectories {
     await rename(temp, file);
   }
 
+  /**
+   * Takes the directory away in one step (a rename the egress sees as its end, so it stops
+   * serving and never makes a socket in it again), then deletes it. Best effort: a directory left
+   * behind is pruned at the next start, and never fails the container's removal.
+   */
   async remove(id: string): Promise<void> {
-    if (!/^[0-9a-f]{16}$/.test(id)) return;
-    await rm(join(this.root, id), { recursive: true, force: true });
+    if (!DIR_ID.test(id)) return;
+    const gone = join(this.root, `${GONE_PREFIX}${id}-${randomBytes(4).toString('hex')}`);
+    try {
+      await rename(join(this.root, id), gone);
+    } catch {
+      return;
+    }
+    await rm(gone, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
   }
 
-  /** Removes the directories of containers that no longer exist; returns how many. */
+  /** Removes the directories of containers that no longer exist (and leftovers of removals); returns how many. */
   async prune(liveIds: ReadonlySet<string>): Promise<number> {
     let entries: string[];
     try {
@@ -73,8 +89,10 @@ export class EgressDirectories {
     } catch {
       return 0;
     }
-    const stale = entries.filter((id) => /^[0-9a-f]{16}$/.test(id) && !liveIds.has(id));
+    const stale = entries.filter((id) => DIR_ID.test(id) && !liveIds.has(id));
     await Promise.all(stale.map((id) => this.remove(id)));
+    const leftovers = entries.filter((name) => name.startsWith(GONE_PREFIX));
+    await Promise.all(leftovers.map((name) => rm(join(this.root, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined)));
     return stale.length;
   }
 

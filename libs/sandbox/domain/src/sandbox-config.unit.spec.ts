@@ -93,7 +93,7 @@ describe('sandbox spec', () => {
       expect(spec.egress).toEqual({ mountAt: EGRESS_MOUNT, relayPort: EGRESS_RELAY_PORT });
       expect(spec.env).toMatchObject({ HTTPS_PROXY: `http://127.0.0.1:${EGRESS_RELAY_PORT}`, http_proxy: `http://127.0.0.1:${EGRESS_RELAY_PORT}`, NO_PROXY: '127.0.0.1,localhost,::1' });
     }
-    expect(KEEPALIVE_CMD.join(' ')).toContain(`UNIX-CONNECT:${EGRESS_MOUNT}/egress.sock`);
+    expect(KEEPALIVE_CMD.join(' ')).toContain(`UNIX-CONNECT:${EGRESS_MOUNT}/egress.sock,retry=60,interval=0.5`);
   });
 
   it('gives a host sandbox the host network, a relay port to be allocated and no proxy variables', () => {
