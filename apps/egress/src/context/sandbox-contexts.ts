@@ -56,9 +56,14 @@ export class SandboxContexts {
     const cached = this.cache.get(dirId);
     if (cached !== undefined && this.now() - cached.at < this.deps.cacheMs) return cached.value;
     const value = this.load(dirId);
-    this.cache.set(dirId, { at: this.now(), value });
-    // A failed read is not kept: the next request reads again.
-    value.catch(() => this.cache.delete(dirId));
+    const entry = { at: this.now(), value };
+    this.cache.set(dirId, entry);
+    // Only a bound sandbox's context is kept: a refusal or a failed read is read again next time
+    // (a sandbox claimed or bound a moment ago must not be refused from a stale answer).
+    const drop = () => {
+      if (this.cache.get(dirId) === entry) this.cache.delete(dirId);
+    };
+    value.then((context) => isUnbound(context) && drop(), drop);
     return value;
   }
 

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, freePort, reply } from '@berth/testing';
 // The platform as the sandbox-manager's end-to-end tests start it (processes, real Docker, real Claude Code).
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test support shared with the sandbox-manager's e2e specs
 import { E2E_MODEL_KEY, startE2ePlatform, waitFor, type E2ePlatform } from '../../../sandbox-manager/src/testing/e2e-platform';
 
 /**
