@@ -27,6 +27,8 @@ describe('a sandbox on the default network, from inside', () => {
       upstreamHosts: { 'allowed.test': { body: 'hello from allowed.test' } },
       // The fail-fast case names its own (closed) endpoint on loopback.
       egressEnv: { BERTH_MODEL_TRUSTED_HOSTS: '127.0.0.1' },
+      // Warm sandboxes too: a claimed one is renamed for its session, and the egress must follow.
+      managerEnv: { BERTH_WARM_POOL_SIZE: '1' },
     });
     client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
   }, 900_000);
@@ -41,10 +43,10 @@ describe('a sandbox on the default network, from inside', () => {
     return all;
   };
 
-  const session = async (config: Record<string, unknown> = { type: 'cloud' }) => {
+  const session = async (config: Record<string, unknown> = { type: 'cloud' }, environmentId?: string) => {
     const agent = await client.beta.agents.create({ name: 'prober', model: 'claude-sonnet-4-5' });
-    const env = await client.beta.environments.create({ name: 'probe', config: config as unknown as Anthropic.Beta.Environments.BetaCloudConfigParams });
-    return { session: await client.beta.sessions.create({ agent: agent.id, environment_id: env.id }), environmentId: env.id };
+    const envId = environmentId ?? (await client.beta.environments.create({ name: 'probe', config: config as unknown as Anthropic.Beta.Environments.BetaCloudConfigParams })).id;
+    return { session: await client.beta.sessions.create({ agent: agent.id, environment_id: envId }), environmentId: envId };
   };
 
   /** One turn in which the agent runs `command` with Bash; resolves with what the command printed. */
@@ -151,6 +153,21 @@ describe('a sandbox on the default network, from inside', () => {
       expect(JSON.stringify(all)).not.toContain('input_not_delivered');
     },
     TURN_TIMEOUT_MS,
+  );
+
+  it(
+    'serves a warm sandbox claimed for a session as that session',
+    async () => {
+      const { session: first, environmentId } = await session();
+      await runBash(first.id, 'echo first');
+      // The first session's sandbox was cold; its environment's pool now holds one warm sandbox.
+      await waitFor('a warm sandbox', async () => (await platform.runtime.list({ 'berth.pool': environmentId })).some((c) => c.running && c.name.startsWith('berth-p-')), 60_000, platform.logs);
+      const { session: second } = await session({}, environmentId);
+      const { output, events: all } = await runBash(second.id, 'curl -sS -m 10 http://allowed.test/; echo " warm-exit=$?"');
+      expect(all.find((e) => e.type === 'berth.sandbox_bound')).toMatchObject({ warm: true });
+      expect(output).toContain('hello from allowed.test warm-exit=0');
+    },
+    TURN_TIMEOUT_MS * 2,
   );
 
   it(
