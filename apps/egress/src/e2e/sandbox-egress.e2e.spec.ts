@@ -35,7 +35,7 @@ describe('a sandbox on the default network, from inside', () => {
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  });
+  }, 120_000);
 
   const events = async (sessionId: string): Promise<PublicEvent[]> => {
     const all: PublicEvent[] = [];
