@@ -8,6 +8,9 @@
  *      relay and the egress too (what the platform adds on top of the harness: target ≤ 5 %);
  *   3. the same CLI by hand in a container on the host network talking to the model directly
  *      (the figure before the egress: what the relay and the proxy add per turn).
+ * Then single model requests (curl, a new connection each, as the least favourable case for the
+ * relay) through the relay and the egress beside the same request straight to the model, in
+ * interleaved batches: the egress's cost per request, with less noise than whole turns.
  *
  *   node -r @swc-node/register bench/turn-overhead.ts [turns]
  *
@@ -23,6 +26,8 @@ import { startE2ePlatform, type E2ePlatform } from '../apps/sandbox-manager/src/
 
 const TURNS = Number(process.argv[2] ?? 10);
 const PLACEHOLDER = 'berth-egress-adds-the-real-key';
+const REQUEST_BATCHES = 10;
+const REQUESTS_PER_BATCH = 20;
 const adapter = harnessAdapterFor('claude-code');
 
 const percentile = (values: readonly number[], p: number): number => {
@@ -64,6 +69,17 @@ async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string
   }
   await exec.exit;
   return { ms, sessionId };
+}
+
+/** `count` non-streaming model requests with curl in `container`, each one's total time in ms. */
+async function curlRequests(platform: E2ePlatform, container: string, url: string, key: string, count: number): Promise<number[]> {
+  const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+  const script = `for i in $(seq ${count}); do curl -s -o /dev/null -w '%{time_total}\\n' -X POST -H 'content-type: application/json' -H "x-api-key: $KEY" --data '${body}' ${url}/v1/messages; done`;
+  const exec = await platform.runtime.exec(container, { cmd: ['/bin/bash', '-c', script], env: { KEY: key, NO_PROXY: '*' }, stdin: '' });
+  const times: number[] = [];
+  for await (const line of exec.lines) if (line.trim() !== '') times.push(Number(line) * 1000);
+  await exec.exit;
+  return times;
 }
 
 async function main(): Promise<void> {
@@ -110,8 +126,8 @@ async function main(): Promise<void> {
       directMs.push(straight.ms);
     }
 
-    const row = (name: string, values: number[]) =>
-      console.log(`${name.padEnd(52)} p50 ${percentile(values, 50).toFixed(0).padStart(6)} ms   p99 ${percentile(values, 99).toFixed(0).padStart(6)} ms`);
+    const row = (name: string, values: number[], digits = 0) =>
+      console.log(`${name.padEnd(52)} p50 ${percentile(values, 50).toFixed(digits).padStart(6)} ms   p99 ${percentile(values, 99).toFixed(digits).padStart(6)} ms`);
     const ratio = (a: number[], b: number[]) => ((percentile(a, 50) / percentile(b, 50) - 1) * 100).toFixed(1);
     console.log(`Claude Code turn latency, ${TURNS} turns each, interleaved, same image and scripted model:`);
     row('platform, default network (gateway → idle event)', platformMs);
@@ -120,6 +136,17 @@ async function main(): Promise<void> {
     console.log(`platform overhead at p50 (platform / exec through the egress): ${ratio(platformMs, egressMs)} % (target ≤ 5 %)`);
     console.log(`egress overhead at p50 (exec through the egress / direct exec): ${ratio(egressMs, directMs)} %`);
     console.log(`platform with the egress against the direct exec (the figure before the egress): ${ratio(platformMs, directMs)} %`);
+
+    const viaRelay: number[] = [];
+    const straightToModel: number[] = [];
+    for (let b = 0; b < REQUEST_BATCHES; b++) {
+      viaRelay.push(...(await curlRequests(platform, container, relay, PLACEHOLDER, REQUESTS_PER_BATCH)));
+      straightToModel.push(...(await curlRequests(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', REQUESTS_PER_BATCH)));
+    }
+    console.log(`\nOne model request (curl, new connection each), ${viaRelay.length} each, interleaved batches of ${REQUESTS_PER_BATCH}:`);
+    row('through the relay and the egress (key added there)', viaRelay, 1);
+    row('straight to the model (host network)', straightToModel, 1);
+    console.log(`egress cost per request at p50: ${(percentile(viaRelay, 50) - percentile(straightToModel, 50)).toFixed(1)} ms`);
   } finally {
     await platform.stop();
     await model.close();
