@@ -1,62 +1,78 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
 import { AnthropicMessagesServer, ensureDockerTestEngine, freePort, reply, ScriptedUpstreamProxy } from '@berth/testing';
+import { chromium } from 'playwright-core';
 
 /**
- * The README's run path, as a new user takes it: `npm start` (scripts/run.sh) with a model server
- * on host loopback, then the official SDK creates an agent, an environment with no network
- * settings and a session, and runs a turn. The model server must see the request with the real
- * key, which only the egress had. (The harness image is the one this run built, not `latest`, and
- * the egress's way to other hosts is a scripted proxy on loopback: nothing leaves this machine.)
+ * The README's first command as a user runs it: `npm start` in a terminal with a model server on
+ * host loopback, the console opened at the URL it prints and signed into with the key it prints,
+ * a turn through the official SDK on an environment created with no network settings (the model
+ * server must see the real key, which only the egress had), then Ctrl-C. The terminal is played
+ * by a process group of our own (Ctrl-C is SIGINT to the foreground group), the browser by
+ * headless Chromium. DOCKER_HOST names the engine the suite already runs: the script must use it
+ * and start no dockerd of its own (the list of dockerd processes is compared before and after).
+ * The sandbox image is the one this run built (not `latest`), the sandboxes' scope is this run's,
+ * and the egress's way to other hosts is a scripted proxy on loopback: nothing leaves the machine.
  */
-const KEY = 'sk-run-sh-real-key-for-the-model';
-const REPO = join(__dirname, '..');
+jest.setTimeout(600_000);
 
-jest.setTimeout(900_000);
+const REPO = join(__dirname, '..');
+const MODEL_KEY = 'sk-run-sh-real-key-for-the-model';
+const dockerdPids = () => spawnSync('pgrep', ['-x', 'dockerd'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
 
 describe('npm start', () => {
+  let home: string;
+  let child: ChildProcess;
+  let output = '';
+  let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  let dockerHost: string;
+  let dockerdBefore: string[];
   let model: AnthropicMessagesServer;
   let upstream: ScriptedUpstreamProxy;
-  let run: ChildProcess | null = null;
-  let output = '';
-  const home = mkdtempSync('/tmp/berth-run-');
   const scope = `runsh${process.pid}`;
-  let dockerHost = '';
 
   beforeAll(async () => {
     const engine = ensureDockerTestEngine({ harness: true });
     dockerHost = engine.dockerHost;
+    dockerdBefore = dockerdPids();
     model = await new AnthropicMessagesServer().start();
     upstream = await new ScriptedUpstreamProxy().start();
+    home = mkdtempSync(join(tmpdir(), 'berth-run-'));
     const port = await freePort();
-    run = spawn('bash', ['scripts/run.sh'], {
+    child = spawn('npm', ['start'], {
       cwd: REPO,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
         BERTH_HOME: home,
         PORT: String(port),
+        DOCKER_HOST: dockerHost,
         BERTH_MODEL_BASE_URL: model.url,
-        BERTH_MODEL_API_KEY: KEY,
+        BERTH_MODEL_API_KEY: MODEL_KEY,
         BERTH_SANDBOX_SCOPE: scope,
         BERTH_SANDBOX_IMAGE: engine.harnessImage as string,
         BERTH_EGRESS_UPSTREAM_PROXY: upstream.url,
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    run.stdout?.on('data', (c: Buffer) => (output += c.toString()));
-    run.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
+    exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const deadline = Date.now() + 540_000;
+    while (!output.includes('Ctrl-C stops Berth.')) {
+      if (child.exitCode !== null) throw new Error(`npm start exited early:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`npm start not ready:\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
   });
 
   afterAll(async () => {
-    if (run !== null && run.exitCode === null) {
-      const exited = new Promise((resolve) => run?.once('exit', resolve));
-      run.kill('SIGINT');
-      await exited;
-    }
-    // run.sh leaves sandboxes for the next start to adopt; this run's are removed here.
+    if (child && child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGKILL');
+    // npm start leaves sandboxes for its next start to adopt; this run's are removed here.
     const runtime = new DockerSandboxRuntime({ dockerHost, managedLabels: { 'berth.scope': scope }, egressRoot: join(home, 'egress') });
     for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
     await model?.close();
@@ -64,24 +80,47 @@ describe('npm start', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  it('runs a turn for an environment created with no network settings, the model seeing the real key', async () => {
-    const started = Date.now();
-    while (!/API key:\s+(bk_\S+)/.test(output)) {
-      if (run?.exitCode !== null) throw new Error(`run.sh exited (${run?.exitCode}):\n${output}`);
-      if (Date.now() - started > 600_000) throw new Error(`run.sh did not print an API key:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const apiUrl = /API:\s+(http:\/\/\S+)\/v1/.exec(output)?.[1] as string;
-    const apiKey = /API key:\s+(bk_\S+)/.exec(output)?.[1] as string;
-    const client = new Anthropic({ apiKey, baseURL: apiUrl, maxRetries: 0 });
+  it('prepares in a few readable lines, using the Docker engine DOCKER_HOST names without starting another', () => {
+    const preparation = output.slice(0, output.indexOf('Berth is running.')).trim().split('\n');
+    expect(preparation.length).toBeLessThanOrEqual(15);
+    expect(output).toContain(`using the Docker engine at ${dockerHost} (from DOCKER_HOST)`);
+    expect(dockerdPids()).toEqual(dockerdBefore);
+    expect(readFileSync(join(home, 'logs', 'setup.log'), 'utf8')).toMatch(/harness=berth\/harness:/);
+  });
 
+  it('serves the console at the printed URL, and the printed key signs in', async () => {
+    const consoleUrl = /Console:\s+(\S+)/.exec(output)?.[1] as string;
+    const key = /API key:\s+(\S+)/.exec(output)?.[1] as string;
+    const profile = mkdtempSync(join(tmpdir(), 'berth-chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const page = context.pages()[0] ?? (await context.newPage());
+      const res = await page.goto(consoleUrl);
+      expect(res?.status()).toBe(200);
+      await page.getByTestId('signin-key').fill(key);
+      await page.getByTestId('signin-submit').click();
+      await page.getByTestId('nav-agents').click();
+      await page.getByTestId('empty').waitFor({ timeout: 15_000 });
+    } finally {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  });
+
+  it('runs a turn for an environment created with no network settings, the model seeing the real key', async () => {
+    const apiUrl = /API:\s+(http:\/\/\S+)\/v1/.exec(output)?.[1] as string;
+    const apiKey = /API key:\s+(\S+)/.exec(output)?.[1] as string;
+    const client = new Anthropic({ apiKey, baseURL: apiUrl, maxRetries: 0 });
     model.script(reply.text('Hello from the model behind the egress.'));
     const agent = await client.beta.agents.create({ name: 'first', model: 'claude-sonnet-4-5' });
     const env = await client.beta.environments.create({ name: 'first' });
     expect(env.config).toMatchObject({ network: 'egress', networking: { type: 'unrestricted' } });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Say hello' }] }] });
-
     const deadline = Date.now() + 180_000;
     let events: { type: string; [k: string]: unknown }[] = [];
     while (!events.some((e) => e.type === 'session.status_idle')) {
@@ -90,10 +129,32 @@ describe('npm start', () => {
       events = [];
       for await (const e of client.beta.sessions.events.list(session.id)) events.push(e as unknown as { type: string });
     }
-    const messages = events.filter((e) => e.type === 'agent.message').map((e) => JSON.stringify(e['content']));
-    expect(messages.join('')).toContain('Hello from the model behind the egress.');
+    expect(events.filter((e) => e.type === 'agent.message').map((e) => JSON.stringify(e['content'])).join('')).toContain('Hello from the model behind the egress.');
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
-    expect(model.modelRequests.length).toBeGreaterThan(0);
-    expect(model.sawCredential(KEY)).toBe(true);
+    expect(model.sawCredential(MODEL_KEY)).toBe(true);
+    // Only the egress was given the key, and no service logged it.
+    for (const file of readdirSync(join(home, 'logs'))) expect(readFileSync(join(home, 'logs', file), 'utf8')).not.toContain(MODEL_KEY);
+  });
+
+  it('stops everything on Ctrl-C and exits 0, saying "stopped"', async () => {
+    process.kill(-(child.pid as number), 'SIGINT');
+    const { code, signal } = await exit;
+    expect(signal).toBeNull();
+    expect(output).toContain('berth: stopped.');
+    expect(output).not.toMatch(/unexpectedly/);
+    expect(code).toBe(0);
+    // Each service wrote JSON lines and said it stopped.
+    for (const file of readdirSync(join(home, 'logs')).filter((f) => f !== 'setup.log' && f !== 'nats.log')) {
+      const lines = readFileSync(join(home, 'logs', file), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg: string });
+      expect(lines.map((l) => l.msg)).toContain('stopped');
+    }
+  });
+});
+
+describe('npm start -- --help', () => {
+  it('lists the knobs and starts nothing', () => {
+    const result = spawnSync('bash', [join(REPO, 'scripts', 'run.sh'), '--help'], { encoding: 'utf8' });
+    expect(result.status).toBe(0);
+    for (const knob of ['BERTH_HOME', 'PORT', 'DOCKER_HOST', 'BERTH_MODEL_BASE_URL', 'BERTH_MODEL_API_KEY', 'BERTH_LOG_LEVEL', 'OTEL_EXPORTER_OTLP_ENDPOINT']) expect(result.stdout).toContain(knob);
   });
 });

@@ -4,9 +4,8 @@ import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import type { CommandBus } from '@berth/ports';
 import { createStore } from '@berth/store';
+import { egressMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream } from '@nats-io/jetstream';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { Logger } from '@nestjs/common';
 import { startEgress } from './app/start-egress';
 import { EgressConfigSchema, modelKeysFrom } from './config/egress.config';
 import { hostsOfServiceUrl } from './proxy/platform-addresses';
@@ -16,10 +15,12 @@ import { hostsOfServiceUrl } from './proxy/platform-addresses';
  * Sandboxes are served before the broker answers: model access never waits for NATS.
  */
 async function main(): Promise<void> {
-  const log = new Logger('egress');
+  const telemetry = await startServiceTelemetry('egress');
+  const { log } = telemetry;
   const config = loadConfig(EgressConfigSchema);
   const store = createStore(config.storeUrl);
   await store.init();
+  const { denials } = egressMetrics(telemetry.registry);
   let bus: CommandBus | null = null;
   const egress = await startEgress({
     root: config.root,
@@ -27,6 +28,7 @@ async function main(): Promise<void> {
     bus: () => bus,
     clock: systemClock,
     log,
+    refused: (reason) => denials.inc({ reason }),
     model: config.model,
     keys: modelKeysFrom(process.env, config.defaultKey),
     upstreamProxy: config.upstreamProxy,
@@ -36,19 +38,23 @@ async function main(): Promise<void> {
     rescanMs: config.rescanMs,
   });
   if (config.model.baseUrl === null) log.warn('no model endpoint: turns fail until BERTH_MODEL_BASE_URL (and BERTH_MODEL_API_KEY) are set, or an environment sets config.model.base_url');
-  const nc: NatsConnection = await connectNats({ url: config.natsUrl, name: 'egress' });
+  const nc = await connectNats({ url: config.natsUrl, name: 'egress' });
   bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)));
-  onShutdownSignals([
-    { name: 'stop serving sandboxes', run: () => egress.stop() },
-    { name: 'drain the NATS connection', run: () => nc.drain() },
-    { name: 'close the store', run: () => store.close() },
-  ]);
-  log.log(
-    `ready: serving ${egress.sockets.served().length} sandbox socket(s) under ${config.root}, model ${config.model.baseUrl === null ? "(none)" : new URL(config.model.baseUrl).host}${config.upstreamProxy === null ? '' : `, upstream proxy ${new URL(config.upstreamProxy).host}`}`,
+  onShutdownSignals(
+    [
+      { name: 'stop serving sandboxes', run: () => egress.stop() },
+      { name: 'drain the NATS connection', run: () => nc.drain() },
+      { name: 'close the store', run: () => store.close() },
+      { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
+    ],
+    log,
   );
+  log.info(`ready: serving ${egress.sockets.served().length} sandbox socket(s)`, {
+    dir: config.root,
+    model: config.model.baseUrl === null ? null : new URL(config.model.baseUrl).host,
+    upstream_proxy: config.upstreamProxy === null ? null : new URL(config.upstreamProxy).host,
+    metrics: telemetry.metrics?.url ?? null,
+  });
 }
 
-main().catch((e) => {
-  console.error(`egress failed to start: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+main().catch(failedToStart('egress'));

@@ -9,6 +9,7 @@ import { EgressDirectories, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
 import type { BerthStore, CommandBus } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
+import { silentLogger } from '@berth/testing';
 import { startEgress, type EgressInput, type RunningEgress } from '../src/app/start-egress';
 
 export type Answer = Readonly<{ status: number; headers: IncomingHttpHeaders; body: string }>;
@@ -24,7 +25,7 @@ export class RecordingBus implements CommandBus {
   }
 }
 
-const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const silent = silentLogger;
 
 /**
  * An egress over a real SQLite store and real unix sockets, with sessions made through the real

@@ -1,8 +1,8 @@
 import type { Clock } from '@berth/core';
-import type { AgentStore, CommandBus, EnvironmentStore, SessionJournal, SessionReadModel, SessionSnapshots } from '@berth/ports';
+import type { AgentStore, CommandBus, EnvironmentStore, Logger, SessionJournal, SessionReadModel, SessionSnapshots } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { SandboxContexts } from '../context/sandbox-contexts';
-import { DenialReporter, type EgressLog } from '../denials/denial-reporter';
+import { DenialReporter } from '../denials/denial-reporter';
 import { Destinations } from '../proxy/destinations';
 import { ModelForwarder } from '../proxy/model-forwarder';
 import { PlatformAddresses } from '../proxy/platform-addresses';
@@ -16,7 +16,9 @@ export type EgressInput = Readonly<{
   /** Set once NATS is connected; refusals before that are logged, not recorded. */
   bus: () => CommandBus | null;
   clock: Clock;
-  log: EgressLog;
+  log: Logger;
+  /** Counts every refusal by reason (`berth_egress_denials_total`). */
+  refused?: (reason: string) => void;
   model: Readonly<{ baseUrl: string | null; trustedHosts: readonly string[] }>;
   keys: Readonly<Record<string, string>>;
   upstreamProxy: string | null;
@@ -53,7 +55,8 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
-    serverFor: (dirId) => createSandboxProxy(dirId, { contexts, destinations, models, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log }),
+    serverFor: (dirId) =>
+      createSandboxProxy(dirId, { contexts, destinations, models, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
     onGone: (dirId) => contexts.forget(dirId),
   });
   await sockets.start();

@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { SessionCommand } from '@berth/contracts';
 import type { EgressDenial } from '@berth/egress-domain';
-import type { CommandBus } from '@berth/ports';
+import type { CommandBus, Logger } from '@berth/ports';
 import type { SandboxContext } from '../context/sandbox-contexts';
-
-export type EgressLog = Readonly<{ log(message: string): void; warn(message: string): void; error(message: string): void }>;
 
 export const EGRESS_ACTOR = 'egress';
 
@@ -24,20 +22,20 @@ export class DenialReporter {
   private readonly perTurn = new Map<string, number>();
 
   constructor(
-    private readonly deps: Readonly<{ bus: () => CommandBus | null; log: EgressLog; now?: () => Date }>,
+    private readonly deps: Readonly<{ bus: () => CommandBus | null; log: Logger; now?: () => Date }>,
   ) {}
 
   report(context: SandboxContext, denial: EgressDenial): void {
     const turn = `${context.sessionId}:g${context.generation}:${context.turnId ?? '-'}`;
     const key = `${turn}:${denial.host}:${denial.port}:${denial.reason}`;
-    this.deps.log.warn(`refused ${denial.host}:${denial.port} for ${context.sandboxName} (${denial.reason})`);
+    this.deps.log.warn('refused a destination', { session_id: context.sessionId, sandbox_id: context.sandboxName, host: denial.host, port: denial.port, reason: denial.reason });
     if (this.seen.has(key)) return;
     const count = this.perTurn.get(turn) ?? 0;
     if (count >= PER_TURN) return;
     this.remember(key, turn, count + 1);
     const bus = this.deps.bus();
-    if (bus === null) return void this.deps.log.warn(`not connected to NATS: the refusal of ${denial.host}:${denial.port} is not recorded for ${context.sessionId}`);
-    bus.dispatch(this.command(context, denial, key)).catch((error: unknown) => this.deps.log.warn(`could not report the refusal of ${denial.host} for ${context.sessionId}: ${String(error)}`));
+    if (bus === null) return void this.deps.log.warn('not connected to NATS: a refusal is not recorded', { session_id: context.sessionId, host: denial.host });
+    bus.dispatch(this.command(context, denial, key)).catch((error: unknown) => this.deps.log.warn('could not report a refusal', { session_id: context.sessionId, host: denial.host, err: error }));
   }
 
   private command(context: SandboxContext, denial: EgressDenial, key: string): SessionCommand {

@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, type AbsoluteTarget, type DenialInput } from '@berth/egress-domain';
 import { isUnbound, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
-import type { DenialReporter, EgressLog } from '../denials/denial-reporter';
+import type { Logger } from '@berth/ports';
+import type { DenialReporter } from '../denials/denial-reporter';
 import type { Destinations, Route, Verdict } from './destinations';
 import type { ModelForwarder } from './model-forwarder';
 import { answerText, relayRequest } from './relay-request';
@@ -14,7 +15,9 @@ export type SandboxProxyDeps = Readonly<{
   models: ModelForwarder;
   denials: DenialReporter;
   connectTimeoutMs: number;
-  log: EgressLog;
+  log: Logger;
+  /** Counts every refusal by reason (`berth_egress_denials_total`). */
+  refused: (reason: string) => void;
 }>;
 
 const DENIED_HEADER = 'x-berth-egress-denied';
@@ -29,7 +32,7 @@ const DENIED_HEADER = 'x-berth-egress-denied';
 export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Server {
   const server = createServer((req, res) => void handleRequest(dirId, deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
   server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(dirId, deps, req, socket as Socket, head).catch((error: unknown) => {
-    deps.log.error(`CONNECT failed: ${String(error)}`);
+    deps.log.error('CONNECT failed', { err: error });
     socket.destroy();
   }));
   server.on('clientError', (_error, socket) => socket.destroy());
@@ -38,7 +41,10 @@ export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Serve
 
 async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const context = await deps.contexts.resolve(dirId);
-  if (isUnbound(context)) return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
+  if (isUnbound(context)) {
+    deps.refused('unbound_sandbox');
+    return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
+  }
   const url = req.url ?? '';
   if (url.startsWith('/')) return deps.models.forward(context, req, res, url);
   const target = parseAbsoluteTarget(url);
@@ -60,7 +66,10 @@ async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: Incomin
 async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
   socket.on('error', () => socket.destroy());
   const context = await deps.contexts.resolve(dirId);
-  if (isUnbound(context)) return endTunnel(socket, 403, `Berth egress: ${context.unbound}.`, 'unbound_sandbox');
+  if (isUnbound(context)) {
+    deps.refused('unbound_sandbox');
+    return endTunnel(socket, 403, `Berth egress: ${context.unbound}.`, 'unbound_sandbox');
+  }
   const target = parseAuthority(req.url ?? '');
   if (target === null) return endTunnel(socket, 400, `Berth egress: CONNECT needs host:port, not ${JSON.stringify(req.url ?? '')}.`);
   let verdict: Verdict;
@@ -71,6 +80,7 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
   }
   if (!verdict.allowed) {
     const denial = describeDenial({ ...verdict.denial, environmentId: context.environmentId });
+    deps.refused(denial.reason);
     deps.denials.report(context, denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
   }
@@ -91,6 +101,7 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
 
 function refuse(deps: SandboxProxyDeps, context: SandboxContext, res: ServerResponse, input: Omit<DenialInput, 'environmentId'>): void {
   const denial = describeDenial({ ...input, environmentId: context.environmentId });
+  deps.refused(denial.reason);
   deps.denials.report(context, denial);
   answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
 }
@@ -123,7 +134,7 @@ function endTunnel(socket: Socket, status: number, message: string, reason?: str
 }
 
 function internalError(deps: SandboxProxyDeps, res: ServerResponse, error: unknown): void {
-  deps.log.error(`request failed: ${String(error)}`);
+  deps.log.error('request failed', { err: error });
   answerText(res, 500, 'Berth egress: internal error (see the egress log).');
 }
 

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { EGRESS_SOCKET_SUBDIR, EgressDirectories } from '@berth/docker';
 import { EGRESS_SOCKET_FILE } from '@berth/sandbox-domain';
-import type { EgressLog } from '../denials/denial-reporter';
+import type { Logger } from '@berth/ports';
 
 const DIR_ID = /^[0-9a-f]{16}$/;
 
@@ -15,7 +15,7 @@ export type SandboxSocketsDeps = Readonly<{
   /** A directory went away (its sandbox was removed). */
   onGone?: (dirId: string) => void;
   rescanMs: number;
-  log: EgressLog;
+  log: Logger;
 }>;
 
 /**
@@ -39,7 +39,7 @@ export class SandboxSockets {
     new EgressDirectories(this.deps.root);
     await mkdir(this.deps.root, { recursive: true, mode: 0o755 });
     this.watcher = watch(this.deps.root, () => this.scanSoon());
-    this.watcher.on('error', (error) => this.deps.log.warn(`watching ${this.deps.root}: ${String(error)}`));
+    this.watcher.on('error', (error) => this.deps.log.warn('cannot watch the egress directory', { dir: this.deps.root, err: error }));
     this.timer = setInterval(() => this.scanSoon(), this.deps.rescanMs);
     this.timer.unref();
     await this.scan();
@@ -74,7 +74,7 @@ export class SandboxSockets {
   }
 
   private scan(): Promise<void> {
-    this.scanning = this.scanning.then(() => this.scanOnce()).catch((error: unknown) => this.deps.log.warn(`scanning ${this.deps.root}: ${String(error)}`));
+    this.scanning = this.scanning.then(() => this.scanOnce()).catch((error: unknown) => this.deps.log.warn('cannot scan the egress directory', { dir: this.deps.root, err: error }));
     return this.scanning;
   }
 
@@ -117,7 +117,7 @@ export class SandboxSockets {
       return server;
     } catch (error) {
       // The directory went away meanwhile (its sandbox was removed): the next scan settles it.
-      this.deps.log.warn(`could not serve ${path}: ${String(error)}`);
+      this.deps.log.warn('cannot serve a sandbox socket', { path, err: error });
       return null;
     }
   }

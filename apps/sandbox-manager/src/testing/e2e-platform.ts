@@ -6,8 +6,8 @@ import { DockerSandboxRuntime } from '@berth/docker';
 import { ensureDockerTestEngine, freePort, ScriptedUpstreamProxy, startNatsServer, type NatsServerHandle, type TestHostReply } from '@berth/testing';
 import { startService, type ServiceProcess } from './service-process';
 
-/** The model key the e2e platform's egress holds: a test can look for it where it must never be. */
-export const E2E_MODEL_KEY = 'sk-scripted-not-a-real-key';
+/** The model key the e2e platform's egress holds: a test can look for it where it must never be (a sandbox, a log line). */
+export const E2E_MODEL_KEY = 'sk-scripted-e2e-model-key-0123456789';
 
 type ServiceName = 'session-kernel' | 'egress' | 'sandbox-manager' | 'gateway';
 
@@ -20,6 +20,10 @@ export type E2ePlatform = Readonly<{
   upstream: ScriptedUpstreamProxy;
   natsUrl: string;
   storePath: string;
+  /** GET /metrics of each service (the gateway's on its HTTP port). */
+  metricsUrls: Readonly<Record<'gateway' | 'session-kernel' | 'sandbox-manager' | 'egress', string>>;
+  /** The secrets this platform was started with: none may appear in any service's log. */
+  secrets: readonly string[];
   manager(): ServiceProcess;
   egress(): ServiceProcess;
   /** Kills the sandbox-manager with SIGKILL and starts a new one (same configuration). */
@@ -35,6 +39,8 @@ export type E2ePlatformOptions = Readonly<{
   modelBaseUrl: string;
   managerEnv?: Record<string, string>;
   egressEnv?: Record<string, string>;
+  /** Added to every service's environment. */
+  env?: Record<string, string>;
   /** Hosts the upstream proxy serves; any other destination gets a 502 from it, never a connection. */
   upstreamHosts?: Readonly<Record<string, TestHostReply>>;
 }>;
@@ -55,26 +61,29 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
   const upstream = await new ScriptedUpstreamProxy(options.upstreamHosts ?? {}).start();
   const storePath = join(dir, 'berth.db');
   const egressDir = join(dir, 'egress');
-  const common = { NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost };
+  const common = { NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
+  const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: Record<ServiceName, Record<string, string>> = {
-    'session-kernel': { ...common, BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000' },
+    'session-kernel': { ...common, BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
     egress: {
       ...common,
       BERTH_EGRESS_DIR: egressDir,
       BERTH_MODEL_BASE_URL: options.modelBaseUrl,
       BERTH_MODEL_API_KEY: E2E_MODEL_KEY,
       BERTH_EGRESS_UPSTREAM_PROXY: upstream.url,
+      BERTH_METRICS_PORT: String(egressMetrics),
       ...options.egressEnv,
     },
     'sandbox-manager': {
       ...common,
       BERTH_EGRESS_DIR: egressDir,
+      BERTH_METRICS_PORT: String(managerMetrics),
       BERTH_SANDBOX_IMAGE: engine.harnessImage,
       BERTH_SANDBOX_SCOPE: scope,
       BERTH_NATS_ACK_WAIT_MS: '5000',
       ...options.managerEnv,
     },
-    gateway: { ...common, HOST: '127.0.0.1' },
+    gateway: { ...common, PORT: String(port), HOST: '127.0.0.1' },
   };
   const services = new Map<ServiceName, ServiceProcess>();
   const started: ServiceProcess[] = [];
@@ -89,14 +98,13 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     await start('session-kernel');
     await start('egress');
     await start('sandbox-manager');
-    const port = await freePort();
-    env.gateway['PORT'] = String(port);
     await start('gateway');
     const apiKey = execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'e2e', '--store', common.BERTH_STORE_URL], {
       cwd: join(__dirname, '..', '..', '..', '..'),
       encoding: 'utf8',
     }).trim();
     const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope }, egressRoot: egressDir });
+    const secrets = [E2E_MODEL_KEY, apiKey];
     return {
       gatewayUrl: `http://127.0.0.1:${port}`,
       apiKey,
@@ -105,6 +113,13 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       upstream,
       natsUrl: nats.url,
       storePath,
+      metricsUrls: {
+        gateway: `http://127.0.0.1:${port}/metrics`,
+        'session-kernel': `http://127.0.0.1:${kernelMetrics}/metrics`,
+        'sandbox-manager': `http://127.0.0.1:${managerMetrics}/metrics`,
+        egress: `http://127.0.0.1:${egressMetrics}/metrics`,
+      },
+      secrets,
       manager: () => get('sandbox-manager'),
       egress: () => get('egress'),
       async restartManager(extraEnv = {}) {
@@ -118,6 +133,8 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       logs,
       async stop() {
         for (const name of ['gateway', 'sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
+        // Every end-to-end suite on this platform checks what the services wrote: JSON lines, no secret.
+        for (const s of started) assertCleanLog(s.name, s.output(), secrets);
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
         await nats.stop();
         await upstream.close();
@@ -129,6 +146,23 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     await nats.stop();
     await upstream.close();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
+  }
+}
+
+/** Each line a service wrote parses as one JSON object, and none contains a secret. */
+export function assertCleanLog(service: string, output: string, secrets: readonly string[]): void {
+  const lines = output.split('\n').filter((l) => l.trim() !== '');
+  for (const line of lines) {
+    for (const secret of secrets) if (line.includes(secret)) throw new Error(`${service} logged a secret: ${line.slice(0, 300)}`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      throw new Error(`${service} wrote a line that is not JSON: ${line.slice(0, 300)}`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || (parsed as { service?: unknown }).service !== service) {
+      throw new Error(`${service} wrote a line without its service field: ${line.slice(0, 300)}`);
+    }
   }
 }
 
