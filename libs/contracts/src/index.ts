@@ -10,3 +10,5 @@ export * from './public-events';
 export * from './queries';
 export * from './sandbox-network';
 export * from './host-names';
+export * from './config/metadata';
+export * from './integrations';

@@ -30,6 +30,9 @@ export type E2ePlatform = Readonly<{
   restartManager(extraEnv?: Record<string, string>): Promise<void>;
   /** Kills the egress with SIGKILL and starts a new one. */
   restartEgress(): Promise<void>;
+  /** Kills the sandbox-manager with SIGKILL (`startManager` brings one back). */
+  killManager(): Promise<void>;
+  startManager(extraEnv?: Record<string, string>): Promise<void>;
   logs(): string;
   stop(): Promise<void>;
 }>;
@@ -130,6 +133,8 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
         await get('egress').kill();
         await start('egress');
       },
+      killManager: () => get('sandbox-manager').kill(),
+      startManager: (extraEnv = {}) => start('sandbox-manager', extraEnv),
       logs,
       async stop() {
         for (const name of ['gateway', 'sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
