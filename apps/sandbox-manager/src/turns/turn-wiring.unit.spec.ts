@@ -149,7 +149,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         await exited;
         return { lines: [], exitCode: 0 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1' },
     });
     const gauge = async () => (await manager.registry.getSingleMetricAsString('berth_turns_running')).split('\n').find((l) => l.startsWith('berth_turns_running '));
     const durations = async () => (await manager.registry.getSingleMetricAsString('berth_turn_duration_seconds')).split('\n').find((l) => l.startsWith('berth_turn_duration_seconds_count'));
