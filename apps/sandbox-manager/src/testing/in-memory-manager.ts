@@ -36,6 +36,8 @@ export class InMemoryManager implements CommandBus {
   readonly turns: TurnExecutions;
   readonly pool: WarmPool;
   readonly bound = new BoundSandboxes(systemClock);
+  /** The manager's metrics, as its /metrics would serve them. */
+  readonly registry = new Registry();
   readonly sendCommand: SendManagerCommand;
   private readonly kernel: ReturnType<typeof createSessionKernel>;
   private readonly handling = new Set<Promise<void>>();
@@ -54,7 +56,7 @@ export class InMemoryManager implements CommandBus {
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
-    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.turns.unsettled(), sandboxes: async () => ({}) });
+    const metrics = sandboxMetrics(this.registry, { turnsRunning: () => this.turns.unsettled(), sandboxes: async () => ({}) });
     this.sandboxes = new SandboxService({
       runtime: this.runtime,
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
