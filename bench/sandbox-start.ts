@@ -37,7 +37,9 @@ const config: SandboxConfig = {
   warmPool: { size: 2, ttlSeconds: 600 },
 };
 
-const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+// Berth's sandboxes carry their egress directory (made before create, bind-mounted, removed after), as in production.
+const egressRoot = mkdtempSync('/tmp/bgb-');
+const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
 const docker = runtime.docker;
 const workspaceDir = mkdtempSync(join(tmpdir(), 'berth-bench-ws-'));
 
@@ -111,6 +113,7 @@ async function main(): Promise<void> {
   for (const leftover of await runtime.list(scopeLabels)) await runtime.remove(leftover.id);
   for (const spare of await workspaces.spares()) await workspaces.removeSpare(spare);
   rmSync(workspaceDir, { recursive: true, force: true });
+  rmSync(egressRoot, { recursive: true, force: true });
 
   console.log(`                          p50 ms   p99 ms`);
   console.log(`bare create+start      ${fmt(percentile(bare, 50))}  ${fmt(percentile(bare, 99))}`);

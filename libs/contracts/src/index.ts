@@ -10,5 +10,7 @@ export * from './public-events';
 export * from './queries';
 export * from './files';
 export * from './resources';
+export * from './sandbox-network';
+export * from './host-names';
 export * from './config/metadata';
 export * from './integrations';

@@ -22,9 +22,11 @@ export type GatewayOptions = Readonly<{
   bodyLimit: string;
   /** Largest file upload, in bytes (413 FILE_TOO_LARGE beyond). */
   fileMaxBytes: number;
+  /** API users may create environments with `config.network: host` (operator opt-in, unsafe). */
+  allowHostNetwork?: boolean;
 }>;
 
-export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb', fileMaxBytes: 500 * 1024 * 1024 };
+export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb', fileMaxBytes: 500 * 1024 * 1024, allowHostNetwork: false };
 
 export type GatewayDeps = Readonly<{
   store: GatewayStore;

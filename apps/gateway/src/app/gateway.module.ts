@@ -71,7 +71,7 @@ export class GatewayModule {
           inject: [DEPS, SessionCommands],
         },
         { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
-        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
+        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids, d.options.allowHostNetwork ?? false), inject: [DEPS] },
         {
           provide: FilesService,
           useFactory: (d: GatewayDeps) => new FilesService({ files: d.store.files, blobs: d.store.blobs, clock: d.clock, ids: d.ids, maxBytes: d.options.fileMaxBytes }),

@@ -20,6 +20,11 @@ export const GatewayConfigSchema = z
     BERTH_BLOB_DIR: z.string().min(1).optional(),
     /** How long a workspace read (archive, file, listing) may take the sandbox-manager. */
     BERTH_WORKSPACE_TIMEOUT_MS: int(120_000),
+    /** Lets API users create environments on the host network (no egress, no isolation from the platform). Unsafe. */
+    BERTH_ALLOW_HOST_NETWORK: z
+      .enum(['true', 'false', '1', '0', ''])
+      .optional()
+      .transform((v) => v === 'true' || v === '1'),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),
     BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false'),
@@ -46,6 +51,7 @@ export const GatewayConfigSchema = z
     fileMaxBytes: env.BERTH_FILE_MAX_BYTES,
     blobDir: env.BERTH_BLOB_DIR,
     workspaceTimeoutMs: env.BERTH_WORKSPACE_TIMEOUT_MS,
+    allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
     webhooks: {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { systemClock } from '@berth/core';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- integration test: wires the real Docker adapter
 import { DockerSandboxRuntime, VolumeWorkspaces } from '@berth/docker';
@@ -28,19 +29,22 @@ const config = (size: number): SandboxConfig => ({
   warmPool: { size, ttlSeconds: 600 },
 });
 let slot = 0;
+// Sandboxes carry their egress directory, as in production.
+const egressRoot = mkdtempSync('/tmp/bgl-');
 const newManager = (size: number, ledger = new InMemoryClaimLedger()) => {
-  const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+  const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
   const workspaces = new VolumeWorkspaces(runtime.docker, scopeLabels);
   const pool = new WarmPool({ runtime, workspaces, ledger, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
   pool.configure([{ environmentId, config: config(size) }]);
   return { runtime, pool, ledger, workspaces, provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels }) };
 };
-const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
 const ours = () => cleanupRuntime.list({ ...scopeLabels, 'berth.managed': 'true' });
 
 afterEach(async () => {
   for (const info of await ours()) await cleanupRuntime.remove(info.id);
 });
+afterAll(() => rmSync(egressRoot, { recursive: true, force: true }));
 
 afterAll(async () => {
   const { Volumes } = await cleanupRuntime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.test-run=${run}`] }) });

@@ -13,7 +13,7 @@ import {
 } from './deciders/lifecycle';
 import { decideRecoverSession } from './deciders/recovery';
 import { decideAddSessionResource, decideRemoveSessionResource } from './deciders/resources';
-import { decideBindSandbox, decideReportSandboxDied, decideReportSandboxExpired, decideReportSandboxStartFailed } from './deciders/sandbox';
+import { decideBindSandbox, decideReportEgressDenied, decideReportSandboxDied, decideReportSandboxExpired, decideReportSandboxStartFailed } from './deciders/sandbox';
 import { decideCompleteTurn, decideFailTurn, decideMarkTranscriptPending, decideRecordAgentOutput, decideRecoverTurn } from './deciders/turns';
 import { evolve } from './evolve';
 import { initialState, type SessionState } from './state';
@@ -53,6 +53,8 @@ export function decide(command: SessionCommand, state: SessionState): readonly S
       return decideReportSandboxDied(command, state);
     case 'ReportSandboxExpired':
       return decideReportSandboxExpired(command, state);
+    case 'ReportEgressDenied':
+      return decideReportEgressDenied(command, state);
     case 'TerminateSession':
       return decideTerminateSession(command, state);
     case 'EndConversation':
