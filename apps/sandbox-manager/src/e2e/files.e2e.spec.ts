@@ -87,7 +87,7 @@ describe('files, resources, outputs and the workspace through the platform', () 
       const agent = await client.beta.agents.create({ name: 'files-agent', model: 'claude-sonnet-4-5', system: 'You work with files.' });
       const env = await client.beta.environments.create({
         name: 'files-env',
-        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
       });
       const session = await client.beta.sessions.create({
         agent: agent.id,
