@@ -26,7 +26,7 @@ async function answerOf(res: Response) {
 export async function upload(base: string, key: string, filename: string, content: string | Uint8Array, fields: Record<string, string> = {}) {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append('file', new Blob([content]), filename);
+  form.append('file', new Blob([typeof content === 'string' ? content : new Uint8Array(content)]), filename);
   return answerOf(await fetch(`${base}/v1/files`, { method: 'POST', headers: { 'x-api-key': key }, body: form }));
 }
 

@@ -67,7 +67,7 @@ describe('files, resources, outputs and the workspace through the platform', () 
     await git?.close();
     await model?.close();
     rmSync(workspaceDir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   const send = async (sessionId: string, text: string, turnsBefore: number) => {
     await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });

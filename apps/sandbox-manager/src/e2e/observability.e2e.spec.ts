@@ -38,7 +38,7 @@ afterAll(async () => {
   await platform?.stop();
   await collector?.close();
   await model?.close();
-});
+}, 60_000);
 
 async function scrape(): Promise<Record<Service, Sample[]>> {
   const entries = await Promise.all(

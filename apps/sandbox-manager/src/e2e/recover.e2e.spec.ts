@@ -27,7 +27,7 @@ describe('explicit recover against the real sandbox-manager', () => {
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  });
+  }, 60_000);
 
   const post = async (sessionId: string, action: 'recover' | 'terminate'): Promise<SessionBody> => {
     const response = await fetch(`${platform.gatewayUrl}/v1/sessions/${sessionId}/${action}`, { method: 'POST', headers: { 'x-api-key': platform.apiKey } });

@@ -57,7 +57,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  });
+  }, 60_000);
 
   const newSession = async (permission_mode: 'always_allow' | 'always_ask' = 'always_allow') => {
     const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5' });

@@ -27,7 +27,7 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  });
+  }, 60_000);
 
   const newSession = async (permissionMode: 'always_allow' | 'always_ask') => {
     const agent = await client.beta.agents.create({ name: 'claude', model: 'claude-sonnet-4-5' });
