@@ -270,7 +270,7 @@ const message = (sessionId: string, commandId: string, turnId: string, text: str
 const duplicateAndReordered: Scenario = {
   name: 'duplicate and reordered delivery',
   run: async (ctx, outcome) => {
-    const direct = await DirectCommands.connect(ctx.sup.natsUrl);
+    const direct = await DirectCommands.connect(ctx.sup.nats);
     try {
       ctx.model.setDefaultReply(reply.text('OK.'));
       const sessionId = await ctx.driver.newSession();
@@ -311,7 +311,7 @@ const duplicateAndReordered: Scenario = {
 const poisonMessage: Scenario = {
   name: 'poison command on a session subject',
   run: async (ctx, outcome) => {
-    const direct = await DirectCommands.connect(ctx.sup.natsUrl);
+    const direct = await DirectCommands.connect(ctx.sup.nats);
     try {
       ctx.model.setDefaultReply(reply.text('OK.'));
       const poisoned = await ctx.driver.newSession();

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   await store.init();
 
   // The kernel declares the streams (applyTopology); the gateway only publishes and listens.
-  const nc = await connectNats({ url: config.natsUrl, name: 'gateway' });
+  const nc = await connectNats({ url: config.natsUrl, name: 'gateway', credsFile: config.natsCreds });
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
 
   const app = await createGatewayApp({

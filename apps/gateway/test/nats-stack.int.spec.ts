@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { SandboxManagerQueries, Subjects, parseRecordedEvent, toPublicEvent, type RecordedEvent } from '@berth/contracts';
 import { randomIds, systemClock } from '@berth/core';
-import { JetStreamPublisher, NatsCommandBus, connectNats } from '@berth/nats';
+import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
 import { startNatsServer, type NatsServerHandle } from '@berth/testing';
@@ -41,10 +41,10 @@ describe('gateway + session-kernel + nats-server', () => {
     server = await startNatsServer();
     dir = mkdtempSync(join(tmpdir(), 'berth-gateway-'));
     const storeUrl = `sqlite:${join(dir, 'berth.db')}`;
-    kernel = await startKernelService({ NATS_URL: server.url, BERTH_STORE_URL: storeUrl });
+    kernel = await startKernelService({ ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl });
     store = createStore(storeUrl);
     await store.init();
-    nc = await connectNats({ url: server.url, name: 'gateway-test' });
+    nc = await server.connect();
     bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: 10_000 });
     app = await createGatewayApp({
       store,

@@ -15,7 +15,7 @@ async function main(): Promise<void> {
   const config = loadConfig(ManagerConfigSchema);
   const store = createStore(config.storeUrl);
   await store.init();
-  const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
+  const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels } });
   if (config.model.baseUrl === null) {

@@ -6,6 +6,8 @@ const int = (fallback: number) => z.coerce.number().int().positive().default(fal
 export const GatewayConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
@@ -17,6 +19,7 @@ export const GatewayConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     port: env.PORT,
     host: env.HOST,

@@ -29,9 +29,10 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
   const dir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
   const scope = `e2e${process.pid}${Date.now().toString(36)}`;
   const nats: NatsServerHandle = await startNatsServer();
-  const common = { NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${join(dir, 'berth.db')}`, DOCKER_HOST: engine.dockerHost };
+  const common = { BERTH_STORE_URL: `sqlite:${join(dir, 'berth.db')}`, DOCKER_HOST: engine.dockerHost };
   const managerEnv = {
     ...common,
+    ...nats.env('sandbox-manager'),
     BERTH_MODEL_BASE_URL: options.modelBaseUrl,
     BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
     BERTH_SANDBOX_IMAGE: engine.harnessImage,
@@ -42,10 +43,10 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
   const services: ServiceProcess[] = [];
   const logs = () => services.map((s) => `--- ${s.name}\n${s.output()}`).join('\n');
   try {
-    services.push(await startService('session-kernel', { ...common, BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000' }));
+    services.push(await startService('session-kernel', { ...common, ...nats.env('session-kernel'), BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000' }));
     services.push(await startService('sandbox-manager', managerEnv));
     const port = await freePort();
-    services.push(await startService('gateway', { ...common, PORT: String(port), HOST: '127.0.0.1' }));
+    services.push(await startService('gateway', { ...common, ...nats.env('gateway'), BERTH_NATS_ISSUER: nats.issuerFile, PORT: String(port), HOST: '127.0.0.1' }));
     const apiKey = execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'e2e', '--store', common.BERTH_STORE_URL], {
       cwd: join(__dirname, '..', '..', '..', '..'),
       encoding: 'utf8',

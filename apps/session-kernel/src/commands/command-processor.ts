@@ -46,11 +46,11 @@ export class CommandProcessor {
   apply(command: SessionCommand): Promise<CommandOutcome> {
     const sessionId = command.meta.session_id;
     return this.deps.locks.run(sessionId, async () => {
-      const { outcome, events } = await this.deps.kernel.executeWithEvents(command);
+      const { outcome, events, ownerId } = await this.deps.kernel.executeWithEvents(command);
       // A duplicate's events were committed by an earlier delivery; the relay owns any left unpublished.
       if (events.length > 0) {
         this.deps.crash.reached('after-commit-before-publish');
-        await this.deps.outbox.publish(sessionId, events);
+        await this.deps.outbox.publish(sessionId, ownerId, events);
       }
       return outcome;
     });

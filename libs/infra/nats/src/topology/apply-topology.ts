@@ -46,11 +46,18 @@ function toConsumerConfig(c: ConsumerDeclaration): Partial<ConsumerConfig> {
   };
 }
 
+export type ApplyOptions = Readonly<{
+  /** How long a consumer waits for its stream (declared by another service) before failing. */
+  streamWaitMs?: number;
+}>;
+
 /**
- * Creates what is missing and updates what exists, so every service can apply the same topology at
- * start without coordination. A change NATS cannot make in place (e.g. retention) fails loudly.
+ * Creates what is missing and updates what exists, so every service can apply its part of the
+ * topology at start without coordination (`serviceTopology`): a consumer whose stream another
+ * service has not declared yet waits for it. A change NATS cannot make in place (e.g. retention)
+ * fails loudly.
  */
-export async function applyTopology(jsm: JetStreamManager, topology: Topology): Promise<void> {
+export async function applyTopology(jsm: JetStreamManager, topology: Topology, options: ApplyOptions = {}): Promise<void> {
   for (const stream of topology.streams) {
     const config = toStreamConfig(stream);
     try {
@@ -62,6 +69,7 @@ export async function applyTopology(jsm: JetStreamManager, topology: Topology): 
     }
   }
   for (const consumer of topology.consumers) {
+    await waitForStream(jsm, consumer.stream, options.streamWaitMs ?? 60_000);
     const config = toConsumerConfig(consumer);
     try {
       await jsm.consumers.info(consumer.stream, consumer.config.durable_name);
@@ -69,6 +77,20 @@ export async function applyTopology(jsm: JetStreamManager, topology: Topology): 
     } catch (e) {
       if (!isApiError(e, CONSUMER_NOT_FOUND)) throw e;
       await jsm.consumers.add(consumer.stream, config);
+    }
+  }
+}
+
+async function waitForStream(jsm: JetStreamManager, stream: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await jsm.streams.info(stream);
+      return;
+    } catch (e) {
+      if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
+      if (Date.now() > deadline) throw new Error(`stream ${stream} does not exist after ${timeoutMs} ms: the session-kernel declares it; is it running?`);
+      await new Promise((r) => setTimeout(r, 250));
     }
   }
 }

@@ -1,4 +1,5 @@
 import { Consumers, Streams, Subjects, type ConsumerName } from '@berth/contracts';
+import { SERVICE_USERS, type ServiceName, type ServiceUser } from '../auth/permissions';
 
 /** Durations in JetStream configs are nanoseconds. */
 const nanos = (ms: number): number => ms * 1_000_000;
@@ -136,4 +137,17 @@ export function consumerDeclaration(topology: Topology, name: ConsumerName): Con
   const found = topology.consumers.find((c) => c.config.durable_name === name);
   if (!found) throw new Error(`consumer ${name} is not declared in the topology`);
   return found;
+}
+
+/**
+ * The part of the topology one service declares at start, from its entry in `SERVICE_USERS`: the
+ * kernel its streams and consumer, a reactor only its own consumer (its user may not touch streams).
+ */
+export function serviceTopology(topology: Topology, service: ServiceName): Topology {
+  const user: ServiceUser = SERVICE_USERS[service];
+  const own = new Set(user.consumes.map((c) => `${c.stream}/${c.consumer}`));
+  return {
+    streams: user.managesStreams ? topology.streams : [],
+    consumers: topology.consumers.filter((c) => own.has(`${c.stream}/${c.config.durable_name}`)),
+  };
 }
