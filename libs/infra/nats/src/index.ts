@@ -12,3 +12,4 @@ export * from './command-bus/nats-command-bus';
 export * from './auth/permissions';
 export * from './auth/accounts';
 export * from './auth/auth-setup';
+export * from './auth/subscriber-issuer';

@@ -7,8 +7,10 @@ export type NatsConnectionOptions = Readonly<{
   url: string;
   /** Shows in the server's connection list (`session-kernel`, `gateway`, …) and names the connection's inbox. */
   name: string;
-  /** Path of the user's `.creds` file (`NATS_CREDS`); without one the client connects anonymously. */
+  /** Path of the user's `.creds` file (`NATS_CREDS`); without one (or `creds`) the client connects anonymously. */
   credsFile?: string | null;
+  /** The `.creds` text itself (credentials kept inside another secret file). */
+  creds?: string;
   /** Reply subjects of this connection; defaults to the service inbox of `name` (`_INBOX.svc.<name>`). */
   inboxPrefix?: string;
   /** Base wait between reconnect attempts; a random jitter up to half of it is added. */
@@ -28,7 +30,11 @@ export function readCredsFile(path: string, setting = 'NATS_CREDS'): Uint8Array 
   } catch (e) {
     throw new Error(`${setting}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
   }
-  if (!CREDS.test(text)) throw new Error(`${setting}: ${path} is not a NATS credentials file (a user JWT and an nkey seed)`);
+  return checkedCreds(text, `${setting}: ${path}`);
+}
+
+function checkedCreds(text: string, what: string): Uint8Array {
+  if (!CREDS.test(text)) throw new Error(`${what} is not NATS credentials (a user JWT and an nkey seed)`);
   return new TextEncoder().encode(text);
 }
 
@@ -40,7 +46,7 @@ export function readCredsFile(path: string, setting = 'NATS_CREDS'): Uint8Array 
  */
 export async function connectNats(options: NatsConnectionOptions): Promise<NatsConnection> {
   const wait = options.reconnectWaitMs ?? 500;
-  const creds = options.credsFile ? readCredsFile(options.credsFile) : null;
+  const creds = options.creds ? checkedCreds(options.creds, 'creds') : options.credsFile ? readCredsFile(options.credsFile) : null;
   try {
     return await connect({
       servers: options.url,
@@ -56,7 +62,7 @@ export async function connectNats(options: NatsConnectionOptions): Promise<NatsC
     if (e instanceof AuthorizationError) {
       throw new Error(
         creds
-          ? `NATS at ${options.url} refused the credentials in ${options.credsFile} (${e.message}); check NATS_CREDS`
+          ? `NATS at ${options.url} refused the credentials of ${options.name} (${e.message}); check ${options.credsFile ? `NATS_CREDS (${options.credsFile})` : 'them'}`
           : `NATS at ${options.url} requires credentials (${e.message}); set NATS_CREDS to this service's .creds file`,
       );
     }

@@ -10,7 +10,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import type { ConsumerDeclaration, StreamDeclaration, Topology } from './topology';
+import type { ConsumerDeclaration, OwnerStreamDeclaration, StreamDeclaration, Topology } from './topology';
 
 const STREAM_NOT_FOUND = 10059;
 const CONSUMER_NOT_FOUND = 10014;
@@ -92,5 +92,23 @@ async function waitForStream(jsm: JetStreamManager, stream: string, timeoutMs: n
       if (Date.now() > deadline) throw new Error(`stream ${stream} does not exist after ${timeoutMs} ms: the session-kernel declares it; is it running?`);
       await new Promise((r) => setTimeout(r, 250));
     }
+  }
+}
+
+/** Creates an owner's stream when it is missing (an existing one keeps its position in its source). */
+export async function applyOwnerStream(jsm: JetStreamManager, stream: OwnerStreamDeclaration): Promise<void> {
+  try {
+    await jsm.streams.info(stream.name);
+  } catch (e) {
+    if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
+    await jsm.streams.add({
+      name: stream.name,
+      retention: retention[stream.retention],
+      storage: StorageType.File,
+      num_replicas: stream.num_replicas,
+      discard: DiscardPolicy.Old,
+      max_age: stream.max_age,
+      sources: stream.sources.map((s) => ({ name: s.name, filter_subject: s.filter_subject, external: { api: s.external.api, deliver: s.external.deliver } })),
+    });
   }
 }

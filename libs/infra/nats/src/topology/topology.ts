@@ -151,3 +151,30 @@ export function serviceTopology(topology: Topology, service: ServiceName): Topol
     consumers: topology.consumers.filter((c) => own.has(`${c.stream}/${c.config.durable_name}`)),
   };
 }
+
+/**
+ * One owner's events in the subscribers' account: a stream with no subjects of its own, sourced
+ * from SESSION_EVT through `BERTH_API_PREFIX` with the owner's filter, so it starts with the owner's
+ * history still in SESSION_EVT and then follows it. Subscribers read it through their own consumers.
+ */
+export type OwnerStreamDeclaration = Readonly<{
+  name: string;
+  retention: 'limits';
+  storage: 'file';
+  num_replicas: number;
+  discard: 'old';
+  max_age: number;
+  sources: readonly Readonly<{ name: string; filter_subject: string; external: Readonly<{ api: string; deliver: string }> }>[];
+}>;
+
+export function ownerEventStream(ownerId: string, apiPrefix: string): OwnerStreamDeclaration {
+  return {
+    name: Streams.ownerEvents(ownerId),
+    retention: 'limits',
+    storage: 'file',
+    num_replicas: 1,
+    discard: 'old',
+    max_age: nanos(30 * DAY_MS),
+    sources: [{ name: Streams.events, filter_subject: Subjects.ownerEvents(ownerId), external: { api: apiPrefix, deliver: Subjects.ownerDelivery(ownerId) } }],
+  };
+}
