@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { systemClock } from '@berth/core';
-import { JetStreamPublisher, NatsCommandBus, connectNats } from '@berth/nats';
+import { JetStreamPublisher, NatsCommandBus, connectNats, readIssuerMaterial, SubscriberIssuer } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
 import { jetstream } from '@nats-io/jetstream';
@@ -11,6 +11,7 @@ import { createGatewayApp } from './app/create-gateway-app';
 import { GatewayConfigSchema } from './config/gateway.config';
 import { NatsSandboxProbe } from './sessions/nats-sandbox-probe';
 import { NatsEventFeed } from './stream/nats-event-feed';
+import { revocationsOf } from './nats-credentials/nats-credentials.service';
 
 /** Composition root: the store, NATS (commands out, live events in, sandbox probes) and HTTP. */
 async function main(): Promise<void> {
@@ -23,12 +24,16 @@ async function main(): Promise<void> {
   // The kernel declares the streams (applyTopology); the gateway only publishes and listens.
   const nc = await connectNats({ url: config.natsUrl, name: 'gateway', credsFile: config.natsCreds });
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
+  const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer)) : null;
+  // The store is the revocation list's source of truth: the server gets it again at every start.
+  if (issuer) await issuer.publishRevocations(revocationsOf(await store.natsCredentials.revoked()));
 
   const app = await createGatewayApp({
     store,
     commandBus,
     eventFeed: new NatsEventFeed(nc),
     sandboxProbe: new NatsSandboxProbe(nc, systemClock, config.probeTimeoutMs),
+    subscriberIssuer: issuer && { servers: config.natsPublicUrl, issue: (owner, name) => issuer.issue(owner, name), publishRevocations: (r) => issuer.publishRevocations(r) },
     readiness: [
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },
@@ -40,12 +45,13 @@ async function main(): Promise<void> {
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },
     { name: 'stop waiting for command outcomes', run: async () => commandBus.close() },
+    { name: 'close the subscriber issuer', run: async () => issuer?.close() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
   ]);
   await app.listen(config.port, config.host);
   const address = app.getHttpServer().address() as { port: number };
-  log.log(`ready: http://${config.host}:${address.port} (store ${config.storeUrl.replace(/\/\/[^@/]*@/, '//***@')}, nats ${config.natsUrl})`);
+  log.log(`ready: http://${config.host}:${address.port} (store ${config.storeUrl.replace(/\/\/[^@/]*@/, '//***@')}, nats ${config.natsUrl}, subscriber credentials ${issuer ? 'enabled' : 'disabled'})`);
 }
 
 /** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */

@@ -41,5 +41,6 @@ export const IdPrefix = {
   command: 'cmd',
   sandbox: 'sbx',
   apiKey: 'bk',
+  natsCredential: 'ncred',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

@@ -3,9 +3,10 @@ import type { BerthStore, CommandBus } from '@berth/ports';
 import type { EventFeed } from '../stream/event-feed.port';
 import type { SandboxProbe } from '../sessions/sandbox-probe.port';
 import type { ReadinessCheck } from '../health/readiness';
+import type { SubscriberIssuer } from '../nats-credentials/subscriber-issuer.port';
 
 /** The parts of the store the gateway reads and writes. */
-export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys'>;
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'natsCredentials'>;
 
 export type GatewayOptions = Readonly<{
   /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */
@@ -23,6 +24,8 @@ export type GatewayDeps = Readonly<{
   commandBus: CommandBus;
   eventFeed: EventFeed;
   sandboxProbe: SandboxProbe;
+  /** Mints outside subscribers' NATS credentials; null when the server has no issuer configured. */
+  subscriberIssuer: SubscriberIssuer | null;
   clock: Clock;
   ids: IdGenerator;
   readiness: readonly ReadinessCheck[];

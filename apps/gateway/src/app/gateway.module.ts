@@ -10,6 +10,8 @@ import { EventsService } from '../events/events.service';
 import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
+import { NatsCredentialsController } from '../nats-credentials/nats-credentials.controller';
+import { NatsCredentialsService } from '../nats-credentials/nats-credentials.service';
 import { OpenApiController } from '../openapi/openapi.controller';
 import { SessionCommands } from '../sessions/session-commands';
 import { SessionsController } from '../sessions/sessions.controller';
@@ -25,7 +27,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, NatsCredentialsController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
@@ -41,6 +43,11 @@ export class GatewayModule {
           provide: EventsService,
           useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands) => new EventsService(d.store.journal, sessions, commands, d.clock, d.ids),
           inject: [DEPS, SessionsService, SessionCommands],
+        },
+        {
+          provide: NatsCredentialsService,
+          useFactory: (d: GatewayDeps) => new NatsCredentialsService(d.store.natsCredentials, d.subscriberIssuer, d.clock, d.ids),
+          inject: [DEPS],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -9,6 +9,7 @@ import { createGatewayApp } from '../../src/app/create-gateway-app';
 import type { GatewayOptions } from '../../src/app/gateway-deps';
 import { issueApiKey } from '../../src/auth/api-key';
 import { NO_SANDBOX } from '../../src/sessions/sandbox-probe.port';
+import { FakeSubscriberIssuer } from './fake-subscriber-issuer';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';
@@ -19,6 +20,7 @@ export type GatewayHarness = Readonly<{
   store: BerthStore;
   bus: InProcessCommandBus;
   feed: InMemoryEventFeed;
+  issuer: FakeSubscriberIssuer;
   /** API keys of two owners. */
   keyA: string;
   keyB: string;
@@ -29,18 +31,20 @@ export type GatewayHarness = Readonly<{
  * A running gateway on a free loopback port: SQLite in memory, the real session kernel in-process, the live feed
  * in memory and (unless disabled) a fake turn runner answering turns.
  */
-export async function startGateway(options: { turnRunner?: boolean; gateway?: Partial<GatewayOptions> } = {}): Promise<GatewayHarness> {
+export async function startGateway(options: { turnRunner?: boolean; subscriberIssuer?: boolean; gateway?: Partial<GatewayOptions> } = {}): Promise<GatewayHarness> {
   const store = createStore('sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
+  const issuer = new FakeSubscriberIssuer();
   const app = await createGatewayApp({
     store,
     commandBus: bus,
     eventFeed: feed,
     sandboxProbe: { probe: async () => NO_SANDBOX },
+    subscriberIssuer: options.subscriberIssuer === false ? null : issuer,
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
     logger: false,
@@ -58,6 +62,7 @@ export async function startGateway(options: { turnRunner?: boolean; gateway?: Pa
     store,
     bus,
     feed,
+    issuer,
     keyA: await key('owner_a'),
     keyB: await key('owner_b'),
     async close() {
