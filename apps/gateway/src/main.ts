@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   // The kernel declares the streams (applyTopology); the gateway only publishes and listens.
   const nc = await connectNats({ url: config.natsUrl, name: 'gateway', credsFile: config.natsCreds });
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
-  const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer)) : null;
+  const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer), config.natsPublicUrl) : null;
   // The store is the revocation list's source of truth: the server gets it again at every start.
   if (issuer) await issuer.publishRevocations(revocationsOf(await store.natsCredentials.revoked()));
 
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     commandBus,
     eventFeed: new NatsEventFeed(nc),
     sandboxProbe: new NatsSandboxProbe(nc, systemClock, config.probeTimeoutMs),
-    subscriberIssuer: issuer && { servers: config.natsPublicUrl, issue: (owner, name) => issuer.issue(owner, name), publishRevocations: (r) => issuer.publishRevocations(r) },
+    subscriberIssuer: issuer,
     readiness: [
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },

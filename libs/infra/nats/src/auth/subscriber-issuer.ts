@@ -49,16 +49,19 @@ export const subscriberConnection = (ownerId: string): SubscriberConnection => (
  */
 export class SubscriberIssuer {
   private constructor(
+    /** The NATS URL(s) subscribers connect to (handed back with each credential). */
+    readonly servers: string,
     private readonly material: NatsIssuerMaterial,
     private readonly admin: NatsConnection,
     private readonly pusher: NatsConnection,
   ) {}
 
-  static async connect(url: string, material: NatsIssuerMaterial): Promise<SubscriberIssuer> {
+  /** `publicUrl`: where subscribers reach the server, when it differs from the platform's own `url`. */
+  static async connect(url: string, material: NatsIssuerMaterial, publicUrl = url): Promise<SubscriberIssuer> {
     const admin = await connectNats({ url, name: 'subscribers-admin', creds: material.subscribers_admin_creds });
     try {
       const pusher = await connectNats({ url, name: 'account-pusher', creds: material.account_pusher_creds });
-      return new SubscriberIssuer(material, admin, pusher);
+      return new SubscriberIssuer(publicUrl, material, admin, pusher);
     } catch (e) {
       await admin.close();
       throw e;
