@@ -1,11 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Consumers, parseRecordedEvent, parseSessionSubject, Streams, Subjects, toEventMessage, type RecordedEvent } from '@berth/contracts';
 import { applyTopology, berthTopology, JetStreamPublisher, readIssuerMaterial, serviceTopology, SubscriberIssuer, type ServiceName } from '@berth/nats';
 import { BerthEventSubscriber, type ReceivedEvent } from '@berth/subscriber';
 import { jetstream, jetstreamManager, type ConsumerConfig, type JsMsg, type StreamConfig } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { startNatsServer, type NatsServerHandle } from './nats-server';
+import { connect } from '@nats-io/transport-node';
+import { freePort, natsServerBinary, startNatsServer, type NatsServerHandle } from './nats-server';
 
 jest.setTimeout(90_000);
 
@@ -35,35 +38,60 @@ async function fetchAll(nc: NatsConnection, consumer: string, max: number): Prom
   return got;
 }
 
-describe('event subjects gain the owner token on a running platform', () => {
+/** The previous release's broker: no auth, everything in the global account. */
+async function previousRelease(jetstreamDir: string, run: (nc: NatsConnection) => Promise<void>): Promise<void> {
+  const port = await freePort();
+  const proc = spawn(natsServerBinary(), ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', jetstreamDir], { stdio: 'ignore' });
+  const exited = new Promise((r) => proc.once('exit', r));
+  try {
+    const nc = await connect({ servers: `nats://127.0.0.1:${port}`, waitOnFirstConnect: true });
+    try {
+      await run(nc);
+    } finally {
+      await nc.close();
+    }
+  } finally {
+    proc.kill('SIGTERM');
+    await exited;
+  }
+}
+
+describe('upgrading a platform to per-service NATS users and owner tokens in event subjects', () => {
+  let jetstreamDir: string;
   let server: NatsServerHandle;
   let admin: NatsConnection;
 
-  beforeAll(async () => {
-    server = await startNatsServer();
-    admin = await server.connect();
+  beforeAll(() => {
+    jetstreamDir = mkdtempSync(join(tmpdir(), 'berth-nats-v1-'));
   });
 
   afterAll(async () => {
     await admin?.close();
     await server?.stop();
+    rmSync(jetstreamDir, { recursive: true, force: true });
   });
 
   it("keeps every existing event, reactors go on where they stopped, and new events reach the owner's subscribers", async () => {
-    // 1. The previous release: its topology, its event subjects (no owner), a reconciler that handled two.
-    const jsm = await jetstreamManager(admin);
-    const files = readdirSync(V1);
-    for (const f of files.filter((f) => f.startsWith('stream.'))) await jsm.streams.add(JSON.parse(readFileSync(join(V1, f), 'utf8')) as StreamConfig);
-    for (const f of files.filter((f) => f.startsWith('consumer.'))) {
-      await jsm.consumers.add(f.split('.')[1], JSON.parse(readFileSync(join(V1, f), 'utf8')) as ConsumerConfig);
-    }
-    const publisher = new JetStreamPublisher(jetstream(admin));
+    // 1. The previous release: no auth, its topology, its event subjects (no owner), a reconciler that handled two.
     const old = [eventOf('sesn_old1', 1, 'UserMessageReceived'), eventOf('sesn_old1', 2, 'TurnStarted'), eventOf('sesn_old1', 3, 'TurnCompleted'), eventOf('sesn_old2', 1, 'UserMessageReceived'), eventOf('sesn_old2', 2, 'TurnStarted')];
-    for (const e of old) await publisher.publish(`session.${e.session_id}.evt.${e.type}`, e, { msgId: `${e.session_id}:${e.seq}` });
-    for (const m of await fetchAll(admin, Consumers.turnReconciler, 2)) m.ack();
-    await admin.flush();
+    await previousRelease(jetstreamDir, async (nc) => {
+      const jsm = await jetstreamManager(nc);
+      const files = readdirSync(V1);
+      for (const f of files.filter((f) => f.startsWith('stream.'))) await jsm.streams.add(JSON.parse(readFileSync(join(V1, f), 'utf8')) as StreamConfig);
+      for (const f of files.filter((f) => f.startsWith('consumer.'))) {
+        await jsm.consumers.add(f.split('.')[1], JSON.parse(readFileSync(join(V1, f), 'utf8')) as ConsumerConfig);
+      }
+      const publisher = new JetStreamPublisher(jetstream(nc));
+      for (const e of old) await publisher.publish(`session.${e.session_id}.evt.${e.type}`, e, { msgId: `${e.session_id}:${e.seq}` });
+      for (const m of await fetchAll(nc, Consumers.turnReconciler, 2)) m.ack();
+      await nc.flush();
+    });
 
-    // 2. The new release starts: each service applies its part of the topology with its own user.
+    // 2. The new release on the same store: operator auth (the anonymous streams are adopted), and
+    //    each service applies its part of the topology with its own user.
+    server = await startNatsServer({ jetstreamDir });
+    admin = await server.connect();
+    const jsm = await jetstreamManager(admin);
     const users = new Map<ServiceName, NatsConnection>();
     for (const service of ['session-kernel', 'sandbox-manager', 'turn-reconciler'] as const) {
       const nc = await server.connect(service);

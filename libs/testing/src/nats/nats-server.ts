@@ -3,7 +3,7 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { createServer, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connectNats, ensureNatsAuth, issueBerthUser, NatsAuthFiles, type NatsAuthKeys, type ServiceName } from '@berth/nats';
+import { adoptAnonymousJetStream, connectNats, ensureNatsAuth, issueBerthUser, NatsAuthFiles, readAuthKeys, type ServiceName } from '@berth/nats';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Subjects } from '@berth/contracts';
 
@@ -75,21 +75,24 @@ export async function freePort(): Promise<number> {
 /**
  * Starts a JetStream-enabled nats-server on loopback, on a free port, with its own store dir and
  * the same auth production runs: operator mode, every service its own user (creds under `authDir`),
- * no anonymous clients.
+ * no anonymous clients. `jetstreamDir` reuses a store (e.g. one an unauthenticated server wrote).
  */
-export async function startNatsServer(options: { startTimeoutMs?: number } = {}): Promise<NatsServerHandle> {
+export async function startNatsServer(options: { startTimeoutMs?: number; jetstreamDir?: string } = {}): Promise<NatsServerHandle> {
   const binary = natsServerBinary();
   const port = await freePort();
   const storeDir = mkdtempSync(join(tmpdir(), 'berth-nats-'));
   const authDir = join(storeDir, 'auth');
   await ensureNatsAuth(authDir, join(storeDir, 'resolver'));
-  const keys = JSON.parse(readFileSync(join(authDir, NatsAuthFiles.keys), 'utf8')) as NatsAuthKeys;
+  const keys = readAuthKeys(authDir);
+  // A store an unauthenticated server wrote (the previous release) is adopted as `nats-init` does it.
+  const jetstreamDir = options.jetstreamDir ?? join(storeDir, 'js');
+  adoptAnonymousJetStream(jetstreamDir, keys);
   const adminCreds = join(authDir, NatsAuthFiles.creds('admin'));
   writeFileSync(adminCreds, await issueBerthUser(keys, 'admin', { publish: ['>'], subscribe: ['>'], respond: true }), { mode: 0o600 });
   const configFile = join(storeDir, 'nats.conf');
   writeFileSync(
     configFile,
-    [`host: 127.0.0.1`, `port: ${port}`, `jetstream { store_dir: ${JSON.stringify(join(storeDir, 'js'))} }`, readFileSync(join(authDir, NatsAuthFiles.serverConfig), 'utf8')].join('\n'),
+    [`host: 127.0.0.1`, `port: ${port}`, `jetstream { store_dir: ${JSON.stringify(jetstreamDir)} }`, readFileSync(join(authDir, NatsAuthFiles.serverConfig), 'utf8')].join('\n'),
   );
   const url = `nats://127.0.0.1:${port}`;
   const credsFile = (user: NatsTestUser) => join(authDir, NatsAuthFiles.creds(user));

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   berthAccountJwt,
@@ -118,4 +118,21 @@ export async function ensureNatsAuth(dir: string, resolverDir: string): Promise<
     issued.push(service);
   }
   return { dir, created, issued };
+}
+
+export const readAuthKeys = (dir: string): NatsAuthKeys => JSON.parse(readFileSync(join(dir, NatsAuthFiles.keys), 'utf8')) as NatsAuthKeys;
+
+/**
+ * A nats-server that ran without auth (Berth before per-service users) kept its streams under the
+ * global account `$G`; in operator mode they belong to the BERTH account. Moves them there once,
+ * before the server starts, so every stored event and consumer position carries over. Returns
+ * whether it moved anything.
+ */
+export function adoptAnonymousJetStream(storeDir: string, keys: NatsAuthKeys): boolean {
+  const from = join(storeDir, 'jetstream', '$G');
+  const to = join(storeDir, 'jetstream', publicKeyOf(keys.berth.seed));
+  if (!existsSync(from)) return false;
+  if (existsSync(to)) throw new Error(`${from} and ${to} both exist: the anonymous streams were adopted before and recreated since; merge them by hand`);
+  renameSync(from, to);
+  return true;
 }
