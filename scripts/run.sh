@@ -4,7 +4,7 @@
 # console are and a fresh API key. Ctrl-C stops everything it started.
 #
 # Environment (all optional):
-#   BERTH_HOME            state directory (default ./.berth): SQLite db, NATS store, logs
+#   BERTH_HOME            state directory (default ./.berth): SQLite db, NATS store and auth, logs
 #   PORT / HOST           gateway address (default 8080 / 127.0.0.1)
 #   NATS_PORT             (default: a free port)
 #   BERTH_MODEL_BASE_URL  model endpoint handed to harnesses (Messages API, or Responses API for Codex)
@@ -36,22 +36,35 @@ stop_all() {
 }
 trap stop_all INT TERM EXIT
 
+# NATS requires credentials: one user per service, created once into the state dir (0600), and
+# the gateway's issuer for subscriber credentials (docs/messaging.md). A store written by an
+# earlier, unauthenticated run moves into Berth's account.
+auth="$home/nats-auth"
+node -r @swc-node/register apps/gateway/src/cli/nats-init.ts --dir "$auth" --resolver-dir "$home/nats/resolver" --jetstream-dir "$home/nats"
 nats_port="${NATS_PORT:-$(free_port)}"
-nats-server -js -a 127.0.0.1 -p "$nats_port" -sd "$home/nats" >"$home/logs/nats.log" 2>&1 &
+cat >"$home/nats/nats.conf" <<CONF
+host: 127.0.0.1
+port: $nats_port
+jetstream { store_dir: "$home/nats" }
+include ../nats-auth/server-auth.conf
+CONF
+nats-server -c "$home/nats/nats.conf" >"$home/logs/nats.log" 2>&1 &
 pids+=($!)
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
 export PORT="$port" HOST="$host"
 
+# Each service connects as its own NATS user; extra NAME=VALUE arguments go to its environment.
 start_service() {
   local name=$1
-  node -r @swc-node/register "apps/$name/src/main.ts" >"$home/logs/$name.log" 2>&1 &
+  shift
+  env NATS_CREDS="$auth/creds/$name.creds" "$@" node -r @swc-node/register "apps/$name/src/main.ts" >"$home/logs/$name.log" 2>&1 &
   pids+=($!)
 }
 start_service session-kernel
 start_service sandbox-manager
 start_service turn-reconciler
-start_service gateway
+start_service gateway BERTH_NATS_ISSUER="$auth/issuer.json"
 
 for _ in $(seq 1 150); do
   curl -fsS "http://$host:$port/readyz" >/dev/null 2>&1 && break
@@ -67,6 +80,7 @@ Berth is running.
   API:      http://$host:$port/v1        (OpenAPI: http://$host:$port/openapi.json)
   Console:  http://$host:$port/console/
   API key:  $key
+  NATS:     $NATS_URL  (per-owner read-only credentials: POST /v1/nats_credentials, docs/events.md)
   Logs:     $home/logs/
 
   Try:  bin/berth --api-url http://$host:$port --api-key $key agents list

@@ -2,7 +2,8 @@ import { agentCommands } from './agents';
 import type { Command } from './command';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
+import { natsCredentialCommands } from './nats-credentials';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands];
