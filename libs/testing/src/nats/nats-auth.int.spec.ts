@@ -1,44 +1,21 @@
 import { COMMAND_TYPES, Consumers, Streams, Subjects } from '@berth/contracts';
 import { applyTopology, berthTopology, connectNats, generateAuthKeys, issueServiceCreds, JsApi, SERVICE_NAMES, SERVICE_USERS, type ServiceName } from '@berth/nats';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { PermissionViolationError, type NatsConnection } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
+import { isPermissionViolation, refused, refusedSubscription } from './permission-probes';
 
 jest.setTimeout(60_000);
 
-const isPermissionViolation = (e: unknown): boolean =>
-  e instanceof PermissionViolationError || (e instanceof Error && e.cause instanceof PermissionViolationError);
-
 /** Publishes through JetStream: true once stored, false when the server refused this user the subject. */
-async function mayPublish(nc: NatsConnection, subject: string): Promise<boolean> {
-  try {
-    await jetstream(nc).publish(subject, '{}', { timeout: 5_000 });
-    return true;
-  } catch (e) {
-    if (isPermissionViolation(e)) return false;
-    throw e;
-  }
-}
+const mayPublish = async (nc: NatsConnection, subject: string) => !(await refused(() => jetstream(nc).publish(subject, '{}', { timeout: 5_000 })));
 
 /** A request on a subject: false when refused as a permission violation, true when it went out (answered or not). */
-async function mayRequest(nc: NatsConnection, subject: string): Promise<boolean> {
-  try {
-    await nc.request(subject, '{}', { timeout: 1_000 });
-    return true;
-  } catch (e) {
-    if (isPermissionViolation(e)) return false;
-    return true;
-  }
-}
+const mayRequest = async (nc: NatsConnection, subject: string) => !(await refused(() => nc.request(subject, '{}', { timeout: 1_000 }).catch((e: unknown) => {
+  if (isPermissionViolation(e)) throw e;
+})));
 
-/** The server answers a refused SUB with -ERR before the flush's PONG, which closes the subscription. */
-async function maySubscribe(nc: NatsConnection, subject: string): Promise<boolean> {
-  const sub = nc.subscribe(subject);
-  await nc.flush();
-  const refused = sub.isClosed();
-  sub.unsubscribe();
-  return !refused;
-}
+const maySubscribe = async (nc: NatsConnection, subject: string) => !(await refusedSubscription(nc, subject));
 
 describe('NATS credentials: one user per service with least-privilege permissions', () => {
   let server: NatsServerHandle;

@@ -2,34 +2,12 @@ import { Streams, Subjects, toEventMessage, type RecordedEvent } from '@berth/co
 import { applyTopology, berthTopology, connectNats, issueUser, JetStreamPublisher, readIssuerMaterial, SubscriberIssuer, type IssuedUser } from '@berth/nats';
 import { BerthEventSubscriber, type ReceivedEvent, type SubscriberCredential } from '@berth/subscriber';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { PermissionViolationError, type NatsConnection } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
+import { refused, refusedSubscription } from './permission-probes';
 import { waitUntil } from './wait-until';
 
 jest.setTimeout(60_000);
-
-const isPermissionViolation = (e: unknown): boolean =>
-  e instanceof PermissionViolationError || (e instanceof Error && e.cause instanceof PermissionViolationError);
-
-/** Runs `attempt` and says whether the server refused it as a permission violation. */
-async function refused(attempt: () => Promise<unknown>): Promise<boolean> {
-  try {
-    await attempt();
-    return false;
-  } catch (e) {
-    if (isPermissionViolation(e)) return true;
-    throw e;
-  }
-}
-
-async function refusedSubscription(nc: NatsConnection, subject: string): Promise<boolean> {
-  const sub = nc.subscribe(subject);
-  // The server answers a refused SUB with -ERR ahead of the flush's PONG.
-  await nc.flush();
-  const closed = sub.isClosed();
-  sub.unsubscribe();
-  return closed;
-}
 
 const eventOf = (sessionId: string, seq: number, text: string): RecordedEvent => ({
   id: `sevt_${sessionId}_${seq}`,

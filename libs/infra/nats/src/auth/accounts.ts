@@ -1,6 +1,7 @@
 import { Streams, Subjects } from '@berth/contracts';
 import { encodeAccount, encodeOperator, encodeUser, fmtCreds, type Account, type Export, type Import } from '@nats-io/jwt';
-import { createAccount, createOperator, createUser, fromSeed, type KeyPair } from '@nats-io/nkeys';
+import { createAccount, createOperator, createUser, type KeyPair } from '@nats-io/nkeys';
+import { nativeKeyPair } from './native-keys';
 import type { NatsPermissions } from './permissions';
 
 /**
@@ -28,7 +29,7 @@ export type NatsAuthKeys = Readonly<{
 }>;
 
 const seedOf = (kp: KeyPair): string => new TextDecoder().decode(kp.getSeed());
-export const keyPair = (seed: string): KeyPair => fromSeed(new TextEncoder().encode(seed));
+export const keyPair = (seed: string): KeyPair => nativeKeyPair(seed);
 export const publicKeyOf = (seed: string): string => keyPair(seed).getPublicKey();
 
 export function generateAuthKeys(): NatsAuthKeys {
@@ -107,7 +108,7 @@ export type IssuedUser = Readonly<{ publicKey: string; creds: string; issuedAt: 
  * can be revoked on its own.
  */
 export async function issueUser(input: Readonly<{ name: string; account: string; signingSeed: string; permissions: NatsPermissions; tags?: readonly string[] }>): Promise<IssuedUser> {
-  const user = createUser();
+  const user = keyPair(seedOf(createUser()));
   const { permissions } = input;
   const jwt = await encodeUser(
     input.name,
