@@ -25,8 +25,14 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.natsUrl, name: 'gateway', credsFile: config.natsCreds });
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
   const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer), config.natsPublicUrl) : null;
-  // The store is the revocation list's source of truth: the server gets it again at every start.
-  if (issuer) await issuer.publishRevocations(revocationsOf(await store.natsCredentials.revoked()));
+  // The store is the revocation list's source of truth: the server gets it at start and again
+  // periodically, so a push another gateway raced with (or a resolver that lost it) converges.
+  const pushRevocations = async () => issuer?.publishRevocations(revocationsOf(await store.natsCredentials.revoked()));
+  await pushRevocations();
+  const revocationSync = issuer
+    ? setInterval(() => void pushRevocations().catch((e: unknown) => log.warn(`pushing NATS revocations failed (will retry): ${String(e)}`)), config.revocationSyncMs)
+    : null;
+  revocationSync?.unref();
 
   const app = await createGatewayApp({
     store,
@@ -45,7 +51,10 @@ async function main(): Promise<void> {
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },
     { name: 'stop waiting for command outcomes', run: async () => commandBus.close() },
-    { name: 'close the subscriber issuer', run: async () => issuer?.close() },
+    { name: 'close the subscriber issuer', run: async () => {
+      if (revocationSync) clearInterval(revocationSync);
+      await issuer?.close();
+    } },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
   ]);
