@@ -43,7 +43,7 @@ export const SERVICE_USERS = {
     answers: [],
   },
   gateway: {
-    commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'ArchiveSession', 'DeleteSession', 'TerminateSession', 'RecoverSession'],
+    commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'ArchiveSession', 'EndConversation', 'DeleteSession', 'TerminateSession', 'RecoverSession'],
     consumes: [],
     tailsEvents: true,
     asks: ['sandbox-manager'],
