@@ -8,7 +8,7 @@ import { JetStreamPublisher, NatsCommandBus, readIssuerMaterial, SubscriberIssue
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
 import { BerthEventSubscriber, type ReceivedEvent, type SubscriberCredential } from '@berth/subscriber';
-import { startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { silentLogger, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -61,7 +61,7 @@ describe('gateway + session-kernel + nats-server', () => {
       sandboxProbe: new NatsSandboxProbe(nc, systemClock, 300),
       subscriberIssuer: issuer,
       readiness: [{ name: 'nats', check: async () => void (await nc.flush()) }],
-      logger: false,
+      log: silentLogger,
     });
     await app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
