@@ -3,13 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore } from '@berth/store';
 import { AnthropicMessagesServer, ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
-import { applyTopology, berthTopology, connectNats } from '@berth/nats';
+import { applyTopology, berthTopology } from '@berth/nats';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { runCli } from '../cli';
 
 /**
- * `berth doctor` against real things: the suite's Docker engine, a nats-server with and without
- * Berth's streams, a SQLite store, a model endpoint on loopback, and ports where nothing listens.
+ * `berth doctor` against real things: the suite's Docker engine, a nats-server (with auth) with and
+ * without Berth's streams, a SQLite store, a model endpoint on loopback, and ports where nothing listens.
  */
 jest.setTimeout(120_000);
 
@@ -47,7 +47,7 @@ describe('berth doctor', () => {
   it('names what is wrong in plain words and exits 1', async () => {
     const closed = await freePort();
     const { code, out } = await doctor(
-      { DOCKER_HOST: `unix://${join(dir, 'no-engine.sock')}`, NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${join(dir, 'missing.db')}`, BERTH_MODEL_BASE_URL: `http://127.0.0.1:${closed}` },
+      { DOCKER_HOST: `unix://${join(dir, 'no-engine.sock')}`, ...nats.env('doctor'), BERTH_STORE_URL: `sqlite:${join(dir, 'missing.db')}`, BERTH_MODEL_BASE_URL: `http://127.0.0.1:${closed}` },
       '--gateway',
       '--api-url',
       `http://127.0.0.1:${closed}`,
@@ -61,11 +61,18 @@ describe('berth doctor', () => {
     expect(out).toMatch(/checks failed\.$/);
   });
 
+  it('says NATS wants credentials when it has none, and names a file it cannot read', async () => {
+    const none = await doctor({ DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_HOME: dir, BERTH_STORE_URL: storeUrl });
+    expect(none.out).toMatch(/^FAIL {2}nats +nats:\/\/127\.0\.0\.1:\d+: .*Authorization Violation.*NATS requires credentials: set NATS_CREDS/m);
+    const wrong = await doctor({ DOCKER_HOST: dockerHost, NATS_URL: nats.url, NATS_CREDS: join(dir, 'nowhere.creds'), BERTH_STORE_URL: storeUrl });
+    expect(wrong.out).toMatch(/^FAIL {2}nats +nats:\/\/127\.0\.0\.1:\d+: NATS_CREDS: cannot read .*nowhere\.creds: ENOENT/m);
+  });
+
   it('passes when everything answers, and reports a missing sandbox image', async () => {
-    const nc = await connectNats({ url: nats.url, name: 'doctor-test' });
+    const nc = await nats.connect();
     await applyTopology(await jetstreamManager(nc), berthTopology());
     await nc.close();
-    const env = { DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url };
+    const env = { DOCKER_HOST: dockerHost, ...nats.env('doctor'), BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url };
 
     const good = await doctor({ ...env, BERTH_SANDBOX_IMAGE: baseImage }, '--json');
     expect(good.code).toBe(0);

@@ -25,6 +25,8 @@ export type ServiceUser = Readonly<{
   readsEventIndex?: boolean;
   /** Core-NATS subscription to every session's events (the gateway's SSE tails). */
   tailsEvents?: boolean;
+  /** Reads the info of the topology's streams, nothing else (`berth doctor`). */
+  inspectsStreams?: boolean;
   /** Query responders it asks (request/reply). */
   asks: readonly QueryResponder[];
   /** Queries it answers. */
@@ -60,6 +62,14 @@ export const SERVICE_USERS = {
     consumes: [{ stream: Streams.events, consumer: Consumers.turnReconciler }],
     readsEventIndex: true,
     asks: ['sandbox-manager'],
+    answers: [],
+  },
+  // Not a service: the operator's `berth doctor`, which checks that the streams exist.
+  doctor: {
+    commands: [],
+    consumes: [],
+    inspectsStreams: true,
+    asks: [],
     answers: [],
   },
 } as const satisfies Record<string, ServiceUser>;
@@ -101,7 +111,7 @@ export function servicePermissions(service: ServiceName): NatsPermissions {
   const user: ServiceUser = SERVICE_USERS[service];
   const publish = new Set<string>(user.commands.map((type) => `session.*.cmd.${type}`));
   const subscribe = new Set<string>([`${Subjects.serviceInbox(service)}.>`]);
-  if (user.consumes.length > 0 || user.managesStreams || user.readsEventIndex) publish.add(JsApi.info);
+  if (user.consumes.length > 0 || user.managesStreams || user.readsEventIndex || user.inspectsStreams) publish.add(JsApi.info);
   for (const { stream, consumer } of user.consumes) {
     publish.add(JsApi.streamInfo(stream));
     for (const s of consumerGrants(stream, consumer)) publish.add(s);
@@ -116,6 +126,7 @@ export function servicePermissions(service: ServiceName): NatsPermissions {
     publish.add(Subjects.allServiceInboxes);
   }
   if (user.readsEventIndex) publish.add(JsApi.streamInfo(Streams.events));
+  if (user.inspectsStreams) for (const stream of TOPOLOGY_STREAMS) publish.add(JsApi.streamInfo(stream));
   if (user.tailsEvents) subscribe.add(Subjects.allEvents);
   for (const responder of user.asks) publish.add(`${Subjects.query(responder, '*')}`);
   for (const responder of user.answers) subscribe.add(`${Subjects.query(responder, '*')}`);
