@@ -21,6 +21,7 @@ export const Consumers = {
   kernel: 'session-kernel',
   sandboxManager: 'sandbox-manager',
   turnReconciler: 'turn-reconciler',
+  webhooks: 'webhooks',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 

@@ -42,5 +42,9 @@ export const IdPrefix = {
   sandbox: 'sbx',
   apiKey: 'bk',
   natsCredential: 'ncred',
+  webhook: 'whk',
+  webhookDelivery: 'whd',
+  vault: 'vlt',
+  credential: 'vcrd',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

@@ -1,4 +1,6 @@
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
+import type { VaultStore } from './vaults.port';
+import type { WebhookDeliveryStore, WebhookEndpointStore } from './webhooks.port';
 
 /**
  * Read side for the gateway, plus the resources that are plain configuration (agents,
@@ -140,6 +142,9 @@ export interface BerthStore {
   readonly apiKeys: ApiKeys;
   readonly natsCredentials: NatsCredentials;
   readonly transcripts: TranscriptMirror;
+  readonly webhookEndpoints: WebhookEndpointStore;
+  readonly webhookDeliveries: WebhookDeliveryStore;
+  readonly vaults: VaultStore;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

@@ -4,7 +4,9 @@ import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
 import { natsCredentialCommands } from './nats-credentials';
+import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...doctorCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...webhookCommands, ...doctorCommands, ...replayCommands];

@@ -20,6 +20,8 @@ import { OpenApiController } from '../openapi/openapi.controller';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { WebhooksController } from '../webhooks/webhooks.controller';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -30,7 +32,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: pino ? [DiscoveryModule, requestLogging(pino)] : [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, NatsCredentialsController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, NatsCredentialsController, WebhooksController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
@@ -56,6 +58,12 @@ export class GatewayModule {
         {
           provide: NatsCredentialsService,
           useFactory: (d: GatewayDeps) => new NatsCredentialsService(d.store.natsCredentials, d.subscriberIssuer, d.clock, d.ids),
+          inject: [DEPS],
+        },
+        {
+          provide: WebhooksService,
+          useFactory: (d: GatewayDeps) =>
+            new WebhooksService({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, secrets: d.secrets, clock: d.clock, ids: d.ids, targets: d.webhookTargets }),
           inject: [DEPS],
         },
         RouteTable,

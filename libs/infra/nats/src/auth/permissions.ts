@@ -46,7 +46,8 @@ export const SERVICE_USERS = {
   },
   gateway: {
     commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'ArchiveSession', 'EndConversation', 'DeleteSession', 'TerminateSession', 'RecoverSession'],
-    consumes: [],
+    // Plans webhook deliveries from every event.
+    consumes: [{ stream: Streams.events, consumer: Consumers.webhooks }],
     tailsEvents: true,
     asks: ['sandbox-manager'],
     answers: [],

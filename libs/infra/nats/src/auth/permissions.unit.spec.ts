@@ -34,7 +34,8 @@ describe('service permissions (derived from SERVICE_USERS)', () => {
     const topology = berthTopology();
     expect(serviceTopology(topology, 'session-kernel').streams.map((s) => s.name).sort()).toEqual([Streams.commands, Streams.deadLetters, Streams.events].sort());
     expect(serviceTopology(topology, 'sandbox-manager')).toEqual({ streams: [], consumers: topology.consumers.filter((c) => c.config.durable_name === 'sandbox-manager') });
-    expect(serviceTopology(topology, 'gateway')).toEqual({ streams: [], consumers: [] });
+    expect(serviceTopology(topology, 'gateway')).toEqual({ streams: [], consumers: topology.consumers.filter((c) => c.config.durable_name === 'webhooks') });
+    expect(serviceTopology(topology, 'doctor')).toEqual({ streams: [], consumers: [] });
   });
 });
 

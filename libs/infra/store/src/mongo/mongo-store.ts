@@ -11,6 +11,8 @@ import { MongoJournal } from './journal';
 import { MongoSessions } from './sessions';
 import { MongoSnapshots } from './snapshots';
 import { MongoTranscripts } from './transcripts';
+import { MongoVaults } from './vaults';
+import { MongoWebhookDeliveries, MongoWebhookEndpoints } from './webhooks';
 
 export type MongoStoreOptions = Readonly<{
   /** Defaults to the database named in the URL, else `berth`. */
@@ -37,6 +39,9 @@ export class MongoStore implements BerthStore {
   readonly apiKeys: MongoApiKeys;
   readonly natsCredentials: MongoNatsCredentials;
   readonly transcripts: MongoTranscripts;
+  readonly webhookEndpoints: MongoWebhookEndpoints;
+  readonly webhookDeliveries: MongoWebhookDeliveries;
+  readonly vaults: MongoVaults;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, { retryWrites: true, writeConcern: { w: 'majority' } });
@@ -50,6 +55,9 @@ export class MongoStore implements BerthStore {
     this.apiKeys = new MongoApiKeys(this.c);
     this.natsCredentials = new MongoNatsCredentials(this.c);
     this.transcripts = new MongoTranscripts(this.c);
+    this.webhookEndpoints = new MongoWebhookEndpoints(this.c);
+    this.webhookDeliveries = new MongoWebhookDeliveries(this.c);
+    this.vaults = new MongoVaults(this.c);
   }
 
   /** Connects and creates indexes; an unreachable server is a coded UNAVAILABLE, not a driver error. */
