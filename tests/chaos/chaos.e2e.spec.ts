@@ -1,3 +1,5 @@
+// The chaos suite audits the platform it ran with the real CLI (berth replay), as a user would.
+/* eslint-disable @nx/enforce-module-boundaries */
 import { runCli } from '../../apps/cli/src/cli';
 import { KNOWN_FAILURES } from './known-failures';
 import { chargedRecoveryMs, formatTable, RECOVERY_BOUND_MS, runScenario, startChaosPlatform, type ScenarioResult } from './run-scenario';

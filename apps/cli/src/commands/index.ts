@@ -7,6 +7,7 @@ import { natsCredentialCommands } from './nats-credentials';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...webhookCommands, ...doctorCommands, ...replayCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands];

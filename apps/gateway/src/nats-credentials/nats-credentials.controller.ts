@@ -20,6 +20,6 @@ export class NatsCredentialsController {
 
   @ApiRoute(R.revoke)
   revoke(@Input() i: RouteInput<typeof R.revoke>) {
-    return this.credentials.revoke(i.owner, i.params.credential_id);
+    return this.credentials.revoke(i.owner, i.params.nats_credential_id);
   }
 }

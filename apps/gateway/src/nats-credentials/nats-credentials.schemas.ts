@@ -4,7 +4,7 @@ import { idParam } from '../http/schemas';
 
 export const NatsCredentialCreateBody = z.object({ name: z.string().min(1).max(256).optional() });
 
-const CredentialIdParams = z.object({ credential_id: idParam('credential_id', 'ncred') });
+const CredentialIdParams = z.object({ nats_credential_id: idParam('nats_credential_id', 'ncred') });
 
 export const NatsCredentialRoutes = {
   create: defineRoute({
@@ -17,7 +17,7 @@ export const NatsCredentialRoutes = {
   list: defineRoute({ method: 'GET', path: '/v1/nats_credentials', tag: 'nats_credentials', summary: "List the caller's NATS credentials" }),
   revoke: defineRoute({
     method: 'DELETE',
-    path: '/v1/nats_credentials/{credential_id}',
+    path: '/v1/nats_credentials/{nats_credential_id}',
     tag: 'nats_credentials',
     summary: 'Revoke a NATS credential: refused on its next connect, connected clients are disconnected',
     params: CredentialIdParams,

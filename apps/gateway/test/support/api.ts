@@ -23,16 +23,17 @@ export async function seedSession(base: string, key: string) {
   const env = await call(base, key, 'POST', '/v1/environments', { name: 'e' });
   const session = await call(base, key, 'POST', '/v1/sessions', { agent: agent.json.id, environment_id: env.json.id });
   if (session.status !== 200) throw new Error(`seed failed: ${session.text}`);
-  const credential = await call(base, key, 'POST', '/v1/nats_credentials', { name: 'seed' });
-  if (credential.status !== 200) throw new Error(`seed failed: ${credential.text}`);
-  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string, credentialId: credential.json.id as string };
+  const natsCredential = await call(base, key, 'POST', '/v1/nats_credentials', { name: 'seed' });
+  if (natsCredential.status !== 200) throw new Error(`seed failed: ${natsCredential.text}`);
+  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string, natsCredentialId: natsCredential.json.id as string };
 }
 
 export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
 
 /**
  * One of every resource owned by `key`'s owner, for the route sweeps: a webhook endpoint (at the
- * harness's sink), then an agent, an environment and a session, and the session's first delivery.
+ * harness's sink), then an agent, an environment and a session, the session's first delivery, and
+ * a vault with a credential.
  */
 export async function seedResources(gw: Readonly<{ url: string; sinkUrl: string }>, key: string) {
   const webhook = await call(gw.url, key, 'POST', '/v1/webhooks', { url: gw.sinkUrl, enabled_events: ['session.created'] });
@@ -46,5 +47,8 @@ export async function seedResources(gw: Readonly<{ url: string; sinkUrl: string 
     if (!deliveryId && Date.now() > deadline) throw new Error('seed failed: no webhook delivery was planned');
     if (!deliveryId) await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  return { ...ids, webhookId: webhook.json.id as string, deliveryId };
+  const vault = await call(gw.url, key, 'POST', '/v1/vaults', { display_name: 'v' });
+  const credential = await call(gw.url, key, 'POST', `/v1/vaults/${vault.json.id}/credentials`, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/sse', token: 'tok_seed' } });
+  if (credential.status !== 200) throw new Error(`seed failed: ${credential.text}`);
+  return { ...ids, webhookId: webhook.json.id as string, deliveryId, vaultId: vault.json.id as string, credentialId: credential.json.id as string };
 }

@@ -131,7 +131,7 @@ describe('upgrading a platform to per-service NATS users and owner tokens in eve
       };
       const reconciled = await fetchAll(users.get('turn-reconciler') as NatsConnection, Consumers.turnReconciler, 100);
       expect(reconciled.map(key)).toEqual([...old.slice(2), ...created.map((c) => c.event)].map((e) => `${e.session_id}:${e.seq}`));
-      const managed = await fetchAll(users.get('sandbox-manager') as NatsConnection, Consumers.sandboxManager, 100);
+      const managed = await fetchAll(users.get('sandbox-manager') as NatsConnection, Consumers.sandboxManagerControl, 100);
       expect(managed.map(key)).toEqual([...old, ...created.map((c) => c.event)].map((e) => `${e.session_id}:${e.seq}`));
 
       // New events land where owners' subscribers read them; old ones stay readable through the API and the journal.

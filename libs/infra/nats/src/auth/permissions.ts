@@ -54,7 +54,10 @@ export const SERVICE_USERS = {
   },
   'sandbox-manager': {
     commands: ['BindSandbox', 'RecordAgentOutput', 'CompleteTurn', 'FailTurn', 'ReportSandboxStartFailed', 'ReportSandboxDied', 'ReportSandboxExpired'],
-    consumes: [{ stream: Streams.events, consumer: Consumers.sandboxManager }],
+    consumes: [
+      { stream: Streams.events, consumer: Consumers.sandboxManagerControl },
+      { stream: Streams.events, consumer: Consumers.sandboxManagerTurns },
+    ],
     asks: [],
     answers: ['sandbox-manager'],
   },
