@@ -33,7 +33,7 @@ describe('service permissions (derived from SERVICE_USERS)', () => {
   it('declares the streams only for the kernel and each consumer only for its service', () => {
     const topology = berthTopology();
     expect(serviceTopology(topology, 'session-kernel').streams.map((s) => s.name).sort()).toEqual([Streams.commands, Streams.deadLetters, Streams.events].sort());
-    expect(serviceTopology(topology, 'sandbox-manager')).toEqual({ streams: [], consumers: topology.consumers.filter((c) => c.config.durable_name === 'sandbox-manager') });
+    expect(serviceTopology(topology, 'sandbox-manager')).toEqual({ streams: [], consumers: topology.consumers.filter((c) => ['sandbox-manager', 'sandbox-manager-turns'].includes(c.config.durable_name)) });
     expect(serviceTopology(topology, 'gateway')).toEqual({ streams: [], consumers: topology.consumers.filter((c) => c.config.durable_name === 'webhooks') });
     expect(serviceTopology(topology, 'doctor')).toEqual({ streams: [], consumers: [] });
   });
