@@ -68,6 +68,13 @@ export const SERVICE_USERS = {
     asks: ['sandbox-manager'],
     answers: [],
   },
+  // Records the destinations it refused a sandbox (apps/egress); reads nothing from NATS.
+  egress: {
+    commands: ['ReportEgressDenied'],
+    consumes: [],
+    asks: [],
+    answers: [],
+  },
   // Not a service: the operator's `berth doctor`, which checks that the streams exist.
   doctor: {
     commands: [],
