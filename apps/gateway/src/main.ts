@@ -7,7 +7,7 @@ import { JetStreamPublisher, NatsCommandBus, applyTopology, berthTopology, conne
 import { JetStreamTransport, createJetStreamMicroservice, loadConfig, onShutdownSignals } from '@berth/nest';
 import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
-import { consumerMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
+import { consumerMetrics, failedToStart, startServiceTelemetry, webhookMetrics } from '@berth/telemetry';
 import { defaultDeliveryPolicy } from '@berth/webhooks-domain';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createGatewayApp } from './app/create-gateway-app';
@@ -66,7 +66,8 @@ async function main(): Promise<void> {
   });
 
   // Webhooks: session events into the outbox (a durable consumer), and the outbox out to endpoints.
-  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
+  const hookMetrics = webhookMetrics(telemetry.registry);
+  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString(), metrics: hookMetrics });
   const consumers = consumerMetrics(telemetry.registry);
   const webhookTransport = new JetStreamTransport({
     connection: nc,
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
     sender: new HttpWebhookSender({ policy: config.webhooks.targets, timeoutMs: config.webhooks.timeoutMs }),
     clock: systemClock,
     log: log.child({ component: 'webhooks' }),
+    metrics: hookMetrics,
     options: { policy: defaultDeliveryPolicy, leaseMs: config.webhooks.leaseMs, batchSize: config.webhooks.batchSize, retentionMs: config.webhooks.retentionMs },
   });
   onShutdownSignals([

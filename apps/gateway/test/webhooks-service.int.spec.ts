@@ -109,6 +109,10 @@ describe('webhooks through nats-server, the kernel and the gateway service', () 
     expect(retried.data.id).toBe(second);
     await waitFor(async () => (await deliveries()).every((d) => d.state === 'delivered'), 10_000, 'both deliveries settled');
     expect((await deliveries()).map((d) => d.attempt_count).sort()).toEqual([1, 2]);
+    // The new gateway made the one attempt that went through, and says so on /metrics.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/^berth_webhook_attempts_total\{[^}]*outcome="delivered"[^}]*\} 1$/m);
+    expect(metrics).not.toMatch(/^berth_webhook_attempts_total\{[^}]*outcome="failed"/m);
     await new Promise((resolve) => receiver.close(resolve));
   }, 120_000);
 });

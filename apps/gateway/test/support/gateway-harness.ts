@@ -3,6 +3,8 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '@berth/testing';
+import { webhookMetrics } from '@berth/telemetry';
+import { Registry } from 'prom-client';
 import { AesGcmSecretBox, UnconfiguredSecretBox, parseSecretKeys } from '@berth/secrets';
 import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -69,7 +71,8 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const issuer = new FakeSubscriberIssuer();
   const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };
-  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
+  const metrics = webhookMetrics(new Registry());
+  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString(), metrics });
   const planning = new Set<Promise<unknown>>();
   const unplan = feed.onEvent((event) => {
     const p = planner.onEvent(event).finally(() => planning.delete(p));
@@ -83,6 +86,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     sender: new HttpWebhookSender({ policy: targets, timeoutMs: 2_000, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
     clock: systemClock,
     log: silentLogger,
+    metrics,
     options: { policy: TEST_DELIVERY_POLICY, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
   });
   const sink: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
