@@ -57,6 +57,7 @@ export const IdPrefix = {
   file: 'file',
   blob: 'blob',
   sessionResource: 'sesrsc',
+  natsCredential: 'ncred',
   webhook: 'whk',
   webhookDelivery: 'whd',
   vault: 'vlt',

@@ -4,6 +4,7 @@ import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { fileCommands } from './files';
 import { keyCommands } from './keys';
+import { natsCredentialCommands } from './nats-credentials';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   ...workspaceCommands,
   ...streamCommands,
   ...keyCommands,
+  ...natsCredentialCommands,
   ...webhookCommands,
   ...vaultCommands,
   ...doctorCommands,

@@ -16,6 +16,7 @@ import type { ReadinessCheck } from '../health/readiness';
 import type { SandboxProbe } from '@berth/session-use-cases';
 import type { EventFeed } from '../stream/event-feed.port';
 import { NO_WORKSPACE, type WorkspaceReads } from '../workspace/workspace-reads.port';
+import type { SubscriberIssuer } from '../nats-credentials/subscriber-issuer.port';
 import { DEFAULT_OPTIONS, type GatewayDeps, type GatewayOptions, type GatewayStore } from './gateway-deps';
 import { GatewayModule } from './gateway.module';
 
@@ -26,6 +27,7 @@ export type CreateGatewayAppInput = Readonly<{
   sandboxProbe: SandboxProbe;
   /** Reads of sessions' workspaces (the sandbox-manager); without one, no session has a workspace to read. */
   workspace?: WorkspaceReads;
+  subscriberIssuer?: SubscriberIssuer | null;
   clock?: Clock;
   ids?: IdGenerator;
   readiness?: readonly ReadinessCheck[];
@@ -52,6 +54,7 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
     eventFeed: input.eventFeed,
     sandboxProbe: input.sandboxProbe,
     workspace: input.workspace ?? NO_WORKSPACE,
+    subscriberIssuer: input.subscriberIssuer ?? null,
     clock: input.clock ?? systemClock,
     ids: input.ids ?? randomIds,
     readiness: input.readiness ?? [],

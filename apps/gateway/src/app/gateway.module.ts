@@ -16,6 +16,8 @@ import { FilesService } from '../files/files.service';
 import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
+import { NatsCredentialsController } from '../nats-credentials/nats-credentials.controller';
+import { NatsCredentialsService } from '../nats-credentials/nats-credentials.service';
 import { OpenApiController } from '../openapi/openapi.controller';
 import { ResourceResolver } from '../resources/resource-resolver';
 import { ResourcesController } from '../resources/resources.controller';
@@ -47,6 +49,7 @@ export class GatewayModule {
         FilesController,
         ResourcesController,
         WorkspaceController,
+        NatsCredentialsController,
         WebhooksController,
         VaultsController,
         OpenApiController,
@@ -97,6 +100,11 @@ export class GatewayModule {
           provide: EventsService,
           useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
           inject: [DEPS, SessionUseCases],
+        },
+        {
+          provide: NatsCredentialsService,
+          useFactory: (d: GatewayDeps) => new NatsCredentialsService(d.store.natsCredentials, d.subscriberIssuer, d.clock, d.ids),
+          inject: [DEPS],
         },
         {
           provide: WebhooksService,

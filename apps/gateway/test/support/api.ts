@@ -40,12 +40,15 @@ export async function seedSession(base: string, key: string) {
   if (file.status !== 200) throw new Error(`seed failed: ${file.text}`);
   const resource = await call(base, key, 'POST', `/v1/sessions/${session.json.id}/resources`, { type: 'file', file_id: file.json.id });
   if (resource.status !== 200) throw new Error(`seed failed: ${resource.text}`);
+  const natsCredential = await call(base, key, 'POST', '/v1/nats_credentials', { name: 'seed' });
+  if (natsCredential.status !== 200) throw new Error(`seed failed: ${natsCredential.text}`);
   return {
     agentId: agent.json.id as string,
     envId: env.json.id as string,
     sessionId: session.json.id as string,
     fileId: file.json.id as string,
     resourceId: resource.json.id as string,
+    natsCredentialId: natsCredential.json.id as string,
   };
 }
 

@@ -12,6 +12,7 @@ export type OwnedIds = Readonly<{
   deliveryId: string;
   vaultId: string;
   credentialId: string;
+  natsCredentialId: string;
 }>;
 
 /** Every route the running app serves, from Nest's own controller registry. */
@@ -36,6 +37,7 @@ export function concretePath(route: RouteSpec, ids: OwnedIds): string {
     if (name === 'session_id') return ids.sessionId;
     if (name === 'file_id') return ids.fileId;
     if (name === 'resource_id') return ids.resourceId;
+    if (name === 'nats_credential_id') return ids.natsCredentialId;
     if (name === 'webhook_id') return ids.webhookId;
     if (name === 'delivery_id') return ids.deliveryId;
     if (name === 'vault_id') return ids.vaultId;
@@ -55,6 +57,7 @@ export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
     'POST /v1/environments/{environment_id}': { name: 'changed' },
     'POST /v1/sessions': { agent: ids.agentId, environment_id: ids.envId },
     'POST /v1/sessions/{session_id}': { title: 'changed' },
+    'POST /v1/nats_credentials': { name: 'n' },
     'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
     'POST /v1/sessions/{session_id}/resources': { type: 'file', file_id: ids.fileId, mount_path: '/home/agent/copy.txt' },
     'POST /v1/sessions/{session_id}/resources/{resource_id}': { authorization_token: 'ghp_rotated' },

@@ -5,7 +5,7 @@ import { MemoryEnvironments } from './memory-environments';
 import { MemoryFiles } from './memory-files';
 import { MemoryJournal } from './memory-journal';
 import { MemorySecrets } from './memory-secrets';
-import { MemoryApiKeys, MemoryIdempotencyKeys } from './memory-keys';
+import { MemoryApiKeys, MemoryIdempotencyKeys, MemoryNatsCredentials } from './memory-keys';
 import { MemorySessions } from './memory-sessions';
 import { MemorySnapshots } from './memory-snapshots';
 import { MemoryTranscripts } from './memory-transcripts';
@@ -24,6 +24,7 @@ export class MemoryStore implements BerthStore {
   readonly environments = new MemoryEnvironments();
   readonly idempotency = new MemoryIdempotencyKeys();
   readonly apiKeys = new MemoryApiKeys();
+  readonly natsCredentials = new MemoryNatsCredentials();
   readonly transcripts = new MemoryTranscripts();
   readonly files = new MemoryFiles();
   readonly blobs = new MemoryBlobs();

@@ -3,6 +3,7 @@ import type { BerthStore } from '@berth/ports';
 import { MongoClient } from 'mongodb';
 import { MongoAgents } from './agents';
 import { MongoApiKeys } from './api-keys';
+import { MongoNatsCredentials } from './nats-credentials';
 import { collectionsOf, ensureIndexes, type Collections } from './collections';
 import { GridFsBlobStore } from '../blobs/gridfs-blobs';
 import { MongoEnvironments } from './environments';
@@ -39,6 +40,7 @@ export class MongoStore implements BerthStore {
   readonly environments: MongoEnvironments;
   readonly idempotency: MongoIdempotencyKeys;
   readonly apiKeys: MongoApiKeys;
+  readonly natsCredentials: MongoNatsCredentials;
   readonly transcripts: MongoTranscripts;
   readonly files: MongoFiles;
   readonly blobs: GridFsBlobStore;
@@ -58,6 +60,7 @@ export class MongoStore implements BerthStore {
     this.environments = new MongoEnvironments(this.c);
     this.idempotency = new MongoIdempotencyKeys(this.c);
     this.apiKeys = new MongoApiKeys(this.c);
+    this.natsCredentials = new MongoNatsCredentials(this.c);
     this.transcripts = new MongoTranscripts(this.c);
     this.files = new MongoFiles(this.c);
     this.blobs = new GridFsBlobStore(db);

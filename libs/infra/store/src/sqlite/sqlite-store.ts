@@ -5,6 +5,7 @@ import type { BerthStore } from '@berth/ports';
 import { DirectoryBlobStore } from '../blobs/directory-blobs';
 import { SqliteAgents } from './agents';
 import { SqliteApiKeys } from './api-keys';
+import { SqliteNatsCredentials } from './nats-credentials';
 import { SqliteEnvironments } from './environments';
 import { SqliteFiles } from './files';
 import { SqliteIdempotencyKeys } from './idempotency';
@@ -37,6 +38,7 @@ export class SqliteStore implements BerthStore {
   readonly environments: SqliteEnvironments;
   readonly idempotency: SqliteIdempotencyKeys;
   readonly apiKeys: SqliteApiKeys;
+  readonly natsCredentials: SqliteNatsCredentials;
   readonly transcripts: SqliteTranscripts;
   readonly files: SqliteFiles;
   readonly blobs: DirectoryBlobStore;
@@ -56,6 +58,7 @@ export class SqliteStore implements BerthStore {
     this.environments = new SqliteEnvironments(this.db);
     this.idempotency = new SqliteIdempotencyKeys(this.db);
     this.apiKeys = new SqliteApiKeys(this.db);
+    this.natsCredentials = new SqliteNatsCredentials(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
     this.files = new SqliteFiles(this.db);
     this.secrets = new SqliteSecrets(this.db);
