@@ -11,6 +11,7 @@
  * and removes everything it started.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { readAgentConfig, type AgentConfig } from '@berth/contracts';
 import { harnessAdapterFor } from '@berth/harness';
 import { SANDBOX_HOME, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
 import { AnthropicMessagesServer, reply } from '@berth/testing';
@@ -41,8 +42,8 @@ async function platformTurn(client: Anthropic, sessionId: string, text: string):
  * The same CLI, same flags, same model, by hand: `exec` into the container, feed the prompt, until
  * the CLI prints its `result` line (the turn is done; the platform's idle event marks the same moment).
  */
-async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string, text: string, resumeId: string | null): Promise<{ ms: number; sessionId: string | null }> {
-  const plan = adapter.buildTurn({ prompt: text, resumeId, model: { baseUrl, apiKeyEnv: 'BERTH_MODEL_API_KEY' }, permissionMode: 'always_allow', cwd: SANDBOX_WORKDIR, home: SANDBOX_HOME });
+async function rawTurn(platform: E2ePlatform, container: string, agent: AgentConfig, baseUrl: string, text: string, resumeId: string | null): Promise<{ ms: number; sessionId: string | null }> {
+  const plan = adapter.buildTurn({ prompt: text, agent, resumeId, model: { baseUrl, apiKeyEnv: 'BERTH_MODEL_API_KEY' }, cwd: SANDBOX_WORKDIR, home: SANDBOX_HOME });
   const start = performance.now();
   const exec = await platform.runtime.exec(container, { cmd: plan.argv, env: { ...plan.env, ANTHROPIC_API_KEY: KEY }, workdir: SANDBOX_WORKDIR });
   for (const line of plan.stdinLines) exec.write(`${line}\n`);
@@ -68,7 +69,8 @@ async function main(): Promise<void> {
   const platform = await startE2ePlatform({ modelBaseUrl: model.url });
   try {
     const client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
-    const agent = await client.beta.agents.create({ name: 'bench', model: 'claude-sonnet-4-5' });
+    const agent = await client.beta.agents.create({ name: 'bench', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] });
+    const agentConfig = readAgentConfig(agent);
     const env = await client.beta.environments.create({
       name: 'bench',
       config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
@@ -78,13 +80,13 @@ async function main(): Promise<void> {
 
     // Warm-up: the first turn of each also waits for the sandbox and fills the CLI's caches.
     await platformTurn(client, session.id, 'warm up');
-    let raw = await rawTurn(platform, container, model.url, 'warm up', null);
+    let raw = await rawTurn(platform, container, agentConfig, model.url, 'warm up', null);
 
     const platformMs: number[] = [];
     const rawMs: number[] = [];
     for (let i = 0; i < TURNS; i++) {
       platformMs.push(await platformTurn(client, session.id, `turn ${i}`));
-      raw = await rawTurn(platform, container, model.url, `turn ${i}`, raw.sessionId);
+      raw = await rawTurn(platform, container, agentConfig, model.url, `turn ${i}`, raw.sessionId);
       rawMs.push(raw.ms);
     }
 

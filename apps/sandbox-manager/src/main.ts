@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { systemClock } from '@berth/core';
-import { DockerSandboxRuntime } from '@berth/docker';
+import { DockerSandboxImages, DockerSandboxRuntime } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
@@ -19,12 +19,13 @@ async function main(): Promise<void> {
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels } });
   if (config.model.baseUrl === null) {
-    log.warn('no model configured: turns will fail until BERTH_MODEL_BASE_URL and BERTH_MODEL_API_KEY are set (or an environment sets config.model)');
+    log.warn('no model endpoint configured: turns will fail until BERTH_MODEL_BASE_URL and BERTH_MODEL_API_KEY are set (or an environment sets config.model)');
   }
   const manager = await startSandboxManager({
     nc,
     store,
     runtime,
+    images: new DockerSandboxImages(runtime.docker, config.imageBuild),
     clock: systemClock,
     log,
     model: config.model,

@@ -24,6 +24,21 @@ export const AgentOutputSchema = z.discriminatedUnion('kind', [
     content: z.array(z.record(z.string(), z.unknown())),
     is_error: z.boolean(),
   }),
+  /** A call of a tool of one of the agent's MCP servers (`agent.mcp_tool_use`). */
+  z.object({
+    kind: z.literal('mcp_tool_use'),
+    tool_use_id: z.string().min(1).max(256),
+    server_name: z.string().min(1).max(256),
+    name: z.string().min(1).max(256),
+    input: z.record(z.string(), z.unknown()),
+    needs_confirmation: z.boolean().default(false),
+  }),
+  z.object({
+    kind: z.literal('mcp_tool_result'),
+    tool_use_id: z.string().min(1).max(256),
+    content: z.array(z.record(z.string(), z.unknown())),
+    is_error: z.boolean(),
+  }),
   z.object({ kind: z.literal('usage'), usage: UsageSchema }),
 ]);
 export type AgentOutput = z.infer<typeof AgentOutputSchema>;

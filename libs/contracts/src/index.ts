@@ -7,3 +7,4 @@ export * from './outcome';
 export * from './parse';
 export * from './public-events';
 export * from './queries';
+export * from './config';

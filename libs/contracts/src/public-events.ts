@@ -16,6 +16,8 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   AgentThinkingRecorded: 'agent.thinking',
   AgentToolUseRecorded: 'agent.tool_use',
   AgentToolResultRecorded: 'agent.tool_result',
+  AgentMcpToolUseRecorded: 'agent.mcp_tool_use',
+  AgentMcpToolResultRecorded: 'agent.mcp_tool_result',
   UsageRecorded: 'session.usage',
   HarnessSessionRecorded: 'berth.harness_session',
   TurnAwaitingConfirmation: 'session.status_idle',
@@ -56,6 +58,10 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, name: event.data.name, input: event.data.input, evaluated_permission: event.data.evaluated_permission };
     case 'AgentToolResultRecorded':
       return { ...head, tool_use_id: event.data.tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
+    case 'AgentMcpToolUseRecorded':
+      return { ...head, mcp_server_name: event.data.mcp_server_name, name: event.data.name, input: event.data.input, evaluated_permission: event.data.evaluated_permission };
+    case 'AgentMcpToolResultRecorded':
+      return { ...head, mcp_tool_use_id: event.data.mcp_tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
     case 'UsageRecorded':
       return { ...head, usage: event.data.usage };
     case 'TurnStarted':

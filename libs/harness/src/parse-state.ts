@@ -1,6 +1,7 @@
 import type { AgentOutput, PermissionMode, Usage } from '@berth/contracts';
 
-type ToolUseOutput = Extract<AgentOutput, { kind: 'tool_use' }>;
+/** A call the harness makes: of a built-in tool, or of a tool of an MCP server. */
+export type ToolCallOutput = Extract<AgentOutput, { kind: 'tool_use' | 'mcp_tool_use' }>;
 
 /**
  * What an adapter remembers between stdout lines of one turn. Plain JSON, so the runner can
@@ -10,9 +11,11 @@ export interface ParseState {
   readonly permissionMode: PermissionMode;
   readonly sessionId: string | null;
   /** Tool uses seen but not emitted yet: in `always_ask` we wait to learn whether the harness asks. */
-  readonly held: readonly ToolUseOutput[];
+  readonly held: readonly ToolCallOutput[];
   /** Tool use ids already emitted (so a later sighting of the same call is not emitted twice). */
   readonly emitted: readonly string[];
+  /** The emitted ids that are MCP tool calls: their results are `mcp_tool_result`. */
+  readonly mcpCalls: readonly string[];
   /** Token usage summed over this turn's model calls, for harnesses that report it per call. */
   readonly usage: Usage;
   /** The last error the harness reported before its terminal line. */
@@ -22,7 +25,7 @@ export interface ParseState {
 export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
 export function freshState(permissionMode: PermissionMode): ParseState {
-  return { permissionMode, sessionId: null, held: [], emitted: [], usage: ZERO_USAGE, lastError: null };
+  return { permissionMode, sessionId: null, held: [], emitted: [], mcpCalls: [], usage: ZERO_USAGE, lastError: null };
 }
 
 export function addUsage(a: Usage, b: Partial<Usage>): Usage {
@@ -35,7 +38,18 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 }
 
 /** Emits a tool use once; returns the outputs to add and the new state. */
-export function emitToolUse(state: ParseState, toolUse: ToolUseOutput): { state: ParseState; outputs: AgentOutput[] } {
+export function emitToolUse(state: ParseState, toolUse: ToolCallOutput): { state: ParseState; outputs: AgentOutput[] } {
   if (state.emitted.includes(toolUse.tool_use_id)) return { state, outputs: [] };
-  return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id] }, outputs: [toolUse] };
+  const mcpCalls = toolUse.kind === 'mcp_tool_use' ? [...state.mcpCalls, toolUse.tool_use_id] : state.mcpCalls;
+  return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id], mcpCalls }, outputs: [toolUse] };
+}
+
+/** The result of an emitted call, as `tool_result` or `mcp_tool_result` after its call. */
+export function toolResultOutput(state: ParseState, result: Omit<Extract<AgentOutput, { kind: 'tool_result' }>, 'kind'>): AgentOutput {
+  return { kind: state.mcpCalls.includes(result.tool_use_id) ? 'mcp_tool_result' : 'tool_result', ...result };
+}
+
+/** A tool's public name: the toolset name (`bash`, …) when the harness tool is one of them, else the harness's own. */
+export function publicToolName(harnessName: string, toolset: Readonly<Record<string, string>>): string {
+  return toolset[harnessName] ?? harnessName;
 }

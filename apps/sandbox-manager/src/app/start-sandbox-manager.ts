@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, SandboxRuntime } from '@berth/ports';
+import type { BerthStore, CommandBus, SandboxImages, SandboxRuntime } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { INestMicroservice } from '@nestjs/common';
@@ -17,8 +18,10 @@ import { TurnQueries } from '../probe/turn-queries';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
+import { PackageImages } from '../sandboxes/package-images';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { ManagerCommands } from '../sessions/manager-commands';
+import { PinnedAgents } from '../sessions/pinned-agents';
 import type { ManagerLog } from '../sessions/send-reliably';
 import { SessionEventReactor } from '../sessions/session-event-reactor';
 import { SessionFactsReader } from '../sessions/session-facts';
@@ -31,8 +34,10 @@ import { SandboxManagerModule } from './sandbox-manager.module';
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
-  store: Pick<BerthStore, 'journal' | 'environments' | 'transcripts'>;
+  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts'>;
   runtime: SandboxRuntime;
+  /** Builds the images of environments with `packages`. */
+  images: SandboxImages;
   clock: Clock;
   log: ManagerLog;
   model: ModelDefaults;
@@ -74,7 +79,10 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const commands = new ManagerCommands(clock);
   const facts = new SessionFactsReader(store.journal);
-  const settings = new EnvironmentSettingsReader(store.environments, { image: input.sandboxImage, model: input.model, warmPoolSize: input.warmPoolSize });
+  const settings = new EnvironmentSettingsReader(store.environments, {
+    sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, image: input.sandboxImage, warmPoolSize: input.warmPoolSize ?? DEFAULT_SANDBOX_DEFAULTS.warmPoolSize },
+    model: input.model,
+  });
   const pool = new WarmPool({
     runtime,
     ledger: new InMemoryClaimLedger(),
@@ -90,6 +98,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels: input.scopeLabels }),
     pools,
     settings,
+    images: new PackageImages(input.images, log),
     bus,
     commands,
     bound,
@@ -111,7 +120,8 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     tuning: input.turnTuning,
   });
   const deaths = new DeathReporter({ runtime, sandboxes, bus, commands, pool, log, scopeLabels: input.scopeLabels });
-  const reactor = new SessionEventReactor({ facts, sandboxes, turns, running, bound, settings, runtime, commands, bus, log, scopeLabels: input.scopeLabels });
+  const agents = new PinnedAgents(store.agents);
+  const reactor = new SessionEventReactor({ facts, sandboxes, turns, running, bound, settings, agents, runtime, commands, bus, log, scopeLabels: input.scopeLabels });
 
   const plan = await reconcileAtStart({
     runtime,

@@ -15,8 +15,11 @@ export const ManagerConfigSchema = z
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
     BERTH_MODEL_BASE_URL: optional,
     BERTH_MODEL_API_KEY: optional,
-    BERTH_MODEL: optional,
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
+    /** Network the environment image builds (packages) run on: `host` on an engine without a bridge, `default` otherwise. */
+    BERTH_IMAGE_BUILD_NETWORK: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('host'),
+    /** Extra CA certificates (`*.crt`) the package managers trust while an image builds; empty for none. */
+    BERTH_BUILD_CA_DIR: z.string().default('/usr/local/share/ca-certificates'),
     /** Labels this installation's containers, so several installations can share one engine. */
     BERTH_SANDBOX_SCOPE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('default'),
     /** Warm sandboxes kept per environment in use, unless the environment's `config.warm_pool.size` says otherwise. */
@@ -32,8 +35,9 @@ export const ManagerConfigSchema = z
     natsUrl: env.NATS_URL,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
-    model: { baseUrl: env.BERTH_MODEL_BASE_URL, apiKey: env.BERTH_MODEL_API_KEY, model: env.BERTH_MODEL },
+    model: { baseUrl: env.BERTH_MODEL_BASE_URL, apiKey: env.BERTH_MODEL_API_KEY },
     sandboxImage: env.BERTH_SANDBOX_IMAGE,
+    imageBuild: { network: env.BERTH_IMAGE_BUILD_NETWORK, caCertificatesDir: env.BERTH_BUILD_CA_DIR.trim() === '' ? null : env.BERTH_BUILD_CA_DIR },
     scope: env.BERTH_SANDBOX_SCOPE,
     warmPoolSize: env.BERTH_WARM_POOL_SIZE,
     crashPoint: env.BERTH_CRASH_POINT ?? null,

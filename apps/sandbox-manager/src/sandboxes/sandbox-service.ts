@@ -1,13 +1,14 @@
 import type { Clock } from '@berth/core';
 import type { CommandBus, SandboxInfo } from '@berth/ports';
 import type { SandboxProvisioner } from '@berth/sandbox-lifecycle';
-import { leaseExpiresAt } from '@berth/sandbox-domain';
+import { leaseExpiresAt, type SandboxConfig } from '@berth/sandbox-domain';
 import type { CrashPoints } from '../config/crash-points';
 import type { ManagerCommands } from '../sessions/manager-commands';
 import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
 import type { WarmPools } from '../pool/warm-pools';
+import type { PackageImages } from './package-images';
 
 export type SandboxRequest = Readonly<{ sessionId: string; generation: number; ownerId: string; environmentId: string }>;
 
@@ -29,6 +30,7 @@ export class SandboxService {
       provisioner: SandboxProvisioner;
       pools: WarmPools;
       settings: EnvironmentSettingsReader;
+      images: PackageImages;
       bus: CommandBus;
       commands: ManagerCommands;
       bound: BoundSandboxes;
@@ -73,12 +75,13 @@ export class SandboxService {
     const { sessionId, generation, environmentId } = request;
     let sandbox: SandboxInfo;
     let warm = false;
-    let idle: Awaited<ReturnType<EnvironmentSettingsReader['read']>>['sandbox']['idle'];
+    let idle: SandboxConfig['idle'];
     try {
       const settings = await this.deps.settings.read(request.ownerId, environmentId);
-      this.deps.pools.ensure(environmentId, settings.sandbox);
-      idle = settings.sandbox.idle;
-      const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
+      const config = await this.deps.images.sandboxFor(environmentId, settings);
+      this.deps.pools.ensure(environmentId, config);
+      idle = config.idle;
+      const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
       sandbox = provisioned.sandbox;
       warm = provisioned.source === 'warm';
     } catch (error) {

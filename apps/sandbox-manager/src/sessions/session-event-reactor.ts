@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@berth/contracts';
+import type { RecordedEvent, TurnFailureReason } from '@berth/contracts';
 import type { CommandBus, SandboxRuntime } from '@berth/ports';
 import { SandboxLabels } from '@berth/sandbox-domain';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
@@ -9,6 +9,7 @@ import type { TurnRunner } from '../turns/turn-runner';
 import type { ManagerCommands } from './manager-commands';
 import { sendReliably, type ManagerLog } from './send-reliably';
 import type { TurnAssignment } from '../turns/turn-assignment';
+import type { PinnedAgents } from './pinned-agents';
 import { harnessToolUseId, promptOf, type SessionFacts, type SessionFactsReader } from './session-facts';
 
 type EventOf<T extends RecordedEvent['type']> = Extract<RecordedEvent, { type: T }>;
@@ -20,6 +21,7 @@ export type ReactorDeps = Readonly<{
   running: RunningTurns;
   bound: BoundSandboxes;
   settings: EnvironmentSettingsReader;
+  agents: PinnedAgents;
   runtime: SandboxRuntime;
   commands: ManagerCommands;
   bus: CommandBus;
@@ -76,8 +78,12 @@ export class SessionEventReactor {
       return;
     }
     const assignment = await this.assignmentFor(sessionId, facts, turnId, delivery.redelivered);
-    if (assignment === null) {
+    if (assignment === 'no_prompt') {
       await this.fail(sessionId, turnId, 'input_not_delivered', 'the turn has no user message in the journal');
+      return;
+    }
+    if (assignment === 'no_agent') {
+      await this.fail(sessionId, turnId, 'harness_failed', `agent ${state.agent.id} version ${state.agent.version}, which the session pinned, is not in the store`);
       return;
     }
     this.deps.bound.touch(sessionId);
@@ -95,15 +101,18 @@ export class SessionEventReactor {
     const { state } = facts;
     if (state.current_turn?.id !== turnId || state.sandbox?.generation !== generation || state.runtime_unavailable) return false;
     const assignment = await this.assignmentFor(sessionId, facts, turnId, true);
-    if (assignment === null) return false;
+    if (typeof assignment === 'string') return false;
     void this.deps.turns.run(assignment).catch((error: unknown) => this.deps.log.error(`turn ${turnId}: resumed run failed: ${String(error)}`));
     return true;
   }
 
-  private async assignmentFor(sessionId: string, facts: SessionFacts, turnId: string, mayHaveStarted: boolean): Promise<TurnAssignment | null> {
+  /** Everything the turn needs, read from the journal, the environment and the pinned agent version. */
+  private async assignmentFor(sessionId: string, facts: SessionFacts, turnId: string, mayHaveStarted: boolean): Promise<TurnAssignment | 'no_prompt' | 'no_agent'> {
     const { state } = facts;
     const prompt = promptOf(facts.events, turnId);
-    if (prompt === null || state.sandbox === null || state.current_turn === null) return null;
+    if (prompt === null || state.sandbox === null || state.current_turn === null) return 'no_prompt';
+    const agent = await this.deps.agents.read(state.owner_id, state.agent);
+    if (agent === null) return 'no_agent';
     const settings = await this.deps.settings.read(state.owner_id, state.environment_id);
     return {
       sessionId,
@@ -112,6 +121,7 @@ export class SessionEventReactor {
       sandboxId: state.sandbox.sandbox_id,
       harness: state.harness,
       permissionMode: state.permission_mode,
+      agent,
       prompt,
       resumeId: state.conversation_ended ? null : state.harness_session_id,
       model: settings.model,
@@ -153,7 +163,7 @@ export class SessionEventReactor {
     this.deps.bound.forget(event.data.sandbox_id);
   }
 
-  private async fail(sessionId: string, turnId: string, reason: 'sandbox_lost' | 'input_not_delivered', message: string): Promise<void> {
+  private async fail(sessionId: string, turnId: string, reason: TurnFailureReason, message: string): Promise<void> {
     await sendReliably(this.deps.bus, this.deps.commands.make('FailTurn', sessionId, `fail_${sessionId}_${turnId}`, { turn_id: turnId, reason, message }), this.deps.log);
   }
 }

@@ -35,8 +35,8 @@ function textOf(content: readonly ContentBlock[]): string {
     .join('\n');
 }
 
-/** The public `agent.tool_use` event id → the harness's own tool use id (for confirmations). */
+/** The public `agent.tool_use` / `agent.mcp_tool_use` event id → the harness's own tool use id (for confirmations). */
 export function harnessToolUseId(events: readonly RecordedEvent[], toolUseEventId: string): string | null {
-  const found = events.find((e) => e.id === toolUseEventId && e.type === 'AgentToolUseRecorded');
-  return found?.type === 'AgentToolUseRecorded' ? found.data.harness_tool_use_id : null;
+  const found = events.find((e) => e.id === toolUseEventId);
+  return found?.type === 'AgentToolUseRecorded' || found?.type === 'AgentMcpToolUseRecorded' ? found.data.harness_tool_use_id : null;
 }

@@ -3,10 +3,13 @@ import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
-import { InMemorySandboxRuntime, MemoryStore, type ExecScript } from '@berth/testing';
+import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
+import { InMemorySandboxImages, InMemorySandboxRuntime, MemoryStore, type ExecScript } from '@berth/testing';
 import { WarmPools } from '../pool/warm-pools';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
+import { PackageImages } from '../sandboxes/package-images';
+import { PinnedAgents } from '../sessions/pinned-agents';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { noCrashPoints } from '../config/crash-points';
 import { ManagerCommands } from '../sessions/manager-commands';
@@ -27,6 +30,7 @@ const quiet: ManagerLog = { log: () => undefined, warn: () => undefined, error: 
 export class InMemoryManager implements CommandBus {
   readonly store = new MemoryStore();
   readonly runtime: InMemorySandboxRuntime;
+  readonly images = new InMemorySandboxImages();
   readonly running = new RunningTurns();
   readonly sent: SessionCommand[] = [];
   readonly reactor: SessionEventReactor;
@@ -39,17 +43,21 @@ export class InMemoryManager implements CommandBus {
 
   constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {
     this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
-    const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
+    const model = { baseUrl: null, apiKey: null, ...options.model };
     const commands = this.commands;
     let slots = 0;
     const facts = (this.facts = new SessionFactsReader(this.store.journal));
-    const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
+    const settings = new EnvironmentSettingsReader(this.store.environments, {
+      sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },
+      model,
+    });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const bound = new BoundSandboxes(systemClock);
     const sandboxes = (this.sandboxes = new SandboxService({
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
       pools: new WarmPools(pool),
       settings,
+      images: new PackageImages(this.images, quiet),
       bus: this,
       commands,
       bound,
@@ -68,7 +76,7 @@ export class InMemoryManager implements CommandBus {
       log: quiet,
       tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },
     });
-    this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });
+    this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, agents: new PinnedAgents(this.store.agents), runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });
   }
 
   async send(command: SessionCommand): Promise<CommandOutcome> {

@@ -1,4 +1,4 @@
-import type { HarnessKind, PermissionMode, TurnFailureReason } from '@berth/contracts';
+import type { AgentConfig, HarnessKind, PermissionMode, TurnFailureReason } from '@berth/contracts';
 import type { ModelSettings } from '../sandboxes/environment-settings';
 
 /** One turn to run, with everything read from the journal and the environment beforehand. */
@@ -10,7 +10,10 @@ export type TurnAssignment = Readonly<{
   /** The bound container's name. */
   sandboxId: string;
   harness: HarnessKind;
+  /** Whether some tool of the pinned agent asks (the session's `permission_mode`): the harness output is parsed accordingly. */
   permissionMode: PermissionMode;
+  /** The agent version the session pinned at create. */
+  agent: AgentConfig;
   prompt: string;
   /** The harness's own conversation id from the previous turn; null on the first. */
   resumeId: string | null;
@@ -33,7 +36,7 @@ export class TurnFailure extends Error {
 }
 
 export const NO_MODEL_MESSAGE =
-  'no model is configured for this harness: start the sandbox-manager with BERTH_MODEL_BASE_URL (the model server root, e.g. https://api.anthropic.com) ' +
+  'no model endpoint is configured for this harness: start the sandbox-manager with BERTH_MODEL_BASE_URL (the model server root, e.g. https://api.anthropic.com) ' +
   'and BERTH_MODEL_API_KEY, or set config.model.base_url (and config.model.api_key_env) on the environment';
 
 export const noKeyMessage = (secret: string): string =>

@@ -263,9 +263,9 @@ class ActiveTurn implements TurnControl {
     try {
       plan = this.adapter.buildTurn({
         prompt: this.a.prompt,
+        agent: this.a.agent,
         resumeId: this.resumeId,
-        model: { baseUrl: model.baseUrl, apiKeyEnv: model.apiKeyEnv, ...(model.model === null ? {} : { model: model.model }) },
-        permissionMode: this.a.permissionMode,
+        model: { baseUrl: model.baseUrl, apiKeyEnv: model.apiKeyEnv },
         cwd: SANDBOX_WORKDIR,
         home: SANDBOX_HOME,
       });

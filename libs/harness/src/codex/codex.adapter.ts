@@ -1,34 +1,42 @@
-import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import { mcpServerInUse, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
 import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { arr, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { emitToolUse, freshState, type ParseState } from '../parse-state';
-import { requireAlwaysAllow } from '../unsupported-permission-mode';
+import { emitToolUse, freshState, type ParseState, type ToolCallOutput } from '../parse-state';
 
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
+
 /**
- * A model id Codex has no built-in metadata for, so it offers the plain function tools
- * (`exec_command`, …) rather than the code-mode tools of its own models. Scripted tests rely on it.
+ * Codex's tool items and the toolset tool each is: its shell does what bash, read, write, edit,
+ * glob and grep do (one switch for all of them, `HARNESS_SUPPORT.codex.toolGroups`), `file_change`
+ * is its patch tool, `web_search` its search.
  */
-const DEFAULT_MODEL = 'berth-model';
+export const CODEX_TOOL_ITEMS: Readonly<Record<string, AgentToolName>> = { command_execution: 'bash', file_change: 'edit', web_search: 'web_search' };
 
 /**
  * Codex in `codex exec --json` mode: one process per turn, the prompt as the last argument,
- * `exec resume <thread id>` for later turns. The model comes from a custom provider in
- * `$CODEX_HOME/config.toml` (Codex ignores `OPENAI_BASE_URL`). `exec` cannot ask for approval, so only `always_allow`.
+ * `exec resume <thread id>` for later turns. The model, the agent's system prompt, its tools and
+ * MCP servers go into `$CODEX_HOME/config.toml` (Codex ignores `OPENAI_BASE_URL`). `exec` cannot
+ * ask for approval: the API refuses `always_ask` for Codex (`HARNESS_SUPPORT`).
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: false };
+  readonly capabilities = { interruptOnStdin: false };
 
   buildTurn(input: TurnInput): TurnPlan {
-    requireAlwaysAllow(this.kind, input.permissionMode);
+    const { agent } = input;
     const codexHome = `${input.home}/.codex`;
+    const tools = resolveAgentTools(agent);
     const config = [
       `model_provider = "${PROVIDER}"`,
-      `model = ${tomlString(input.model.model ?? DEFAULT_MODEL)}`,
-      ...(input.systemPrompt ? [`developer_instructions = ${tomlString(input.systemPrompt)}`] : []),
+      `model = ${tomlString(agent.model.id)}`,
+      ...(agent.model.effort ? [`model_reasoning_effort = ${tomlString(agent.model.effort.type)}`] : []),
+      // Codex sends `service_tier: priority` for models that offer it.
+      ...(agent.model.speed === 'fast' ? ['service_tier = "fast"'] : []),
+      ...(agent.system ? [`developer_instructions = ${tomlString(agent.system)}`] : []),
+      ...(tools.builtin.web_search.enabled ? [] : ['web_search = "disabled"']),
       '',
+      ...(tools.builtin.bash.enabled ? [] : ['[features]', 'shell_tool = false', 'unified_exec = false', '']),
       `[model_providers.${PROVIDER}]`,
       `name = "${PROVIDER}"`,
       `base_url = ${tomlString(`${input.model.baseUrl}/v1`)}`,
@@ -38,6 +46,17 @@ export class CodexAdapter implements HarnessAdapter {
       'request_max_retries = 2',
       'stream_max_retries = 2',
       '',
+      ...tools.mcp.filter(mcpServerInUse).flatMap((server) => {
+        const named = Object.entries(server.tools);
+        const listed = (enabled: boolean) => `[${named.filter(([, g]) => g.enabled === enabled).map(([name]) => tomlString(name)).join(', ')}]`;
+        return [
+          `[mcp_servers.${tomlString(server.name)}]`,
+          `url = ${tomlString(server.url)}`,
+          // Offered are the server's tools minus disabled_tools, or only enabled_tools when its default is disabled.
+          server.default.enabled ? `disabled_tools = ${listed(false)}` : `enabled_tools = ${listed(true)}`,
+          '',
+        ];
+      }),
     ].join('\n');
     const argv = [
       'codex',
@@ -138,32 +157,25 @@ export class CodexAdapter implements HarnessAdapter {
         const toolUse = toolUseOf(item);
         if (toolUse === null) return { state, outputs: [] };
         const started = emitToolUse(state, toolUse);
-        const result: AgentOutput = { kind: 'tool_result', tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) };
+        const result: AgentOutput = { kind: toolUse.kind === 'mcp_tool_use' ? 'mcp_tool_result' : 'tool_result', tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) };
         return { state: started.state, outputs: [...started.outputs, result] };
       }
     }
   }
 }
 
-type ToolUse = Extract<AgentOutput, { kind: 'tool_use' }>;
-
-/** Codex's tool items as tool uses; the tool name is the item type (or `server.tool` for MCP). */
-function toolUseOf(item: JsonObject): ToolUse | null {
+/** Codex's tool items as tool calls: a toolset tool under its toolset name, or an MCP call. */
+function toolUseOf(item: JsonObject): ToolCallOutput | null {
   const id = str(item['id']);
+  const type = str(item['type']) ?? '';
   if (id === undefined) return null;
-  const base = { kind: 'tool_use' as const, tool_use_id: id, needs_confirmation: false };
-  switch (item['type']) {
-    case 'command_execution':
-      return { ...base, name: 'command_execution', input: { command: str(item['command']) ?? '' } };
-    case 'file_change':
-      return { ...base, name: 'file_change', input: { changes: arr(item['changes']) } };
-    case 'mcp_tool_call':
-      return { ...base, name: `${str(item['server']) ?? 'mcp'}.${str(item['tool']) ?? 'tool'}`, input: { ...obj(item['arguments']) } };
-    case 'web_search':
-      return { ...base, name: 'web_search', input: { query: str(item['query']) ?? '' } };
-    default:
-      return null;
+  if (type === 'mcp_tool_call') {
+    return { kind: 'mcp_tool_use', tool_use_id: id, server_name: str(item['server']) ?? 'mcp', name: str(item['tool']) ?? 'tool', input: { ...obj(item['arguments']) }, needs_confirmation: false };
   }
+  const name = CODEX_TOOL_ITEMS[type];
+  if (name === undefined) return null;
+  const input = type === 'command_execution' ? { command: str(item['command']) ?? '' } : type === 'file_change' ? { changes: arr(item['changes']) } : { query: str(item['query']) ?? '' };
+  return { kind: 'tool_use', tool_use_id: id, name, input, needs_confirmation: false };
 }
 
 function toolResultOf(item: JsonObject): { content: Record<string, unknown>[]; is_error: boolean } {

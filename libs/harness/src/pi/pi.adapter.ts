@@ -1,12 +1,23 @@
-import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import { AGENT_TOOL_NAMES, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
 import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { addUsage, emitToolUse, freshState, type ParseState } from '../parse-state';
-import { requireAlwaysAllow } from '../unsupported-permission-mode';
+import { addUsage, emitToolUse, freshState, publicToolName, toolResultOutput, type ParseState } from '../parse-state';
 
 /** Provider id written into Pi's models.json. */
 const PROVIDER = 'berth';
-const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/** Pi's built-in tools for each toolset tool it has (`--tools`); glob is its `find` and `ls`. */
+export const PI_TOOL_NAMES: Readonly<Partial<Record<AgentToolName, readonly string[]>>> = {
+  bash: ['bash'],
+  edit: ['edit'],
+  read: ['read'],
+  write: ['write'],
+  glob: ['find', 'ls'],
+  grep: ['grep'],
+};
+const TOOLSET_NAMES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(PI_TOOL_NAMES).flatMap(([api, names]) => (names ?? []).map((name) => [name, api])),
+);
 /** Request id of the `get_state` we send first: its response carries the session id. */
 const STATE_REQUEST = 'berth-state';
 const PROMPT_REQUEST = 'berth-prompt';
@@ -15,15 +26,17 @@ const PROMPT_REQUEST = 'berth-prompt';
  * Pi in RPC mode (`pi --mode rpc`): JSON commands on stdin (`get_state`, then `prompt`), agent
  * events on stdout; `agent_end` ends the turn, `{"type":"abort"}` interrupts it. The model is a
  * custom provider in `~/.pi/agent/models.json` speaking the Anthropic Messages API. Pi has no
- * permission prompts (the sandbox is the containment), so only `always_allow`.
+ * permission prompts and no MCP client: the API refuses `always_ask` and MCP servers for Pi.
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true };
+  readonly capabilities = { interruptOnStdin: true };
 
   buildTurn(input: TurnInput): TurnPlan {
-    requireAlwaysAllow(this.kind, input.permissionMode);
-    const model = input.model.model ?? DEFAULT_MODEL;
+    const { agent } = input;
+    const model = agent.model.id;
+    const tools = resolveAgentTools(agent);
+    const enabled = AGENT_TOOL_NAMES.flatMap((name) => (tools.builtin[name].enabled ? (PI_TOOL_NAMES[name] ?? []) : []));
     const modelsJson = {
       providers: {
         [PROVIDER]: {
@@ -44,7 +57,10 @@ export class PiAdapter implements HarnessAdapter {
         PROVIDER,
         '--model',
         model,
-        ...(input.systemPrompt ? ['--append-system-prompt', input.systemPrompt] : []),
+        ...(agent.model.effort ? ['--thinking', agent.model.effort.type] : []),
+        // An allowlist of exactly the agent's tools; none at all is `--no-tools`.
+        ...(enabled.length > 0 ? ['--tools', enabled.join(',')] : ['--no-tools']),
+        ...(agent.system ? ['--append-system-prompt', agent.system] : []),
         ...(input.resumeId === null ? [] : ['--session', input.resumeId]),
       ],
       env: { HOME: input.home, PI_OFFLINE: '1' },
@@ -73,19 +89,12 @@ export class PiAdapter implements HarnessAdapter {
       case 'tool_execution_start': {
         const id = str(event['toolCallId']);
         if (id === undefined) return { state, outputs: [] };
-        return emitToolUse(state, { kind: 'tool_use', tool_use_id: id, name: str(event['toolName']) ?? 'unknown', input: { ...obj(event['args']) }, needs_confirmation: false });
+        return emitToolUse(state, { kind: 'tool_use', tool_use_id: id, name: publicToolName(str(event['toolName']) ?? 'unknown', TOOLSET_NAMES), input: { ...obj(event['args']) }, needs_confirmation: false });
       }
       case 'tool_execution_end':
         return {
           state,
-          outputs: [
-            {
-              kind: 'tool_result',
-              tool_use_id: str(event['toolCallId']) ?? '',
-              content: contentBlocks(obj(event['result'])['content']),
-              is_error: event['isError'] === true,
-            },
-          ],
+          outputs: [toolResultOutput(state, { tool_use_id: str(event['toolCallId']) ?? '', content: contentBlocks(obj(event['result'])['content']), is_error: event['isError'] === true })],
         };
       case 'agent_end':
         return this.agentEnd(event, state);
@@ -129,7 +138,7 @@ export class PiAdapter implements HarnessAdapter {
         const step = emitToolUse(state, {
           kind: 'tool_use',
           tool_use_id: block['id'] as string,
-          name: str(block['name']) ?? 'unknown',
+          name: publicToolName(str(block['name']) ?? 'unknown', TOOLSET_NAMES),
           input: { ...obj(block['arguments']) },
           needs_confirmation: false,
         });

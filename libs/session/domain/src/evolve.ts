@@ -75,8 +75,10 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
     case 'AgentMessageRecorded':
     case 'AgentThinkingRecorded':
     case 'AgentToolResultRecorded':
+    case 'AgentMcpToolResultRecorded':
       return recordOutput(state, event.data.turn_id, event.data.offset);
-    case 'AgentToolUseRecorded': {
+    case 'AgentToolUseRecorded':
+    case 'AgentMcpToolUseRecorded': {
       const id = eventIdOf(event);
       const turn = state.current_turn;
       if (turn === null || turn.id !== event.data.turn_id) return state;

@@ -1,2 +1,3 @@
 export * from './in-memory-sandbox-runtime';
 export * from './docker-engine';
+export * from './in-memory-sandbox-images';
