@@ -1,10 +1,16 @@
 import { createHash } from 'node:crypto';
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import type { HarnessKind, PermissionMode } from '@berth/contracts';
+import {
+  agentConfigIssuesFor,
+  environmentConfigIssues,
+  permissionModeOf,
+  readAgentConfig,
+  readEnvironmentConfig,
+  refuseConfigIssues,
+} from '@berth/contracts';
 import type { AgentRecord, AgentStore, IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
-import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
@@ -60,6 +66,11 @@ export class SessionsService {
     const agent = await this.resolveAgent(owner, body.agent);
     const env = await this.d.environments.find(owner, body.environment_id);
     if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'the environment is archived');
+    // The session runs this agent version on this environment's harness: what it cannot honour is refused now, not dropped.
+    const config = readEnvironmentConfig(env.config);
+    const agentConfig = readAgentConfig(agent.config);
+    refuseConfigIssues(environmentConfigIssues(config), 'environment');
+    refuseConfigIssues(agentConfigIssuesFor(agentConfig, config.harness), 'agent');
 
     let sessionId: string = this.d.ids.next('sesn');
     if (idempotencyKey !== undefined) {
@@ -81,11 +92,11 @@ export class SessionsService {
         owner_id: owner,
         agent: { id: agent.id, version: agent.version },
         environment_id: env.id,
-        harness: (env.config.harness ?? ENVIRONMENT_DEFAULTS.harness) as HarnessKind,
+        harness: config.harness,
         title: body.title ?? null,
         metadata: body.metadata ?? {},
         idempotency_key: idempotencyKey ?? null,
-        permission_mode: (env.config.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode) as PermissionMode,
+        permission_mode: permissionModeOf(agentConfig),
       },
       baseId,
     );
