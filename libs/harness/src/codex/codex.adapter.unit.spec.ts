@@ -94,7 +94,7 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 output', () => {
       kind: 'usage',
       usage: { input_tokens: 20383, output_tokens: 169, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
-    expect(run.sessionIds).toEqual(['01a22d47-5478-7e53-95c9-50fc3f414285']);
+    expect(run.sessionIds).toEqual(['01a23370-7454-7f52-b3da-099e7e3496ad']);
     expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
   });
 
