@@ -7,7 +7,7 @@ import { HARNESS_SUPPORT } from './harness-support';
 /** A field the API accepts but cannot honour: `path` names it the way the API returns it (`tools.0.configs.2.permission_policy`). */
 export type ConfigIssue = Readonly<{ path: string; message: string }>;
 
-const NOT_YET = 'is not supported by Berth yet';
+const NOT_YET = 'not supported by Berth yet';
 
 /**
  * What Berth cannot honour in an agent whatever the harness. The API refuses an agent create or
@@ -15,10 +15,10 @@ const NOT_YET = 'is not supported by Berth yet';
  */
 export function agentConfigIssues(agent: AgentConfig): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  if (agent.model.inference_geo !== undefined) issues.push({ path: 'model.inference_geo', message: `${NOT_YET}: the harness chooses where its model runs` });
-  if (agent.skills.length > 0) issues.push({ path: 'skills', message: `${NOT_YET}: no harness loads Managed Agents skills` });
-  if (agent.multiagent !== null) issues.push({ path: 'multiagent', message: `${NOT_YET}: a session runs one agent thread` });
-  if (agent.execution_identity.type !== 'service_account') issues.push({ path: 'execution_identity', message: `${agent.execution_identity.type} ${NOT_YET}: runs carry no cloud identity` });
+  if (agent.model.inference_geo !== undefined) issues.push({ path: 'model.inference_geo', message: `inference_geo is ${NOT_YET}: the harness chooses where its model runs` });
+  if (agent.skills.length > 0) issues.push({ path: 'skills', message: `skills are ${NOT_YET}: no harness loads Managed Agents skills` });
+  if (agent.multiagent !== null) issues.push({ path: 'multiagent', message: `multiagent is ${NOT_YET}: a session runs one agent thread` });
+  if (agent.execution_identity.type !== 'service_account') issues.push({ path: 'execution_identity', message: `${agent.execution_identity.type} is ${NOT_YET}: runs carry no cloud identity` });
 
   const serverNames = agent.mcp_servers.map((s) => s.name);
   agent.mcp_servers.forEach((server, i) => {
@@ -33,12 +33,12 @@ export function agentConfigIssues(agent: AgentConfig): ConfigIssue[] {
   agent.tools.forEach((tool, i) => {
     const at = `tools.${i}`;
     if (tool.type === 'custom') {
-      issues.push({ path: at, message: `custom tools ${NOT_YET}` });
+      issues.push({ path: at, message: `custom tools are ${NOT_YET}` });
       return;
     }
     const policies = [{ path: `${at}.default_config.permission_policy`, type: tool.default_config.permission_policy.type }, ...tool.configs.map((c, j) => ({ path: `${at}.configs.${j}.permission_policy`, type: c.permission_policy.type }))];
     for (const policy of policies) {
-      if (policy.type === 'auto') issues.push({ path: policy.path, message: `auto ${NOT_YET}: nothing judges tool calls on the server; use always_allow or always_ask` });
+      if (policy.type === 'auto') issues.push({ path: policy.path, message: `auto is ${NOT_YET}: nothing judges tool calls on the server; use always_allow or always_ask` });
     }
     if (tool.type === 'mcp_toolset') {
       if (!serverNames.includes(tool.mcp_server_name)) issues.push({ path: `${at}.mcp_server_name`, message: `no MCP server named ${tool.mcp_server_name} in mcp_servers` });
@@ -53,7 +53,7 @@ export function agentConfigIssues(agent: AgentConfig): ConfigIssue[] {
       if (seen.has(config.name)) issues.push({ path: `${at}.configs.${j}.name`, message: `a second config for ${config.name}` });
       seen.add(config.name);
       for (const option of WEB_TOOL_OPTIONS) {
-        if (config[option] !== undefined) issues.push({ path: `${at}.configs.${j}.${option}`, message: `${option} ${NOT_YET}: no harness limits its web tools this way` });
+        if (config[option] !== undefined) issues.push({ path: `${at}.configs.${j}.${option}`, message: `${option} is ${NOT_YET}: no harness limits its web tools this way` });
       }
     });
   });
