@@ -82,10 +82,13 @@ export function agentConfigIssuesFor(agent: AgentConfig, harness: HarnessKind): 
 
   const used = tools.mcp.filter(mcpServerInUse);
   if (support.mcp === 'none' && used.length > 0) issues.push({ path: 'mcp_servers', message: `${harness} cannot connect to MCP servers` });
-  if (support.mcp === 'disable_only') {
-    for (const server of used.filter((s) => !s.default.enabled)) {
-      const enabled = Object.values(server.tools).find((t) => t.enabled);
+  if (support.mcp === 'restrict_only') {
+    for (const server of used) {
+      const tools = Object.values(server.tools);
+      const enabled = server.default.enabled ? undefined : tools.find((t) => t.enabled);
       if (enabled) issues.push({ path: enabled.path, message: `${harness} cannot offer only some tools of an MCP server: enable the server's default_config and disable the tools you do not want` });
+      const exempt = server.default.policy === 'always_ask' ? tools.find((t) => t.enabled && t.policy !== 'always_ask') : undefined;
+      if (exempt) issues.push({ path: `${exempt.path}.permission_policy`, message: `${harness} cannot exempt one tool of an MCP server whose default asks: make the default always_allow and ask for the tools that need it` });
     }
   }
 

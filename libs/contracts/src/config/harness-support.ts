@@ -16,8 +16,12 @@ export type HarnessSupport = Readonly<{
   toolsSwitchable: boolean;
   /** `always_ask`: per tool, only for every tool at once, or not at all. */
   confirmation: 'per_tool' | 'all_or_none' | 'none';
-  /** MCP servers: any per-tool selection, only disabling tools of an enabled server, or none. */
-  mcp: 'any' | 'disable_only' | 'none';
+  /**
+   * MCP servers: any per-tool selection; `restrict_only`: a tool entry can only take away from the
+   * server's default (disable a tool, make one ask), not add to it (enable one of a disabled server,
+   * exempt one from an asking server); or no MCP at all.
+   */
+  mcp: 'any' | 'restrict_only' | 'none';
   /** `model.effort` levels the harness has a setting for. */
   effort: readonly Effort[];
   /** `model.speed: fast` has a setting. */
@@ -32,7 +36,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     toolGroups: [],
     toolsSwitchable: true,
     confirmation: 'per_tool',
-    mcp: 'disable_only',
+    mcp: 'restrict_only',
     effort: EFFORT_LEVELS,
     fastSpeed: false,
   },
