@@ -1,4 +1,5 @@
-import type { CommandOutcome, RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { AgentConfig, CommandOutcome, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
@@ -40,6 +41,8 @@ export class InMemoryManager implements CommandBus {
   readonly pool: WarmPool;
   private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
   private readonly handling = new Set<Promise<void>>();
+  /** The agent `createSessionData` pins (owner_1's agent_1 version 1) is in the store from the start. */
+  readonly ready: Promise<void>;
 
   constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {
     this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
@@ -76,10 +79,21 @@ export class InMemoryManager implements CommandBus {
       log: quiet,
       tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },
     });
+    this.ready = this.defineAgentVersion(1, testAgentConfig());
     this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, agents: new PinnedAgents(this.store.agents), runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });
   }
 
+  /** Stores a version of owner_1's agent_1 (versions go 1, 2, …). */
+  async defineAgentVersion(version: number, config: AgentConfig): Promise<void> {
+    const at = new Date().toISOString();
+    await this.store.agents.putVersion(
+      { id: 'agent_1', owner_id: 'owner_1', version, name: 'test-agent', config, created_at: at, updated_at: at, archived_at: null },
+      version - 1,
+    );
+  }
+
   async send(command: SessionCommand): Promise<CommandOutcome> {
+    await this.ready;
     this.sent.push(command);
     const outcome = await this.kernel.execute(command);
     if (outcome.ok && outcome.events.length > 0) {

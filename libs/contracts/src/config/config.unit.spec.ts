@@ -70,7 +70,7 @@ describe('what a harness cannot honour', () => {
     ['hermes', { tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'bash' as const, enabled: false }] }] }, 'tools.0.configs.0', 'cannot take its bash tool away'],
     ['deepseek-harness', { tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'bash' as const, permission_policy: { type: 'always_ask' as const } }] }] }, 'tools.0.default_config.permission_policy', 'every tool or of none'],
   ] as const)('%s: %j → %s', (harness, over, path, message) => {
-    expect(issue(over, harness)).toEqual({ path, message: expect.stringContaining(message) });
+    expect(issue(over as unknown as Partial<AgentCreateParams>, harness)).toEqual({ path, message: expect.stringContaining(message) });
   });
 
   it('accepts the same agents on the harnesses that can honour them', () => {
