@@ -40,7 +40,7 @@ export class ChaosDriver {
 
   /** A Claude Code session on the host network (the harness reaches the scripted model on loopback), its stream recorded. */
   async newSession(): Promise<string> {
-    if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5' })).id;
+    if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] })).id;
     if (this.environmentId === null) {
       const env = await this.client.beta.environments.create({
         name: 'chaos-env',

@@ -13,20 +13,16 @@ export class SessionEventsController {
     @Inject(HEARTBEAT_MS) private readonly heartbeatMs: number,
   ) {}
 
+  /** Starting a sandbox may first build its environment's package image (minutes): the delivery stays in flight meanwhile. */
   @EventPattern('SandboxRequested')
   sandboxRequested(@Ctx() context: JetStreamContext): Promise<void> {
-    return this.reactor.sandboxRequested(eventOf(context, 'SandboxRequested'));
+    return this.inFlight(context, () => this.reactor.sandboxRequested(eventOf(context, 'SandboxRequested')));
   }
 
   /** A turn runs as long as its harness does: the delivery stays in flight (working) until it ends. */
   @EventPattern('TurnStarted')
-  async turnStarted(@Ctx() context: JetStreamContext): Promise<void> {
-    const heartbeat = setInterval(() => context.message.working(), this.heartbeatMs);
-    try {
-      await this.reactor.turnStarted(eventOf(context, 'TurnStarted'), { redelivered: context.message.redelivered });
-    } finally {
-      clearInterval(heartbeat);
-    }
+  turnStarted(@Ctx() context: JetStreamContext): Promise<void> {
+    return this.inFlight(context, () => this.reactor.turnStarted(eventOf(context, 'TurnStarted'), { redelivered: context.message.redelivered }));
   }
 
   @EventPattern('InterruptRequested')
@@ -49,6 +45,15 @@ export class SessionEventsController {
   @EventPattern('SandboxLost')
   sandboxLost(@Ctx() context: JetStreamContext): Promise<void> {
     return this.reactor.sandboxLost(eventOf(context, 'SandboxLost'));
+  }
+
+  private async inFlight(context: JetStreamContext, handle: () => Promise<void>): Promise<void> {
+    const heartbeat = setInterval(() => context.message.working(), this.heartbeatMs);
+    try {
+      await handle();
+    } finally {
+      clearInterval(heartbeat);
+    }
   }
 }
 

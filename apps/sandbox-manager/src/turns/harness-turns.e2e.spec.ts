@@ -59,7 +59,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
   });
 
   const newSession = async () => {
-    const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5' });
+    const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] });
     const env = await client.beta.environments.create({
       name: `${harness}-env`,
       config: { type: 'cloud', networking: { type: 'unrestricted' }, harness, network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,

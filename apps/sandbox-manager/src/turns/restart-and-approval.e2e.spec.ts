@@ -29,11 +29,15 @@ describe('claude-code: manager restart mid-turn, tool approvals, terminate and d
     await model?.close();
   });
 
-  const newSession = async (permissionMode: 'always_allow' | 'always_ask') => {
-    const agent = await client.beta.agents.create({ name: 'claude', model: 'claude-sonnet-4-5' });
+  const newSession = async (bashPolicy: 'always_allow' | 'always_ask') => {
+    const agent = await client.beta.agents.create({
+      name: 'claude',
+      model: 'claude-sonnet-4-5',
+      tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: bashPolicy } }] }],
+    });
     const env = await client.beta.environments.create({
-      name: `claude-${permissionMode}`,
-      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', permission_mode: permissionMode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      name: `claude-${bashPolicy}`,
+      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };
@@ -65,7 +69,7 @@ describe('claude-code: manager restart mid-turn, tool approvals, terminate and d
   );
 
   it(
-    'in always_ask a tool use waits as requires_action until the user allows it, then runs',
+    'a tool whose policy is always_ask waits as requires_action until the user allows it, then runs',
     async () => {
       const session = await newSession('always_ask');
       model.script(reply.toolCall('Bash', { command: 'echo asked > asked.txt', description: 'write asked.txt' }), reply.text('after allow'));
