@@ -1,3 +1,4 @@
+import type Anthropic from '@anthropic-ai/sdk';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -74,6 +75,15 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
     await nats.stop();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }
+}
+
+/**
+ * The environment config end-to-end tests create, with `over` (harness, packages, …) on top. The
+ * sandbox uses network `host` to reach the scripted model and MCP servers on 127.0.0.1 until the
+ * egress proxy (issue 12) gives the default network a way out; then this is the one line to drop.
+ */
+export function e2eEnvironmentConfig(over: Record<string, unknown> = {}): Anthropic.Beta.Environments.BetaCloudConfigParams {
+  return { type: 'cloud', networking: { type: 'unrestricted' }, network: 'host', ...over } as Anthropic.Beta.Environments.BetaCloudConfigParams;
 }
 
 /** Polls `probe` every 50 ms until it yields a value; on timeout the error carries `logs()` (service output). */
