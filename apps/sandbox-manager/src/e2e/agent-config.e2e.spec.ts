@@ -14,7 +14,8 @@ type Toolset = Anthropic.Beta.Agents.BetaManagedAgentsAgentToolset20260401Params
 
 interface Case {
   readonly harness: 'claude-code' | 'codex' | 'pi';
-  readonly server: () => ScriptedModelServer;
+  /** Which scripted server speaks this harness's model API. */
+  readonly api: 'messages' | 'responses';
   /** Codex offers plain function tools only for a model id it has no metadata for. */
   readonly models: readonly [string, string];
   /** A toolset tool the agent disables, and the name the harness would offer it under. */
@@ -23,9 +24,9 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { harness: 'claude-code', server: () => new AnthropicMessagesServer(), models: ['claude-opus-4-7', 'claude-sonnet-4-6'], disabled: { tool: 'web_fetch', offeredAs: 'WebFetch' }, mcpCall: { name: 'mcp__docs__lookup' } },
-  { harness: 'codex', server: () => new OpenAiResponsesServer(), models: ['berth-model', 'berth-model-2'], disabled: { tool: 'web_search', offeredAs: 'web_search' }, mcpCall: { name: 'lookup', namespace: 'mcp__docs' } },
-  { harness: 'pi', server: () => new AnthropicMessagesServer(), models: ['claude-opus-4-7', 'claude-sonnet-4-6'], disabled: { tool: 'bash', offeredAs: 'bash' }, mcpCall: null },
+  { harness: 'claude-code', api: 'messages', models: ['claude-opus-4-7', 'claude-sonnet-4-6'], disabled: { tool: 'web_fetch', offeredAs: 'WebFetch' }, mcpCall: { name: 'mcp__docs__lookup' } },
+  { harness: 'codex', api: 'responses', models: ['berth-model', 'berth-model-2'], disabled: { tool: 'web_search', offeredAs: 'web_search' }, mcpCall: { name: 'lookup', namespace: 'mcp__docs' } },
+  { harness: 'pi', api: 'messages', models: ['claude-opus-4-7', 'claude-sonnet-4-6'], disabled: { tool: 'bash', offeredAs: 'bash' }, mcpCall: null },
 ];
 
 const TURN_TIMEOUT_MS = 120_000;
@@ -33,25 +34,37 @@ const offered = (body: unknown): string[] => ((body as { tools?: { name?: string
 const idle = (e: PublicEvent) => e.type === 'session.status_idle';
 const stopReason = (e: PublicEvent | undefined) => (e?.['stop_reason'] as { type?: string; event_ids?: string[] } | undefined) ?? {};
 
-describe.each(cases)('the agent as defined runs on $harness', ({ harness, server: makeServer, models, disabled, mcpCall }) => {
+// One platform for all three harnesses: the manager's default model endpoint is the Messages API
+// server; the Codex environment points its own `model.base_url` at the Responses API server.
+let messages: ScriptedModelServer;
+let responses: ScriptedModelServer;
+let mcp: TestMcpServer;
+let platform: E2ePlatform;
+let client: Anthropic;
+
+beforeAll(async () => {
+  messages = await new AnthropicMessagesServer().start();
+  responses = await new OpenAiResponsesServer().start();
+  mcp = await new TestMcpServer().start();
+  platform = await startE2ePlatform({ modelBaseUrl: messages.url });
+  client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
+}, 600_000);
+afterAll(async () => {
+  await platform?.stop();
+  await mcp?.close();
+  await messages?.close();
+  await responses?.close();
+});
+
+describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, models, disabled, mcpCall }) => {
   let model: ScriptedModelServer;
-  let mcp: TestMcpServer;
-  let platform: E2ePlatform;
-  let client: Anthropic;
   let environmentId: string;
 
   beforeAll(async () => {
-    model = await makeServer().start();
-    mcp = await new TestMcpServer().start();
-    platform = await startE2ePlatform({ modelBaseUrl: model.url });
-    client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
-    environmentId = (await client.beta.environments.create({ name: `${harness}-env`, config: e2eEnvironmentConfig({ harness }) })).id;
-  }, 600_000);
-  afterAll(async () => {
-    await platform?.stop();
-    await mcp?.close();
-    await model?.close();
-  });
+    model = api === 'messages' ? messages : responses;
+    const endpoint = api === 'responses' ? { model: { base_url: responses.url } } : {};
+    environmentId = (await client.beta.environments.create({ name: `${harness}-env`, config: e2eEnvironmentConfig({ harness, ...endpoint }) })).id;
+  }, 60_000);
 
   const events = async (sessionId: string): Promise<PublicEvent[]> => {
     const all: PublicEvent[] = [];
