@@ -21,7 +21,24 @@ afterEach(async () => {
   server = null;
 });
 
-const agent = { id: 'agent_1', type: 'agent', name: 'coder', model: { id: 'claude-sonnet-4-5' }, version: 1, system: null, description: null, created_at: 't', updated_at: 't', archived_at: null };
+const agent = {
+  id: 'agent_1',
+  type: 'agent',
+  name: 'coder',
+  model: { id: 'claude-sonnet-4-5' },
+  version: 1,
+  system: null,
+  description: null,
+  tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: true, permission_policy: { type: 'always_allow' } }, configs: [] }],
+  mcp_servers: [],
+  skills: [],
+  multiagent: null,
+  execution_identity: { type: 'service_account' },
+  metadata: {},
+  created_at: 't',
+  updated_at: 't',
+  archived_at: null,
+};
 
 function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | undefined) {
   const bodies: { method: string; path: string; body: unknown; headers: IncomingMessage['headers'] }[] = [];
@@ -34,6 +51,8 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.headers['x-api-key'] !== 'good') return apiError(res, 401, 'authentication_error', 'UNAUTHENTICATED', 'invalid API key'), true;
       if (req.method === 'GET' && path === '/v1/agents') return json(res, 200, { data: [agent], next_page: null }), true;
       if (req.method === 'POST' && path === '/v1/agents') return json(res, 200, agent), true;
+      if (req.method === 'GET' && path === '/v1/agents/agent_1') return json(res, 200, agent), true;
+      if (req.method === 'POST' && path === '/v1/agents/agent_1') return json(res, 200, agent), true;
       if (path === '/v1/agents/agent_404') return apiError(res, 404, 'not_found_error', 'AGENT_NOT_FOUND', 'agent agent_404 not found'), true;
       if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
       if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
@@ -66,6 +85,50 @@ describe('berth against a loopback API', () => {
     expect(await runCli(['agents', 'create', '--name', 'coder', '--model', 'claude-sonnet-4-5', '--system', 'be brief'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
     expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/agents', body: { name: 'coder', model: 'claude-sonnet-4-5', system: 'be brief' } });
     expect(bodies.at(-1)?.headers['anthropic-version']).toBe('2023-06-01');
+  });
+
+  it('creates an agent with the built-in toolset, per-tool switches and permissions, and MCP servers', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const argv = ['agents', 'create', '--name', 'coder', '--model', 'claude-opus-4-7', '--effort', 'high', '--tool', 'bash:ask', '--tool', 'web_fetch:off', '--mcp', 'docs=https://mcp.example/mcp', '--mcp-tool', 'docs.shout:off'];
+    const c = capture();
+    expect(await runCli(argv, { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({
+      name: 'coder',
+      model: { id: 'claude-opus-4-7', effort: 'high' },
+      tools: [
+        { type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }, { name: 'web_fetch', enabled: false }] },
+        { type: 'mcp_toolset', mcp_server_name: 'docs', configs: [{ name: 'shout', enabled: false }] },
+      ],
+      mcp_servers: [{ type: 'url', name: 'docs', url: 'https://mcp.example/mcp' }],
+    });
+    expect(c.out.join('\n')).toMatch(/tools:\s+bash, edit, read/);
+  });
+
+  it('updates the tools of the current version: switches apply on top of what the agent has', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(['agents', 'update', 'agent_1', '--tool', 'read:off', '--permission', 'ask'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toMatchObject({
+      version: 1,
+      tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: true, permission_policy: { type: 'always_ask' } }, configs: [{ name: 'read', enabled: false }] }],
+    });
+    expect(await runCli(['agents', 'update', 'agent_1', '--system', 'only this'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({ version: 1, system: 'only this' });
+  });
+
+  it.each([
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--tool', 'shell:off'], '--tool: no built-in tool "shell"'],
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--tool', 'bash'], '--tool must look like NAME:off|on|ask|allow'],
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--mcp-tool', 'docs.x:off'], 'names no tool of an MCP server'],
+    [['envs', 'create', '--name', 'e', '--cpus', 'two'], '--cpus must be a number'],
+  ])('%j is a usage error that says why', async (argv, message) => {
+    const { srv } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(argv, { env: env(server.url), io: c.io })).toBe(ExitCode.usage);
+    expect(c.err[0]).toContain(message);
   });
 
   it.each([
