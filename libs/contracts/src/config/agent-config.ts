@@ -53,7 +53,11 @@ const McpToolConfigParamsSchema = z.strictObject({
   permission_policy: PermissionPolicySchema.nullish(),
 });
 
-const McpServerNameSchema = z.string().min(1).max(255);
+/** Harnesses name an MCP tool `mcp__<server>__<tool>`: a server name is letters, digits, hyphens and single underscores. */
+const McpServerNameSchema = z
+  .string()
+  .max(64)
+  .regex(/^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/, 'must be 1-64 letters, digits, hyphens or single underscores (harnesses name its tools mcp__<server>__<tool>)');
 const CustomToolNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1-128 letters, digits, underscores or hyphens');
 const InputSchemaSchema = z.looseObject({ type: z.literal('object') });
 
