@@ -143,8 +143,6 @@ export const CommandDataSchemas = {
     cause: z.enum(['die', 'oom', 'destroy', 'missing']),
     exit_code: z.number().int().nullable().default(null),
   }),
-  /** The sandbox-manager restarted the lease of the bound sandbox (a turn ran on it): `expires_at` is its new end. */
-  RenewSandboxLease: z.object({ sandbox_id: TokenSchema, generation: z.number().int().positive(), expires_at: IsoTimeSchema }),
   /** The sandbox lease expired (the predicate was evaluated by the sweeper against its clock). */
   ReportSandboxExpired: z.object({ sandbox_id: TokenSchema, generation: z.number().int().positive() }),
   /** Stop and release the sandbox; the conversation can continue in a new one. */

@@ -93,8 +93,6 @@ export const EventDataSchemas = {
     warm: z.boolean(),
   }),
   SandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string() }),
-  /** The bound sandbox's lease runs until `expires_at` now (activity restarted it). */
-  SandboxLeaseRenewed: z.object({ sandbox_id: TokenSchema, generation: z.number().int().positive(), expires_at: IsoTimeSchema }),
   /** The bound sandbox is gone: the session stays READY with `runtime_unavailable`. */
   SandboxLost: z.object({
     sandbox_id: TokenSchema,

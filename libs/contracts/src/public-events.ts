@@ -31,7 +31,6 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SandboxRequested: 'berth.sandbox_requested',
   SandboxBound: 'berth.sandbox_bound',
   SandboxStartFailed: 'berth.sandbox_start_failed',
-  SandboxLeaseRenewed: 'berth.sandbox_lease_renewed',
   SandboxLost: 'berth.sandbox_lost',
   SessionRecovered: 'berth.session_recovered',
   SessionTerminated: 'session.status_terminated',

@@ -103,16 +103,9 @@ describe('environment config through the platform (claude-code)', () => {
     const before = Date.now();
     const session = await client.beta.sessions.create({ agent: agentId, environment_id: env.id });
     const box = await boundSandbox(session.id, 120_000);
-    const boundUntil = Date.parse(box.expires_at ?? '');
-    expect(boundUntil - before).toBeGreaterThanOrEqual(12_000);
-    expect(boundUntil - Date.now()).toBeLessThanOrEqual(12_000);
-
-    // A turn restarts the lease: the binding's expires_at moves to the turn's end + the timeout.
-    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] });
-    const renewed = await waitFor('the lease renewal', async () => (await events(session.id)).find((e) => e.type === 'berth.sandbox_lease_renewed'), 120_000, platform.logs);
-    const expiresAt = Date.parse(String(renewed['expires_at']));
-    expect(expiresAt).toBeGreaterThan(boundUntil);
-    expect(Date.parse((await view(session.id)).berth.sandbox?.expires_at ?? '')).toBe(expiresAt);
+    const expiresAt = Date.parse(box.expires_at ?? '');
+    expect(expiresAt - before).toBeGreaterThanOrEqual(12_000);
+    expect(expiresAt - Date.now()).toBeLessThanOrEqual(12_000);
 
     const lost = await waitFor('the lease to run out', async () => (await events(session.id)).find((e) => e.type === 'berth.sandbox_lost'), 60_000, platform.logs);
     expect(lost).toMatchObject({ cause: 'expired', sandbox_id: box.sandbox_id });

@@ -89,15 +89,6 @@ export class SessionEventReactor {
     this.deps.bound.touch(sessionId);
     await this.deps.turns.run(assignment);
     this.deps.bound.touch(sessionId);
-    await this.renewLease(sessionId, turnId, assignment.sandboxId, assignment.generation);
-  }
-
-  /** The turn's activity restarted the sandbox's lease: the kernel's binding shows the new `expires_at`. */
-  private async renewLease(sessionId: string, turnId: string, sandboxId: string, generation: number): Promise<void> {
-    const lease = this.deps.bound.find(sandboxId);
-    if (lease === null || lease.generation !== generation || lease.expiresAt === null) return;
-    const command = this.deps.commands.make('RenewSandboxLease', sessionId, `lease_${sessionId}_${turnId}`, { sandbox_id: sandboxId, generation, expires_at: lease.expiresAt });
-    await sendReliably(this.deps.bus, command, this.deps.log);
   }
 
   /**

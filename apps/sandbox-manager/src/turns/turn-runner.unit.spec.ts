@@ -53,10 +53,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     expect(harnessEnvs[0]).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-secret-test' });
     expect(JSON.stringify(events)).not.toContain('sk-secret-test');
     expect(manager.runtime.created).toBe(1);
-    // The turn restarted the sandbox's lease, and the kernel's binding shows it.
-    const bound = events.find((e) => e.type === 'SandboxBound');
-    const renewed = events.find((e) => e.type === 'SandboxLeaseRenewed');
-    expect(renewed?.type === 'SandboxLeaseRenewed' && bound?.type === 'SandboxBound' && Date.parse(renewed.data.expires_at) > Date.parse(bound.data.expires_at ?? '')).toBe(true);
 
     // The second turn resumes the harness's own conversation in the same sandbox.
     await manager.send(message('turn_2'));

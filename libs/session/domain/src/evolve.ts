@@ -134,11 +134,6 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
         sandbox_request: { generation: event.data.generation, reason: event.data.reason },
         last_generation: Math.max(state.last_generation, event.data.generation),
       };
-    case 'SandboxLeaseRenewed': {
-      const bound = state.sandbox;
-      if (bound === null || bound.sandbox_id !== event.data.sandbox_id || bound.generation !== event.data.generation) return state;
-      return { ...state, sandbox: { ...bound, expires_at: event.data.expires_at } };
-    }
     case 'SandboxBound':
       return {
         ...state,

@@ -34,15 +34,6 @@ export function decideReportSandboxDied(command: SessionCommandOf<'ReportSandbox
   return loseSandbox(state, command.data.sandbox_id, command.data.generation, command.data.cause);
 }
 
-/** A lease renewal for the bound sandbox moves its `expires_at`; one for another sandbox or generation, or no change, is a no-op. */
-export function decideRenewSandboxLease(command: SessionCommandOf<'RenewSandboxLease'>, state: SessionState): SessionEvent[] {
-  requireExists(state, command.meta.session_id);
-  const { sandbox_id, generation, expires_at } = command.data;
-  const bound = state.sandbox;
-  if (bound === null || state.runtime_unavailable || bound.sandbox_id !== sandbox_id || bound.generation !== generation || bound.expires_at === expires_at) return [];
-  return [{ type: 'SandboxLeaseRenewed', data: { sandbox_id, generation, expires_at } }];
-}
-
 export function decideReportSandboxExpired(command: SessionCommandOf<'ReportSandboxExpired'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
   return loseSandbox(state, command.data.sandbox_id, command.data.generation, 'expired');

@@ -77,21 +77,3 @@ describe.each([
     spec.given([]).when(report(1)).thenThrows('NOT_FOUND', 404);
   });
 });
-
-describe('RenewSandboxLease', () => {
-  const renewed = '2026-01-01T02:00:00.000Z';
-
-  it('moves the bound sandbox\'s expires_at', () => {
-    spec.given(historyOf(Cmd.create(), Cmd.bind(1, 'sbx_1', '2026-01-01T01:00:00.000Z'))).when(Cmd.renewLease(1, renewed)).then([
-      { type: 'SandboxLeaseRenewed', data: { sandbox_id: 'sbx_1', generation: 1, expires_at: renewed } },
-    ]);
-    expect(stateOf(Cmd.create(), Cmd.bind(1, 'sbx_1', '2026-01-01T01:00:00.000Z'), Cmd.renewLease(1, renewed)).sandbox?.expires_at).toBe(renewed);
-  });
-
-  it('is a no-op for another sandbox or generation, a lost sandbox, or the same expiry', () => {
-    spec.given(historyOf(...readySession())).when(Cmd.renewLease(2, renewed)).thenNothingHappened();
-    spec.given(historyOf(...readySession())).when(Cmd.renewLease(1, renewed, 'sbx_other')).thenNothingHappened();
-    spec.given(historyOf(...readySession(), Cmd.died(1))).when(Cmd.renewLease(1, renewed)).thenNothingHappened();
-    spec.given(historyOf(Cmd.create(), Cmd.bind(1, 'sbx_1', renewed))).when(Cmd.renewLease(1, renewed)).thenNothingHappened();
-  });
-});

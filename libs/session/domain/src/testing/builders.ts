@@ -31,7 +31,6 @@ export const Cmd = {
   died: (generation = 1, sandbox_id = `sbx_${generation}`, cause: CommandData<'ReportSandboxDied'>['cause'] = 'die') =>
     command('ReportSandboxDied', { sandbox_id, generation, cause, exit_code: 137 }),
   expired: (generation = 1, sandbox_id = `sbx_${generation}`) => command('ReportSandboxExpired', { sandbox_id, generation }),
-  renewLease: (generation: number, expires_at: string, sandbox_id = `sbx_${generation}`) => command('RenewSandboxLease', { sandbox_id, generation, expires_at }),
   message: (turn_id: string, body = 'hello') => command('SubmitUserMessage', { turn_id, content: text(body) }),
   output: (turn_id: string, offset: number, outputs: CommandData<'RecordAgentOutput'>['outputs'], generation = 1, harness_session_id: string | null = null, commandId?: string) =>
     command('RecordAgentOutput', { turn_id, generation, offset, outputs, harness_session_id }, commandId),
