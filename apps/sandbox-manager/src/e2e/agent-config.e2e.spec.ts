@@ -54,7 +54,7 @@ afterAll(async () => {
   await mcp?.close();
   await messages?.close();
   await responses?.close();
-});
+}, 120_000);
 
 describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, models, disabled, mcpCall }) => {
   let model: ScriptedModelServer;

@@ -28,7 +28,7 @@ describe('environment config through the platform (claude-code)', () => {
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  });
+  }, 120_000);
 
   const events = async (sessionId: string): Promise<PublicEvent[]> => {
     const all: PublicEvent[] = [];

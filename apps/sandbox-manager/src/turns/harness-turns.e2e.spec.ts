@@ -56,7 +56,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  });
+  }, 120_000);
 
   const newSession = async () => {
     const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] });
