@@ -59,7 +59,9 @@ export default [
             { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:infra'] },
             { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain', 'type:application', 'type:infra', 'type:platform'] },
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain', 'type:application', 'type:infra', 'type:platform', 'type:testing'] },
-            { sourceTag: 'scope:gateway', notDependOnLibsWithTags: ['type:domain', 'type:application'] },
+            // The gateway reaches session rules only through the use cases (which use the domain): never a domain library or the kernel itself.
+            { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:shared', 'scope:session-api'] },
+            { sourceTag: 'scope:session-api', onlyDependOnLibsWithTags: ['scope:session-api', 'scope:session', 'scope:shared'] },
             { sourceTag: 'scope:session', onlyDependOnLibsWithTags: ['scope:session', 'scope:shared'] },
             { sourceTag: 'scope:sandbox', onlyDependOnLibsWithTags: ['scope:sandbox', 'scope:shared'] },
             { sourceTag: 'scope:turns', onlyDependOnLibsWithTags: ['scope:turns', 'scope:shared'] },

@@ -12,7 +12,7 @@ import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../apps/gateway/src/app/create-gateway-app';
 import { issueApiKey } from '../../apps/gateway/src/auth/api-key';
-import { NO_SANDBOX } from '../../apps/gateway/src/sessions/sandbox-probe.port';
+import { NO_SANDBOX } from '@berth/session-use-cases';
 
 export async function startInProcessGateway(name: string) {
   const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), `berth-bench-${name}-`));

@@ -6,7 +6,7 @@ import { systemClock } from '@berth/core';
 import { createStore } from '@berth/store';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createGatewayApp } from '../src/app/create-gateway-app';
-import { NO_SANDBOX } from '../src/sessions/sandbox-probe.port';
+import { NO_SANDBOX } from '@berth/session-use-cases';
 
 describe('console files and the API key command', () => {
   let dir: string;

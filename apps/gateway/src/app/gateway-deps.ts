@@ -1,7 +1,7 @@
 import type { Clock, IdGenerator } from '@berth/core';
 import type { BerthStore, CommandBus } from '@berth/ports';
 import type { EventFeed } from '../stream/event-feed.port';
-import type { SandboxProbe } from '../sessions/sandbox-probe.port';
+import type { SandboxProbe } from '@berth/session-use-cases';
 import type { ReadinessCheck } from '../health/readiness';
 
 /** The parts of the store the gateway reads and writes. */

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { SessionCommands, SessionUseCases } from '@berth/session-use-cases';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
 import { AgentsController } from '../agents/agents.controller';
 import { AgentsService } from '../agents/agents.service';
@@ -11,7 +12,6 @@ import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
 import { OpenApiController } from '../openapi/openapi.controller';
-import { SessionCommands } from '../sessions/session-commands';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
@@ -29,18 +29,24 @@ export class GatewayModule {
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
+        {
+          provide: SessionUseCases,
+          useFactory: (d: GatewayDeps, commands: SessionCommands) =>
+            new SessionUseCases({ sessions: d.store.sessions, idempotency: d.store.idempotency, journal: d.store.journal, commands, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
+          inject: [DEPS, SessionCommands],
+        },
         { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
         { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
         {
           provide: SessionsService,
-          useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands) =>
-            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, idempotency: d.store.idempotency, commands, journal: d.store.journal, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
-          inject: [DEPS, EnvironmentsService, SessionCommands],
+          useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases) =>
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, clock: d.clock }),
+          inject: [DEPS, EnvironmentsService, SessionUseCases],
         },
         {
           provide: EventsService,
-          useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands) => new EventsService(d.store.journal, sessions, commands, d.clock, d.ids),
-          inject: [DEPS, SessionsService, SessionCommands],
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
+          inject: [DEPS, SessionUseCases],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

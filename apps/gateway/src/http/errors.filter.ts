@@ -11,6 +11,7 @@ export class ErrorsFilter implements ExceptionFilter {
     const res = host.switchToHttp().getResponse<Response>();
     const rendered = renderError(exception);
     if (rendered.unexpected) this.logger.error(exception instanceof Error ? exception.stack ?? exception.message : String(exception));
+    else if (rendered.storeUnavailable) this.logger.warn(`store unavailable: ${exception instanceof Error ? exception.message : String(exception)}`);
     if (res.headersSent) {
       // A stream already started: all we can do is end it.
       res.end();

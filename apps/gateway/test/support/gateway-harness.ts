@@ -8,7 +8,7 @@ import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../src/app/create-gateway-app';
 import type { GatewayOptions } from '../../src/app/gateway-deps';
 import { issueApiKey } from '../../src/auth/api-key';
-import { NO_SANDBOX } from '../../src/sessions/sandbox-probe.port';
+import { NO_SANDBOX } from '@berth/session-use-cases';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';

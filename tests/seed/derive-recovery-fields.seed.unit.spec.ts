@@ -1,6 +1,8 @@
 // Seed: DeriveRecoveryFieldsTests and the module-level projection-backed read test (see docs/seed-map.md).
+// Pins deriveRecoveryFields (part of deriveSessionView, which the kernel projects into the read model)
+// and SessionUseCases.recover / .find.
 import { deriveRecoveryFields } from '@berth/session-domain';
-import { Probes, seedHarness } from '../testing/flow-harness';
+import { OWNER, Probes, seedPlatform } from './support/seed-platform';
 
 describe('DeriveRecoveryFieldsTests', () => {
   it('outside RECOVERY_REQUIRED is (null, null)', () => {
@@ -25,14 +27,14 @@ describe('DeriveRecoveryFieldsTests', () => {
 
 describe('projection-backed read', () => {
   it('surfaces the persisted recovery reason', async () => {
-    const h = seedHarness();
+    const p = seedPlatform();
     // A turn with nothing to resume from whose sandbox's lease ran out: recovery needs a human.
-    await h.given('session-1', (c) => [c.create(), c.bind(1), c.message('turn_1')]);
-    h.prober.answer = Probes.expired;
-    await h.flows.recoverSession('owner_1', 'session-1');
+    await p.given('session-1', (c) => [c.create(), c.bind(1), c.message('turn_1')]);
+    p.probe.answer = Probes.expired;
+    await p.useCases.recover(OWNER, 'session-1');
 
-    const row = await h.sessions.get('owner_1', 'session-1');
+    const row = await p.sessions.get(OWNER, 'session-1');
     expect(row?.view).toMatchObject({ lifecycle: 'RECOVERY_REQUIRED', runtime_unavailable: true, recovery: { policy: 'auto', reason: 'sandbox_expired' } });
-    expect((await h.flows.getSession('owner_1', 'session-1')).view.recovery).toEqual({ policy: 'auto', reason: 'sandbox_expired' });
+    expect((await p.useCases.find(OWNER, 'session-1')).view).toMatchObject({ recovery: { policy: 'auto', reason: 'sandbox_expired' } });
   });
 });

@@ -4,13 +4,18 @@ import type { CommandBus } from '@berth/ports';
 
 export type AcceptedOutcome = Extract<CommandOutcome, { ok: true }>;
 
+/** What the use cases need to send a command and get the kernel's outcome (refusals thrown as coded errors). */
+export interface SessionCommandSender {
+  send<T extends CommandType>(actor: string, sessionId: string, type: T, data: CommandData<T>, commandId?: string): Promise<AcceptedOutcome>;
+}
+
 const timeout = (ms: number) => new BerthError(ErrorCodes.TIMEOUT, 504, `the session kernel did not answer within ${ms} ms; the command may still apply`);
 
 /**
  * Sends one session command on behalf of the caller and waits, bounded, for the kernel's outcome.
  * A refusal comes back as the kernel's coded error (its status and code); no answer is 504 TIMEOUT.
  */
-export class SessionCommands {
+export class SessionCommands implements SessionCommandSender {
   constructor(
     private readonly bus: CommandBus,
     private readonly clock: Clock,
