@@ -55,10 +55,12 @@ export default [
             { sourceTag: 'type:ports', onlyDependOnLibsWithTags: ['type:core', 'type:contracts'], bannedExternalImports: frameworkAndIo },
             { sourceTag: 'type:domain', onlyDependOnLibsWithTags: ['type:core', 'type:contracts'], bannedExternalImports: frameworkAndIo },
             { sourceTag: 'type:application', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain'], bannedExternalImports: frameworkAndIo },
-            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports'] },
-            { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:infra'] },
-            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain', 'type:application', 'type:infra', 'type:platform'] },
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain', 'type:application', 'type:infra', 'type:platform', 'type:testing'] },
+            // Logs, metrics and traces: used by every adapter, platform and app; depends on nothing of theirs.
+            { sourceTag: 'type:telemetry', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports'] },
+            { sourceTag: 'type:infra', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:telemetry'] },
+            { sourceTag: 'type:platform', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:infra', 'type:telemetry'] },
+            { sourceTag: 'type:testing', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain', 'type:application', 'type:infra', 'type:platform', 'type:telemetry'] },
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:core', 'type:contracts', 'type:ports', 'type:domain', 'type:application', 'type:infra', 'type:platform', 'type:testing', 'type:telemetry'] },
             // The gateway reaches session rules only through the use cases (which use the domain): never a domain library or the kernel itself.
             { sourceTag: 'scope:gateway', onlyDependOnLibsWithTags: ['scope:shared', 'scope:session-api'] },
             { sourceTag: 'scope:session-api', onlyDependOnLibsWithTags: ['scope:session-api', 'scope:session', 'scope:shared'] },

@@ -3,6 +3,7 @@
  * live (every stream is a journal replay), one API key, and an agent + environment to start
  * sessions with: the setup the HTTP benchmarks share.
  */
+import { silentLogger } from '@berth/testing';
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +25,7 @@ export async function startInProcessGateway(name: string) {
     commandBus: { send: (command) => kernel.execute(command), dispatch: async (command) => void (await kernel.execute(command)) },
     eventFeed: { subscribe: async () => ({ close: () => undefined }) },
     sandboxProbe: { probe: async () => NO_SANDBOX },
-    logger: false,
+    log: silentLogger,
   });
   const close = async () => {
     await app.close();

@@ -3,3 +3,4 @@ export type * from './read-models.port';
 export type * from './command-bus.port';
 export type * from './sandbox-runtime.port';
 export type * from './sandbox-images.port';
+export type * from './logger.port';

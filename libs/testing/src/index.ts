@@ -3,3 +3,6 @@ export * from './model-servers';
 export * from './mcp';
 export * from './sandbox';
 export * from './store';
+export * from './logging/test-loggers';
+export * from './otlp/otlp-trace-receiver';
+export * from './metrics/prometheus-text';

@@ -12,6 +12,8 @@ export type Context = Readonly<{
   fetchImpl: typeof fetch;
   /** First reconnect delay for streams (tests shorten it). */
   streamBackoffMs?: number;
+  /** The process environment (local commands read the same variables the services do). */
+  env: Readonly<Record<string, string | undefined>>;
 }>;
 
 /** What a command prints: `json` under --json, `human` otherwise. Streaming commands print as they go and return nothing. */

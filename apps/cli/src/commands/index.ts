@@ -1,8 +1,9 @@
 import { agentCommands } from './agents';
 import type { Command } from './command';
+import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...doctorCommands];

@@ -1,9 +1,9 @@
 import type { AgentOutput, TranscriptRestoreRequest, TurnEffectReply, TurnOutputRecoveryRequest, TurnReattachRequest } from '@berth/contracts';
 import { harnessAdapterFor, splitOutputs } from '@berth/harness';
-import type { CommandBus, SandboxRuntime, TranscriptMirror } from '@berth/ports';
+import type { CommandBus, Logger, SandboxRuntime, TranscriptMirror } from '@berth/ports';
 import { sessionSandboxName } from '@berth/sandbox-domain';
 import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sendReliably } from '../sessions/send-reliably';
 import type { SessionEventReactor } from '../sessions/session-event-reactor';
 import type { SessionFactsReader } from '../sessions/session-facts';
 import { turnFiles } from '../turns/turn-files';
@@ -24,7 +24,7 @@ export class TurnQueries {
       transcripts: TranscriptMirror;
       bus: CommandBus;
       commands: ManagerCommands;
-      log: ManagerLog;
+      log: Logger;
     }>,
   ) {}
 

@@ -1,6 +1,5 @@
-import type { SandboxImages } from '@berth/ports';
+import type { Logger, SandboxImages } from '@berth/ports';
 import { packageImageRecipe, type SandboxConfig } from '@berth/sandbox-domain';
-import type { ManagerLog } from '../sessions/send-reliably';
 import type { EnvironmentSettings } from './environment-settings';
 
 /**
@@ -12,7 +11,7 @@ import type { EnvironmentSettings } from './environment-settings';
 export class PackageImages {
   constructor(
     private readonly images: SandboxImages,
-    private readonly log: ManagerLog,
+    private readonly log: Logger,
   ) {}
 
   async sandboxFor(environmentId: string, settings: EnvironmentSettings): Promise<SandboxConfig> {
@@ -20,8 +19,16 @@ export class PackageImages {
     const recipe = config.type === 'cloud' ? packageImageRecipe(sandbox.image, config.packages) : null;
     if (recipe === null) return sandbox;
     const counts = config.type === 'cloud' ? `apt ${config.packages.apt.length}, npm ${config.packages.npm.length}, pip ${config.packages.pip.length}` : '';
-    const built = await this.images.ensure(recipe, (line) => this.log.log(`environment ${environmentId} image: ${line}`));
-    this.log.log(`environment ${environmentId}: sandbox image ${built.image} (${counts}) ${built.built ? `built in ${built.seconds.toFixed(1)} s` : `reused (${built.seconds.toFixed(2)} s)`}`);
+    // Progress of a build that can take minutes: each step at info, the package managers' own output at debug.
+    const built = await this.images.ensure(recipe, (line) =>
+      /^Step \d+\/\d+ : /.test(line) ? this.log.info(`environment image build: ${line}`, { environment_id: environmentId }) : this.log.debug(`environment image build: ${line}`, { environment_id: environmentId }),
+    );
+    this.log.info(`environment ${environmentId}: sandbox image ${built.image} (${counts}) ${built.built ? `built in ${built.seconds.toFixed(1)} s` : `reused (${built.seconds.toFixed(2)} s)`}`, {
+      environment_id: environmentId,
+      image: built.image,
+      built: built.built,
+      seconds: built.seconds,
+    });
     return { ...sandbox, image: built.image };
   }
 }

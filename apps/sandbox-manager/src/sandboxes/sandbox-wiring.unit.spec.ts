@@ -1,3 +1,4 @@
+import { silentLogger } from '@berth/testing';
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
 import { environmentConfigFrom } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
@@ -10,7 +11,7 @@ import { BoundSandboxes } from './bound-sandboxes';
 const command = <T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): SessionCommand => commandFor(type, sessionId, data);
 const create = (sessionId: string) => command(sessionId, 'CreateSession', createSessionData());
 const bound = (events: readonly RecordedEvent[]) => events.find((e) => e.type === 'SandboxBound');
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet = silentLogger;
 
 describe('sandbox wiring (real kernel, in-memory runtime)', () => {
   it('keeps a warm pool for an environment in use and serves the next session from it, then refills', async () => {

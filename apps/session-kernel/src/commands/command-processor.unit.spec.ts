@@ -4,7 +4,9 @@ import { FixedClock } from '@berth/core/testing';
 import { decodeJson, type InboundMessage } from '@berth/nats';
 import { createSessionKernel } from '@berth/session-kernel';
 import type { PublishedMark } from '@berth/ports';
-import { MemoryStore } from '@berth/testing';
+import { MemoryStore, silentLogger } from '@berth/testing';
+import { kernelMetrics } from '@berth/telemetry';
+import { Registry } from 'prom-client';
 import type { CrashPoint } from '../config/kernel.config';
 import { EventOutbox, type EventPublisher } from '../outbox/event-outbox';
 import { createSession, submitMessage } from '../testing/commands';
@@ -44,7 +46,8 @@ function setup() {
   const locks = new SessionLocks();
   const crashes: CrashPoint[] = [];
   const crash = { reached: (p: CrashPoint) => void crashes.push(p) };
-  const outbox = new EventOutbox(store.journal, publisher, locks, crash);
+  const metrics = kernelMetrics(new Registry());
+  const outbox = new EventOutbox(store.journal, publisher, locks, crash, silentLogger, metrics);
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: new FixedClock() });
   const replies: { subject: string; outcome: CommandOutcome }[] = [];
   const processor = new CommandProcessor({
@@ -52,6 +55,8 @@ function setup() {
     outbox,
     locks,
     crash,
+    log: silentLogger,
+    metrics,
     replies: { publish: (subject, data) => void replies.push({ subject, outcome: decodeJson(data) as CommandOutcome }) },
   });
   const deliver = (body: unknown, subject: string, replyTo = '_INBOX.test'): InboundMessage => ({

@@ -15,7 +15,12 @@ export type SessionKernelDeps = Readonly<{
   onBestEffortFailure?: (what: 'snapshot.load' | 'snapshot.save', sessionId: string, error: unknown) => void;
   /** How many sessions' latest state is kept in memory between commands. Default 1,000; 0 disables it. */
   cachedSessions?: number;
+  /** Told how long each decide and each commit took (metrics). */
+  observer?: KernelObserver;
 }>;
+
+/** Durations in seconds, measured around the pure decide and around the store commit. */
+export type KernelObserver = Readonly<{ decided(seconds: number): void; committed(seconds: number): void }>;
 
 /** A session's state as the kernel sees it: folded up to `lastSeq`. */
 export type LoadedSession = Readonly<{ state: SessionState; lastSeq: number }>;
@@ -83,6 +88,8 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
   const maxRetries = deps.maxConflictRetries ?? 5;
   const bestEffortFailed = deps.onBestEffortFailure ?? (() => undefined);
   const cache = new SessionCache(deps.cachedSessions ?? 1_000);
+  const observer = deps.observer;
+  const seconds = (since: number): number => (performance.now() - since) / 1_000;
 
   /**
    * `foldedFrom` is the seq the snapshot state stands for (0 when folding from the first event);
@@ -185,9 +192,12 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       const cached = trustCache ? cache.get(session_id) : undefined;
       const loaded = cached ?? (await loadWithSnapshotVersion(session_id));
       let events: readonly SessionEvent[];
+      const decideStart = performance.now();
       try {
         events = decide(command, loaded.state);
+        observer?.decided(seconds(decideStart));
       } catch (error) {
+        observer?.decided(seconds(decideStart));
         if (!isBerthError(error)) throw error;
         if (cached) {
           trustCache = false;
@@ -208,8 +218,10 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       const recorded = stamp(command, events, loaded.lastSeq);
       const state = recorded.reduce<SessionState>(evolve, loaded.state);
       let storedVersion: number;
+      const commitStart = performance.now();
       try {
         storedVersion = await commit(session_id, recorded, state, loaded);
+        observer?.committed(seconds(commitStart));
       } catch (error) {
         cache.forget(session_id);
         trustCache = false;
