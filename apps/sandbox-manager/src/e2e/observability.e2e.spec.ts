@@ -82,7 +82,16 @@ describe('an operator watching one turn', () => {
     );
     if (during !== null) await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.interrupt' }] });
     await waitFor('the turn to settle', settled, 60_000, platform.logs);
-    after = await scrape();
+    // The manager records the turn's duration and lets go of it just after the kernel's idle event.
+    after = await waitFor(
+      'the manager to let go of the turn',
+      async () => {
+        const now = await scrape();
+        return sumOf(now['sandbox-manager'], 'berth_turns_running') === 0 ? now : null;
+      },
+      30_000,
+      platform.logs,
+    );
   });
 
   it('sees every figure of the turn move on /metrics', () => {
@@ -112,11 +121,13 @@ describe('an operator watching one turn', () => {
       async () => collector.spans.find((s) => s.service === 'gateway' && s.name === 'POST /v1/sessions/{session_id}/events' && s.attributes['http.response.status_code'] === 200),
       30_000,
     );
+    // The TurnStarted delivery's span ends (and is exported) only after the turn span it holds.
     const spans = await waitFor(
-      "the sandbox-manager's turn span in that trace",
+      "the sandbox-manager's turn span and its TurnStarted delivery in that trace",
       async () => {
         const trace = collector.trace(post.traceId);
-        return trace.some((s) => s.service === 'sandbox-manager' && s.name === 'turn') ? trace : null;
+        const has = (name: string) => trace.some((s) => s.service === 'sandbox-manager' && s.name === name);
+        return has('turn') && has('SESSION_EVT process TurnStarted') ? trace : null;
       },
       30_000,
     );
