@@ -9,3 +9,4 @@ export * from './parse';
 export * from './public-events';
 export * from './queries';
 export * from './config';
+export * from './integrations';

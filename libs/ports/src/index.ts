@@ -4,3 +4,6 @@ export type * from './command-bus.port';
 export type * from './sandbox-runtime.port';
 export type * from './sandbox-images.port';
 export type * from './logger.port';
+export type * from './secrets.port';
+export type * from './webhooks.port';
+export type * from './vaults.port';

@@ -1,4 +1,6 @@
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
+import type { VaultStore } from './vaults.port';
+import type { WebhookDeliveryStore, WebhookEndpointStore } from './webhooks.port';
 
 /**
  * Read side for the gateway, plus the resources that are plain configuration (agents,
@@ -124,6 +126,9 @@ export interface BerthStore {
   readonly idempotency: IdempotencyKeys;
   readonly apiKeys: ApiKeys;
   readonly transcripts: TranscriptMirror;
+  readonly webhookEndpoints: WebhookEndpointStore;
+  readonly webhookDeliveries: WebhookDeliveryStore;
+  readonly vaults: VaultStore;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

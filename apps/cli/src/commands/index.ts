@@ -5,5 +5,6 @@ import { envCommands } from './envs';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...doctorCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...doctorCommands];

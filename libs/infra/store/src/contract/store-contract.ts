@@ -4,6 +4,8 @@ import { keysContract } from './keys.contract';
 import { readModelsContract } from './read-models.contract';
 import { snapshotsContract } from './snapshots.contract';
 import { transcriptsContract } from './transcripts.contract';
+import { vaultsContract } from './vaults.contract';
+import { webhooksContract } from './webhooks.contract';
 
 /** A fresh, empty store per test, and how to throw it away afterwards. */
 export type StoreUnderTest = { store: BerthStore; dispose?: () => Promise<void> };
@@ -39,5 +41,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     readModelsContract(store);
     keysContract(store);
     transcriptsContract(store);
+    webhooksContract(store);
+    vaultsContract(store);
   });
 }

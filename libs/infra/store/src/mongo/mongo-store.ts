@@ -10,6 +10,8 @@ import { MongoJournal } from './journal';
 import { MongoSessions } from './sessions';
 import { MongoSnapshots } from './snapshots';
 import { MongoTranscripts } from './transcripts';
+import { MongoVaults } from './vaults';
+import { MongoWebhookDeliveries, MongoWebhookEndpoints } from './webhooks';
 
 export type MongoStoreOptions = Readonly<{
   /** Defaults to the database named in the URL, else `berth`. */
@@ -35,6 +37,9 @@ export class MongoStore implements BerthStore {
   readonly idempotency: MongoIdempotencyKeys;
   readonly apiKeys: MongoApiKeys;
   readonly transcripts: MongoTranscripts;
+  readonly webhookEndpoints: MongoWebhookEndpoints;
+  readonly webhookDeliveries: MongoWebhookDeliveries;
+  readonly vaults: MongoVaults;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, { retryWrites: true, writeConcern: { w: 'majority' } });
@@ -47,6 +52,9 @@ export class MongoStore implements BerthStore {
     this.idempotency = new MongoIdempotencyKeys(this.c);
     this.apiKeys = new MongoApiKeys(this.c);
     this.transcripts = new MongoTranscripts(this.c);
+    this.webhookEndpoints = new MongoWebhookEndpoints(this.c);
+    this.webhookDeliveries = new MongoWebhookDeliveries(this.c);
+    this.vaults = new MongoVaults(this.c);
   }
 
   /** Connects and creates indexes; an unreachable server is a coded UNAVAILABLE, not a driver error. */

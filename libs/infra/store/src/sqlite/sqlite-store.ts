@@ -8,6 +8,8 @@ import { SqliteSessions } from './sessions';
 import { SqliteSnapshots } from './snapshots';
 import { SqliteDb, type SqliteOptions } from './sqlite-db';
 import { SqliteTranscripts } from './transcripts';
+import { SqliteVaults } from './vaults';
+import { SqliteWebhookDeliveries, SqliteWebhookEndpoints } from './webhooks';
 
 /**
  * The embedded store: one SQLite file (or `:memory:`) in WAL mode. better-sqlite3 is synchronous,
@@ -24,6 +26,9 @@ export class SqliteStore implements BerthStore {
   readonly idempotency: SqliteIdempotencyKeys;
   readonly apiKeys: SqliteApiKeys;
   readonly transcripts: SqliteTranscripts;
+  readonly webhookEndpoints: SqliteWebhookEndpoints;
+  readonly webhookDeliveries: SqliteWebhookDeliveries;
+  readonly vaults: SqliteVaults;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.db = new SqliteDb(path, options);
@@ -35,6 +40,9 @@ export class SqliteStore implements BerthStore {
     this.idempotency = new SqliteIdempotencyKeys(this.db);
     this.apiKeys = new SqliteApiKeys(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
+    this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
+    this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
+    this.vaults = new SqliteVaults(this.db);
   }
 
   async init(): Promise<void> {
