@@ -106,17 +106,20 @@ function confirmationIssues(tools: ResolvedAgentTools, harness: HarnessKind): Co
   const grants = [
     ...Object.values(tools.builtin)
       .filter((t) => t.enabled && support.tools.includes(t.name))
-      .map((t) => ({ policy: t.policy, path: `${t.path}.permission_policy` })),
+      .map((t) => ({ policy: t.policy, path: `${t.path}.permission_policy`, mcp: false })),
     ...tools.mcp.flatMap((s) => [
-      ...(s.default.enabled ? [{ policy: s.default.policy, path: `${s.defaultPath}.permission_policy` }] : []),
-      ...Object.values(s.tools).filter((t) => t.enabled).map((t) => ({ policy: t.policy, path: `${t.path}.permission_policy` })),
+      ...(s.default.enabled ? [{ policy: s.default.policy, path: `${s.defaultPath}.permission_policy`, mcp: true }] : []),
+      ...Object.values(s.tools).filter((t) => t.enabled).map((t) => ({ policy: t.policy, path: `${t.path}.permission_policy`, mcp: true })),
     ]),
   ];
   const asking = grants.find((g) => g.policy === 'always_ask');
   if (asking === undefined) return [];
   if (support.confirmation === 'none') return [{ path: asking.path, message: `${harness} cannot wait for tool confirmation: use always_allow` }];
   const allowing = grants.find((g) => g.policy !== 'always_ask');
-  return allowing === undefined ? [] : [{ path: allowing.path, message: `${harness} asks for confirmation of every tool or of none: give all enabled tools the same permission_policy` }];
+  if (allowing !== undefined) return [{ path: allowing.path, message: `${harness} asks for confirmation of every tool or of none: give all enabled tools the same permission_policy` }];
+  // codex app-server asks before commands and file changes, never before an MCP call.
+  const mcpAsking = harness === 'codex' ? grants.find((g) => g.mcp) : undefined;
+  return mcpAsking === undefined ? [] : [{ path: mcpAsking.path, message: 'codex cannot wait for confirmation of an MCP tool call: use always_allow on every tool, or no MCP server' }];
 }
 
 /** Throws the first issue as a 400 naming the field (under `prefix`, e.g. `agent` for a session create). */

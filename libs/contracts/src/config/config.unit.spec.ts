@@ -58,8 +58,10 @@ describe('what a harness cannot honour', () => {
   const issue = (over: Partial<AgentCreateParams>, harness: Parameters<typeof agentConfigIssuesFor>[1]) => agentConfigIssuesFor(agent(over), harness)[0];
 
   it.each([
-    ['codex', { tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'bash' as const, permission_policy: { type: 'always_ask' as const } }] }] }, 'tools.0.configs.0.permission_policy', 'cannot wait for tool confirmation'],
-    ['pi', { tools: [{ type: AGENT_TOOLSET, default_config: { permission_policy: { type: 'always_ask' as const } } }] }, 'tools.0.default_config.permission_policy', 'cannot wait for tool confirmation'],
+    ['codex', { tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'bash' as const, permission_policy: { type: 'always_ask' as const } }] }] }, 'tools.0.default_config.permission_policy', 'every tool or of none'],
+    ['pi', { tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'bash' as const, permission_policy: { type: 'always_ask' as const } }] }] }, 'tools.0.default_config.permission_policy', 'every tool or of none'],
+    ['codex', { ...docs, tools: [{ type: AGENT_TOOLSET, default_config: { permission_policy: { type: 'always_ask' as const } } }, { type: 'mcp_toolset' as const, mcp_server_name: 'docs', default_config: { permission_policy: { type: 'always_ask' as const } } }] }, 'tools.1.default_config.permission_policy', 'confirmation of an MCP tool call'],
+    ['hermes', { tools: [{ type: AGENT_TOOLSET, default_config: { permission_policy: { type: 'always_ask' as const } } }] }, 'tools.0.default_config.permission_policy', 'cannot wait for tool confirmation'],
     ['pi', { ...docs, tools: [{ type: 'mcp_toolset' as const, mcp_server_name: 'docs' }] }, 'mcp_servers', 'cannot connect to MCP servers'],
     ['pi', { tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'web_fetch' as const, enabled: true }] }] }, 'tools.0.configs.0', 'has no web_fetch tool'],
     ['pi', { model: { id: 'x', effort: 'max' as const } }, 'model.effort', 'has no effort max'],
@@ -78,6 +80,9 @@ describe('what a harness cannot honour', () => {
     expect(issue({ ...docs, tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs', default_config: { enabled: false }, configs: [{ name: 'lookup', enabled: true }] }] }, 'codex')).toBeUndefined();
     expect(issue({ model: { id: 'x', speed: 'fast' } }, 'codex')).toBeUndefined();
     expect(issue({ tools: [{ type: AGENT_TOOLSET, configs: [{ name: 'web_fetch', enabled: false }] }] }, 'pi')).toBeUndefined();
+    // Codex and Pi hold every tool call, or none.
+    expect(issue({ tools: [{ type: AGENT_TOOLSET, default_config: { permission_policy: { type: 'always_ask' } } }] }, 'codex')).toBeUndefined();
+    expect(issue({ tools: [{ type: AGENT_TOOLSET, default_config: { permission_policy: { type: 'always_ask' } } }] }, 'pi')).toBeUndefined();
   });
 
   it('becomes a 400 naming the field under the given prefix', () => {

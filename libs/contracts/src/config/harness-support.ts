@@ -44,7 +44,8 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     tools: [...SHELL_TOOLS, 'web_search'],
     toolGroups: [SHELL_TOOLS],
     toolsSwitchable: true,
-    confirmation: 'none',
+    // codex app-server with approvalPolicy untrusted: commands it does not know to be safe and file changes ask.
+    confirmation: 'all_or_none',
     mcp: 'any',
     effort: EFFORT_LEVELS,
     fastSpeed: true,
@@ -53,7 +54,8 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     tools: SHELL_TOOLS,
     toolGroups: [],
     toolsSwitchable: true,
-    confirmation: 'none',
+    // Berth's tool_call extension holds every tool call.
+    confirmation: 'all_or_none',
     mcp: 'none',
     effort: ['low', 'medium', 'high', 'xhigh'],
     fastSpeed: false,

@@ -1,23 +1,22 @@
-import { mcpServerInUse, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
-import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
-import { arr, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { emitToolUse, freshState, type ParseState, type ToolCallOutput } from '../parse-state';
+import { mcpServerInUse, permissionModeOf, resolveAgentTools, type AgentOutput, type PermissionMode } from '@berth/contracts';
+import type { ConfirmationDecision, HarnessAdapter, ParseStep, PendingConfirmation, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
+import { num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
+import { emitToolUse, freshState, type ParseState } from '../parse-state';
+import { answerAppServerApproval, appServerOpening, parseAppServerLine } from './codex-app-server';
+import { toolResultOf, toolUseOf } from './codex-items';
+
+export { CODEX_TOOL_ITEMS } from './codex-items';
 
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
 
 /**
- * Codex's tool items and the toolset tool each is: its shell does what bash, read, write, edit,
- * glob and grep do (one switch for all of them, `HARNESS_SUPPORT.codex.toolGroups`), `file_change`
- * is its patch tool, `web_search` its search.
- */
-export const CODEX_TOOL_ITEMS: Readonly<Record<string, AgentToolName>> = { command_execution: 'bash', file_change: 'edit', web_search: 'web_search' };
-
-/**
- * Codex in `codex exec --json` mode: one process per turn, the prompt as the last argument,
- * `exec resume <thread id>` for later turns. The model, the agent's system prompt, its tools and
- * MCP servers go into `$CODEX_HOME/config.toml` (Codex ignores `OPENAI_BASE_URL`). `exec` cannot
- * ask for approval: the API refuses `always_ask` for Codex (`HARNESS_SUPPORT`).
+ * Codex, one process per turn. An agent without asking tools: `codex exec --json`, the prompt as
+ * the last argument, `exec resume <thread id>` for later turns. One whose tools ask (all of them:
+ * `HARNESS_SUPPORT.codex.confirmation`): `codex app-server`, whose protocol asks before commands
+ * and file changes (`exec` cannot ask; see codex-app-server.ts). Either way the model, the agent's
+ * system prompt, its tools and MCP servers go into `$CODEX_HOME/config.toml` (Codex ignores
+ * `OPENAI_BASE_URL`) and the conversation is the same thread, resumed by id.
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
@@ -58,6 +57,13 @@ export class CodexAdapter implements HarnessAdapter {
         ];
       }),
     ].join('\n');
+    const files = [{ path: `${codexHome}/config.toml`, content: config }];
+    const env = { HOME: input.home, CODEX_HOME: codexHome };
+    const secretEnv = { [input.model.apiKeyEnv]: input.model.apiKeyEnv };
+    if (permissionModeOf(agent) === 'always_ask') {
+      // The prompt goes in once the thread is known (ParseStep.stdinLines); stdin stays open for the answers.
+      return { argv: ['codex', 'app-server'], env, secretEnv, stdinLines: appServerOpening(input.cwd, input.resumeId), keepStdinOpen: true, files };
+    }
     const argv = [
       'codex',
       'exec',
@@ -69,24 +75,18 @@ export class CodexAdapter implements HarnessAdapter {
       '--',
       input.prompt,
     ];
-    return {
-      argv,
-      env: { HOME: input.home, CODEX_HOME: codexHome },
-      secretEnv: { [input.model.apiKeyEnv]: input.model.apiKeyEnv },
-      stdinLines: [],
-      keepStdinOpen: false,
-      // Writing config.toml also creates CODEX_HOME, which Codex requires to exist.
-      files: [{ path: `${codexHome}/config.toml`, content: config }],
-    };
+    // Writing config.toml also creates CODEX_HOME, which Codex requires to exist.
+    return { argv, env, secretEnv, stdinLines: [], keepStdinOpen: false, files };
   }
 
-  initialState(permissionMode: PermissionMode): ParseState {
-    return freshState(permissionMode);
+  initialState(permissionMode: PermissionMode, prompt?: string): ParseState {
+    return freshState(permissionMode, prompt);
   }
 
   parseLine(line: string, state: ParseState): ParseStep {
     const event = parseJsonLine(line);
     if (event === null) return { state, outputs: [] };
+    if (state.permissionMode === 'always_ask') return parseAppServerLine(event, state);
     switch (event['type']) {
       case 'thread.started': {
         const threadId = str(event['thread_id']);
@@ -126,8 +126,8 @@ export class CodexAdapter implements HarnessAdapter {
     }
   }
 
-  answerConfirmation(): null {
-    return null;
+  answerConfirmation(pending: PendingConfirmation, decision: ConfirmationDecision): string {
+    return answerAppServerApproval(pending, decision);
   }
 
   interruptLine(): null {
@@ -161,41 +161,6 @@ export class CodexAdapter implements HarnessAdapter {
         return { state: started.state, outputs: [...started.outputs, result] };
       }
     }
-  }
-}
-
-/** Codex's tool items as tool calls: a toolset tool under its toolset name, or an MCP call. */
-function toolUseOf(item: JsonObject): ToolCallOutput | null {
-  const id = str(item['id']);
-  const type = str(item['type']) ?? '';
-  if (id === undefined) return null;
-  if (type === 'mcp_tool_call') {
-    return { kind: 'mcp_tool_use', tool_use_id: id, server_name: str(item['server']) ?? 'mcp', name: str(item['tool']) ?? 'tool', input: { ...obj(item['arguments']) }, needs_confirmation: false };
-  }
-  const name = CODEX_TOOL_ITEMS[type];
-  if (name === undefined) return null;
-  const input = type === 'command_execution' ? { command: str(item['command']) ?? '' } : type === 'file_change' ? { changes: arr(item['changes']) } : { query: str(item['query']) ?? '' };
-  return { kind: 'tool_use', tool_use_id: id, name, input, needs_confirmation: false };
-}
-
-function toolResultOf(item: JsonObject): { content: Record<string, unknown>[]; is_error: boolean } {
-  const failed = item['status'] === 'failed';
-  switch (item['type']) {
-    case 'command_execution': {
-      const exitCode = item['exit_code'];
-      return { content: textContent(str(item['aggregated_output']) ?? ''), is_error: failed || (typeof exitCode === 'number' && exitCode !== 0) };
-    }
-    case 'file_change': {
-      const summary = arr(item['changes']).map((c) => `${str(obj(c)['kind']) ?? 'update'} ${str(obj(c)['path']) ?? ''}`).join('\n');
-      return { content: textContent(summary), is_error: failed };
-    }
-    case 'mcp_tool_call': {
-      const error = str(obj(item['error'])['message']);
-      if (error !== undefined) return { content: textContent(error), is_error: true };
-      return { content: arr(obj(item['result'])['content']).map((c) => ({ ...obj(c) })), is_error: failed };
-    }
-    default:
-      return { content: [], is_error: failed };
   }
 }
 

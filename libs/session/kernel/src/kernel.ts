@@ -3,6 +3,7 @@ import { EVENT_SCHEMA_VERSIONS, eventIdFor, type CommandOutcome, type RecordedEv
 import type { SessionJournal, SessionReadModel, SessionSnapshots } from '@berth/ports';
 import { decide, evolve, initialState, type SessionState } from '@berth/session-domain';
 import { projectSessionRecord } from './session-record';
+import { envelope, snapshotSession } from './snapshot-envelope';
 
 export type SessionKernelDeps = Readonly<{
   journal: SessionJournal;
@@ -43,12 +44,6 @@ export interface SessionKernel {
 export interface EventReportingKernel extends SessionKernel {
   executeWithEvents(command: SessionCommand): Promise<ExecutedCommand>;
 }
-
-/** Snapshots hold the state in a versioned envelope, so a change of state shape just ignores old ones. */
-const SNAPSHOT_FORMAT = 1;
-type SnapshotEnvelope = Readonly<{ format: number; session: SessionState }>;
-const isEnvelope = (value: unknown): value is SnapshotEnvelope =>
-  typeof value === 'object' && value !== null && (value as SnapshotEnvelope).format === SNAPSHOT_FORMAT && typeof (value as SnapshotEnvelope).session === 'object';
 
 const isConflict = (error: unknown): boolean => isBerthError(error) && error.code === ErrorCodes.CONCURRENCY_CONFLICT;
 
@@ -103,8 +98,9 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
     try {
       const snapshot = await snapshots.load(sessionId);
       storedVersion = snapshot?.version ?? 0;
-      if (snapshot !== null && isEnvelope(snapshot.state)) {
-        state = snapshot.state.session;
+      const session = snapshot === null ? null : snapshotSession(snapshot);
+      if (snapshot !== null && session !== null) {
+        state = session;
         foldedFrom = snapshot.version;
       }
     } catch (error) {
@@ -135,7 +131,7 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
   const snapshotOf = (sessionId: string, state: SessionState, version: number) => ({
     sessionId,
     version,
-    state: { format: SNAPSHOT_FORMAT, session: state },
+    state: envelope(state),
     updatedAt: clock.now().toISOString(),
   });
 

@@ -67,7 +67,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(6)]);
+        argvs.push([...spec.cmd.slice(7)]);
         return { lines: claudeTurn('h-42', 'ok'), exitCode: 0 };
       },
       model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
@@ -104,7 +104,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
-    await waitFor(async () => manager.running.get(SESSION) !== undefined);
+    await waitFor(async () => manager.turns.get(SESSION)?.attached === true);
     const interruptedAt = Date.now();
     await manager.send(command('InterruptTurn', {}));
     await manager.settled();
@@ -166,7 +166,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
-    await waitFor(async () => manager.running.get(SESSION) !== undefined);
+    await waitFor(async () => manager.turns.get(SESSION)?.attached === true);
     manager.runtime.kill(`berth-s-${SESSION}-g1`);
     died();
     await manager.settled();
@@ -231,7 +231,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(6)]);
+        argvs.push([...spec.cmd.slice(7)]);
         return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
       },
       model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
