@@ -40,6 +40,8 @@ export class InMemoryManager implements CommandBus {
   readonly turns: TurnExecutions;
   readonly pool: WarmPool;
   readonly bound = new BoundSandboxes(systemClock);
+  /** The manager's metrics, as its /metrics would serve them. */
+  readonly registry = new Registry();
   readonly sendCommand: SendManagerCommand;
   /** The agent `createSessionData` pins (owner_1's agent_1 version 1) is in the store from the start. */
   readonly ready: Promise<void>;
@@ -64,7 +66,7 @@ export class InMemoryManager implements CommandBus {
     });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
-    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.turns.unsettled(), sandboxes: async () => ({}) });
+    const metrics = sandboxMetrics(this.registry, { turnsRunning: () => this.turns.unsettled(), sandboxes: async () => ({}) });
     this.sandboxes = new SandboxService({
       runtime: this.runtime,
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
