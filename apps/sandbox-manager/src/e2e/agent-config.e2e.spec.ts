@@ -181,11 +181,11 @@ describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, m
       expect((await platform.runtime.readFile(container, '/workspace/asked.txt'))?.toString()).toBe('asked\n');
     }, 300_000);
   } else {
-    it('refuses an always_ask tool at session create: the harness cannot wait for a confirmation', async () => {
+    it('refuses an always_ask tool beside tools that do not ask at session create: the harness asks for every tool or none', async () => {
       const agent = await client.beta.agents.create({ name: 'careful', model: models[0], tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }] }] });
       await expect(session({ id: agent.id })).rejects.toMatchObject({
         status: 400,
-        error: { error: { details: { field: 'agent.tools.0.configs.0.permission_policy' }, message: expect.stringContaining('cannot wait for tool confirmation') } },
+        error: { error: { details: { field: 'agent.tools.0.default_config.permission_policy' }, message: expect.stringContaining('every tool or of none') } },
       });
     }, 60_000);
   }
