@@ -18,7 +18,7 @@ import {
 } from '@berth/contracts';
 import { harnessAdapterFor } from '@berth/harness';
 import { packageImageRecipe, sandboxConfigOf } from '@berth/sandbox-domain';
-import { modelSettingsOf } from '../../apps/sandbox-manager/src/sandboxes/environment-settings';
+import { modelEndpointFrom, networkingFrom } from '@berth/egress-domain';
 import { schemaFields } from './schema-fields';
 
 /**
@@ -171,10 +171,10 @@ const ENVIRONMENT_FIELDS: Readonly<Record<string, Effect>> = {
   scope: refused('only organization scope', { name: 's', scope: 'account' }),
   'config<cloud>.type': applied('record: the Managed Agents config type', env({})),
   'config<cloud>.networking<unrestricted>.type': applied('record: the default (the sandbox network decides what is reachable)', env({ networking: { type: 'unrestricted' } })),
-  'config<cloud>.networking<limited>.type': refused('not enforced by Berth yet', limited),
-  'config<cloud>.networking<limited>.allowed_hosts[]': refused('not enforced by Berth yet', limited),
-  'config<cloud>.networking<limited>.allow_mcp_servers': refused('not enforced by Berth yet', limited),
-  'config<cloud>.networking<limited>.allow_package_managers': refused('not enforced by Berth yet', limited),
+  'config<cloud>.networking<limited>.type': applied('egress: what the sandbox may reach', limited),
+  'config<cloud>.networking<limited>.allowed_hosts[]': applied('egress: what the sandbox may reach', limited),
+  'config<cloud>.networking<limited>.allow_mcp_servers': applied('egress: what the sandbox may reach', limited),
+  'config<cloud>.networking<limited>.allow_package_managers': applied('egress: what the sandbox may reach', limited),
   'config<cloud>.packages.type': applied('record: the Managed Agents packages type', env({ packages: { type: 'packages' } })),
   'config<cloud>.packages.apt[]': applied('image: installed when the sandbox image is built', env({ packages: { apt: ['jq'] } })),
   'config<cloud>.packages.npm[]': applied('image: installed when the sandbox image is built', env({ packages: { npm: ['cowsay'] } })),
@@ -190,7 +190,7 @@ const ENVIRONMENT_FIELDS: Readonly<Record<string, Effect>> = {
 };
 
 const configOf = (sample: unknown): EnvironmentConfig => environmentConfigFrom(parseWith(EnvironmentCreateParamsSchema, sample).config);
-const MODEL_DEFAULTS = { baseUrl: 'http://default.local', apiKey: null };
+const SERVER_MODEL = { baseUrl: 'http://default.local', trustedHosts: [] };
 
 /** What each kind of effect looks like for the manager: the value it derives from the config. */
 const EFFECT_PROBES: Readonly<Record<string, (config: EnvironmentConfig) => unknown>> = {
@@ -201,7 +201,10 @@ const EFFECT_PROBES: Readonly<Record<string, (config: EnvironmentConfig) => unkn
   },
   lease: (c) => sandboxConfigOf(c).idle,
   pool: (c) => sandboxConfigOf(c).warmPool,
-  'model endpoint': (c) => modelSettingsOf(c, MODEL_DEFAULTS),
+  // The egress sends the sandbox's model requests there, with that key.
+  'model endpoint': (c) => modelEndpointFrom(c, SERVER_MODEL),
+  // The egress lets the sandbox reach what this allows.
+  egress: (c) => networkingFrom(c),
   image: (c) => (c.type === 'cloud' ? packageImageRecipe('berth/harness:latest', c.packages) : null),
 };
 

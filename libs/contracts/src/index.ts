@@ -9,4 +9,6 @@ export * from './parse';
 export * from './public-events';
 export * from './queries';
 export * from './config';
+export * from './sandbox-network';
+export * from './host-names';
 export * from './integrations';

@@ -3,6 +3,7 @@ export * from './model-servers';
 export * from './mcp';
 export * from './sandbox';
 export * from './store';
+export * from './egress';
 export * from './logging/test-loggers';
 export * from './otlp/otlp-trace-receiver';
 export * from './metrics/prometheus-text';

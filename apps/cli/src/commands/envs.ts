@@ -53,7 +53,7 @@ const listOption = (values: OptionValues, name: string): string[] | undefined =>
 const CONFIG_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   harness: { type: 'string', help: HARNESSES.join(' | ') },
   image: { type: 'string', help: 'sandbox image (default: the harness image)' },
-  network: { type: 'string', help: `sandbox network mode (${SANDBOX_NETWORKS.join(' | ')})` },
+  network: { type: 'string', help: 'sandbox network: egress (default: only what config.networking allows), none (only the model), host (operator opt-in)' },
   apt: { type: 'string', multiple: true, help: 'a Debian package to install in the sandbox image' },
   npm: { type: 'string', multiple: true, help: 'an npm package to install globally in the sandbox image' },
   pip: { type: 'string', multiple: true, help: 'a Python package (wheel) to install in the sandbox image' },

@@ -21,7 +21,7 @@ type EnvForm = {
   pip: string;
 };
 
-const NETWORK_MODES = ['none', 'host', 'bridge'];
+const NETWORK_MODES = ['egress', 'none', 'host'];
 const words = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);
 /** A number field: blank means "the default" (null); the API says what is out of range. */
 const numberOrNull = (text: string): number | null => (text.trim() === '' ? null : Number(text));

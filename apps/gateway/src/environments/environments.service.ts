@@ -7,7 +7,7 @@ import {
   type EnvironmentCreateParams,
   type EnvironmentUpdateParams,
 } from '@berth/contracts';
-import { IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
+import { BerthError, IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
 import type { EnvironmentRecord, EnvironmentStore } from '@berth/ports';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
@@ -22,6 +22,7 @@ export class EnvironmentsService {
     private readonly environments: EnvironmentStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly allowHostNetwork = false,
   ) {}
 
   /** The live (not deleted) environment, or 404. */
@@ -32,6 +33,7 @@ export class EnvironmentsService {
   }
 
   async create(owner: string, body: EnvironmentCreateParams) {
+    this.refuseHostNetwork(body.config?.network);
     const now = this.clock.now().toISOString();
     const config = environmentConfigFrom(body.config);
     refuseConfigIssues(environmentConfigIssues(config));
@@ -67,6 +69,7 @@ export class EnvironmentsService {
     if (body.config && body.config.type !== current.type) {
       throw new ValidationError(`config.type cannot change from ${current.type} to ${body.config.type}`, 'config.type');
     }
+    this.refuseHostNetwork(body.config?.network);
     const config = body.config ? environmentConfigFrom(body.config, current) : current;
     refuseConfigIssues(environmentConfigIssues(config));
     const updated: EnvironmentRecord = {
@@ -94,5 +97,19 @@ export class EnvironmentsService {
     const env = await this.find(owner, id);
     await this.environments.put({ ...env, deleted: true, updated_at: this.clock.now().toISOString() });
     return { id: env.id, type: 'environment_deleted' };
+  }
+
+  /**
+   * A sandbox on the host network reaches everything the host does, the platform included: only
+   * the operator can allow it (`BERTH_ALLOW_HOST_NETWORK`).
+   */
+  private refuseHostNetwork(network: string | undefined): void {
+    if (network !== 'host' || this.allowHostNetwork) return;
+    throw new BerthError(
+      'HOST_NETWORK_NOT_ALLOWED',
+      400,
+      'config.network "host" is not allowed on this server: sandboxes on the host network reach the platform. Leave config.network out (its default, "egress", reaches what config.networking allows) or use "none".',
+      { field: 'config.network' },
+    );
   }
 }

@@ -13,13 +13,12 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { INestMicroservice } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { noCrashPoints, type CrashPoints } from '../config/crash-points';
-import type { ModelDefaults } from '../config/manager.config';
 import { WarmPools } from '../pool/warm-pools';
 import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
 import { TurnQueries } from '../probe/turn-queries';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
-import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } from '../sandboxes/environment-settings';
+import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
 import { PackageImages } from '../sandboxes/package-images';
 import { SandboxService } from '../sandboxes/sandbox-service';
@@ -42,14 +41,13 @@ export type SandboxManagerInput = Readonly<{
   images: SandboxImages;
   clock: Clock;
   log: Logger;
-  model: ModelDefaults;
   sandboxImage: string;
   /** Default warm-pool size per environment (0: none). */
   warmPoolSize?: number;
   /** Labels on every container this installation creates (several installations may share an engine). */
   scopeLabels: Readonly<Record<string, string>>;
-  /** The model key and any key an environment names, by secret name. */
-  secrets?: Readonly<Record<string, string>>;
+  /** Environments may use `config.network: host` (operator opt-in; otherwise such a sandbox fails to start). */
+  allowHostNetwork?: boolean;
   crash?: CrashPoints;
   /** `concurrency`: turns run at once (the turns consumer); `controlConcurrency`: control events handled at once. */
   delivery: Readonly<{ ackWaitMs: number; maxDeliver: number; concurrency: number; controlConcurrency: number }>;
@@ -87,7 +85,6 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const send = managerSender(bus, clock, log);
   const settings = new EnvironmentSettingsReader(store.environments, {
     sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, image: input.sandboxImage, warmPoolSize: input.warmPoolSize ?? DEFAULT_SANDBOX_DEFAULTS.warmPoolSize },
-    model: input.model,
   });
   const pool = new WarmPool({
     runtime,
@@ -113,11 +110,10 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     clock,
     crash,
     log,
+    allowHostNetwork: input.allowHostNetwork ?? false,
     metrics,
     scopeLabels: input.scopeLabels,
   });
-  const secrets: Record<string, string> = { ...input.secrets };
-  if (input.model.apiKey !== null) secrets[DEFAULT_KEY_SECRET] = input.model.apiKey;
   const turns = new TurnExecutions({
     runtime,
     journal: store.journal,
@@ -125,7 +121,6 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
     send,
-    secret: (name) => secrets[name] ?? (name !== DEFAULT_KEY_SECRET && isModelKeySecretName(name) ? (process.env[name] ?? null) : null),
     crash,
     log,
     metrics,

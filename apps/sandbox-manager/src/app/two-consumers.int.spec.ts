@@ -59,7 +59,6 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       clock: systemClock,
       log: quiet,
       images: new InMemorySandboxImages(),
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'sk-scripted' },
       sandboxImage: 'berth/harness:latest',
       scopeLabels: {},
       delivery: { ackWaitMs: 30_000, maxDeliver: 5, concurrency: HELD, controlConcurrency: 32 },

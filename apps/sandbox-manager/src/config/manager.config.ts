@@ -2,19 +2,24 @@ import { z } from 'zod';
 import { CRASH_POINTS } from './crash-points';
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-const optional = z
-  .string()
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
   .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? null : v.trim()));
+  .transform((v) => v === 'true' || v === '1');
 
-/** The sandbox-manager's environment. The model key is read here once and only ever passed to exec env. */
+/**
+ * The sandbox-manager's environment. It holds no model key: harnesses reach their model through
+ * the egress proxy, which adds it (see apps/egress).
+ */
 export const ManagerConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
-    BERTH_MODEL_BASE_URL: optional,
-    BERTH_MODEL_API_KEY: optional,
+    /** One directory per sandbox for its egress socket; the egress serves the same host path. */
+    BERTH_EGRESS_DIR: z.string().min(1).default('/run/berth/egress'),
+    /** Lets environments run sandboxes on the host's network (`config.network: host`): no egress, no isolation. Unsafe. */
+    BERTH_ALLOW_HOST_NETWORK: flag,
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
     /** Network the environment image builds (packages) run on: `host` on an engine without a bridge, `default` otherwise. */
     BERTH_IMAGE_BUILD_NETWORK: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('host'),
@@ -38,7 +43,8 @@ export const ManagerConfigSchema = z
     natsUrl: env.NATS_URL,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
-    model: { baseUrl: env.BERTH_MODEL_BASE_URL, apiKey: env.BERTH_MODEL_API_KEY },
+    egressDir: env.BERTH_EGRESS_DIR,
+    allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     sandboxImage: env.BERTH_SANDBOX_IMAGE,
     imageBuild: { network: env.BERTH_IMAGE_BUILD_NETWORK, caCertificatesDir: env.BERTH_BUILD_CA_DIR.trim() === '' ? null : env.BERTH_BUILD_CA_DIR },
     scope: env.BERTH_SANDBOX_SCOPE,
@@ -53,5 +59,3 @@ export const ManagerConfigSchema = z
   }));
 export type ManagerConfig = z.infer<typeof ManagerConfigSchema>;
 
-/** Where harnesses reach their model by default; an environment's `config.model` overrides it. */
-export type ModelDefaults = ManagerConfig['model'];

@@ -10,6 +10,10 @@ import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
 import type { PackageImages } from './package-images';
 
+/** An environment stored with `network: host` (or made before the operator turned it off) gets no sandbox. */
+export const HOST_NETWORK_DISABLED =
+  'config.network "host" is disabled on this server (sandboxes on the host network reach the platform); set config.network to "egress" (the default), or start the sandbox-manager with BERTH_ALLOW_HOST_NETWORK=true';
+
 /**
  * Gets sessions their containers and takes them away. Getting one is idempotent three ways: one
  * acquisition per (session, generation) in this process, a deterministic container name across
@@ -34,6 +38,7 @@ export class SandboxService {
       crash: CrashPoints;
       log: Logger;
       metrics: Pick<SandboxMetrics, 'warmPoolClaims'>;
+      allowHostNetwork: boolean;
       scopeLabels: Readonly<Record<string, string>>;
     }>,
   ) {}
@@ -82,6 +87,7 @@ export class SandboxService {
     const { session_id: sessionId, generation, environment_id: environmentId } = o;
     try {
       const settings = await this.deps.settings.read(o.owner_id, environmentId);
+      if (settings.sandbox.network === 'host' && !this.deps.allowHostNetwork) throw new Error(HOST_NETWORK_DISABLED);
       // An environment with packages runs on its own image, built once (the delivery stays in flight meanwhile).
       const config = await this.deps.images.sandboxFor(environmentId, settings);
       this.deps.pools.ensure(environmentId, config);

@@ -28,7 +28,7 @@ const DELIVERED = new Set<string>(['TurnStarted', ...CONTROL_EVENT_TYPES]);
  * store and the in-memory sandbox runtime: each command's events are handed to the shell the
  * way the two SESSION_EVT consumers would deliver them. No NATS, no Docker.
  */
-export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }>;
+export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; warmPoolSize?: number; allowHostNetwork?: boolean }>;
 
 export class InMemoryManager implements CommandBus {
   readonly store: MemoryStore;
@@ -58,11 +58,9 @@ export class InMemoryManager implements CommandBus {
     this.runtime = previous?.runtime ?? new InMemorySandboxRuntime({ execScript: options.execScript });
     this.images = previous?.images ?? new InMemorySandboxImages();
     this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
-    const model = { baseUrl: null, apiKey: null, ...options.model };
     let slots = 0;
     const settings = new EnvironmentSettingsReader(this.store.environments, {
       sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },
-      model,
     });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
@@ -77,6 +75,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
+      allowHostNetwork: options.allowHostNetwork ?? false,
       metrics,
       scopeLabels: {},
     });
@@ -87,7 +86,6 @@ export class InMemoryManager implements CommandBus {
       agents: new PinnedAgents(this.store.agents),
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
       send,
-      secret: (name: string) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
       crash: noCrashPoints,
       log: quiet,
       metrics,

@@ -37,7 +37,7 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
     });
     const env = await client.beta.environments.create({
       name: `claude-${bashPolicy}`,
-      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };

@@ -100,7 +100,7 @@ describe('the environment contract', () => {
       packages: { type: 'packages', apt: ['jq'], cargo: [], gem: [], go: [], npm: [], pip: [] },
       harness: 'claude-code',
       image: null,
-      network: 'bridge',
+      network: 'egress',
       resources: { memory_mb: 2048, cpus: 1, pids: 512 },
       idle_timeout_seconds: 900,
       warm_pool_size: null,

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { HarnessKindSchema } from '../content';
+import { isHostPattern, normalizeHost } from '../host-names';
+import { DEFAULT_SANDBOX_NETWORK, SANDBOX_NETWORK_INPUTS, SANDBOX_NETWORKS, sandboxNetworkOf, type SandboxNetwork } from '../sandbox-network';
 import type { ConfigIssue } from './config-issues';
 import { MetadataPatchSchema, MetadataSchema } from './metadata';
 
@@ -10,9 +12,9 @@ import { MetadataPatchSchema, MetadataSchema } from './metadata';
  * (`readEnvironmentConfig` also upgrades records stored by the previous release).
  */
 
-export const SANDBOX_NETWORKS = ['none', 'host', 'bridge'] as const;
-export const SandboxNetworkSchema = z.enum(SANDBOX_NETWORKS);
-export type SandboxNetwork = z.infer<typeof SandboxNetworkSchema>;
+const SandboxNetworkSchema = z.enum(SANDBOX_NETWORKS as readonly [SandboxNetwork, ...SandboxNetwork[]]);
+/** What the API takes for `config.network`: the modes, and `bridge` (the earlier default), read as `egress`. */
+const SandboxNetworkParamsSchema = z.enum(SANDBOX_NETWORK_INPUTS as readonly [string, ...string[]]);
 
 export const RESOURCE_LIMITS = { memory_mb: [64, 262_144], cpus: [0.1, 64], pids: [16, 65_536] } as const;
 export const IDLE_TIMEOUT_LIMITS = [10, 604_800] as const;
@@ -20,7 +22,7 @@ export const WARM_POOL_LIMIT = 16;
 
 export const ENVIRONMENT_DEFAULTS = {
   harness: 'claude-code',
-  network: 'bridge',
+  network: DEFAULT_SANDBOX_NETWORK,
   resources: { memory_mb: 2048, cpus: 2, pids: 512 },
   idle_timeout_seconds: 900,
 } as const;
@@ -50,7 +52,10 @@ const NetworkingParamsSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('unrestricted') }),
   z.strictObject({
     type: z.literal('limited'),
-    allowed_hosts: z.array(z.string().min(1).max(253)).max(256).nullish(),
+    allowed_hosts: z
+      .array(z.string().min(1).max(253).refine(isHostPattern, 'must be a host name, a *.domain wildcard or an IP address'))
+      .max(256)
+      .nullish(),
     allow_mcp_servers: z.boolean().nullish(),
     allow_package_managers: z.boolean().nullish(),
   }),
@@ -83,7 +88,7 @@ const ModelEndpointParamsSchema = z.strictObject({
 const SandboxParamsShape = {
   harness: HarnessKindSchema.optional(),
   image: ImageRefSchema.nullish(),
-  network: SandboxNetworkSchema.optional(),
+  network: SandboxNetworkParamsSchema.optional(),
   resources: z
     .strictObject({
       memory_mb: z.number().int().min(RESOURCE_LIMITS.memory_mb[0]).max(RESOURCE_LIMITS.memory_mb[1]).nullish(),
@@ -161,7 +166,7 @@ function sandboxFields(given: EnvironmentConfigParams, current: Omit<Environment
   return {
     harness: given.harness ?? base.harness,
     image: field(given.image, base.image, null),
-    network: given.network ?? base.network,
+    network: (given.network === undefined ? null : sandboxNetworkOf(given.network)) ?? base.network,
     resources,
     idle_timeout_seconds: field(given.idle_timeout_seconds, base.idle_timeout_seconds, ENVIRONMENT_DEFAULTS.idle_timeout_seconds),
     warm_pool_size: field(given.warm_pool_size, base.warm_pool_size, null),
@@ -172,7 +177,7 @@ function sandboxFields(given: EnvironmentConfigParams, current: Omit<Environment
 function networkingOf(given: Nullish<z.infer<typeof NetworkingParamsSchema>>, current: EnvironmentConfig | null): z.infer<typeof NetworkingSchema> {
   if (given === undefined && current?.type === 'cloud') return current.networking;
   if (!given || given.type === 'unrestricted') return { type: 'unrestricted' };
-  return { type: 'limited', allowed_hosts: given.allowed_hosts ?? [], allow_mcp_servers: given.allow_mcp_servers ?? false, allow_package_managers: given.allow_package_managers ?? false };
+  return { type: 'limited', allowed_hosts: (given.allowed_hosts ?? []).map(normalizeHost), allow_mcp_servers: given.allow_mcp_servers ?? false, allow_package_managers: given.allow_package_managers ?? false };
 }
 
 function packagesOf(given: Nullish<z.infer<typeof PackagesParamsSchema>>, current: EnvironmentConfig | null): EnvironmentPackages {
@@ -204,7 +209,6 @@ export function environmentConfigIssues(config: EnvironmentConfig): ConfigIssue[
       issues.push({ path: `config.packages.${manager}`, message: `${manager} packages are not supported by Berth yet (the sandbox image installs ${BUILT_PACKAGE_MANAGERS.join(', ')})` });
     }
   }
-  if (config.networking.type === 'limited') issues.push({ path: 'config.networking', message: 'limited networking is not enforced by Berth yet: use unrestricted' });
   return issues;
 }
 
@@ -212,8 +216,9 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Records of the previous release stored `permission_mode` (now per tool on the agent) and
- * `model.model` (now the agent's `model`), had no `warm_pool_size`, and allowed an idle timeout
- * under 10 s. Those fields are dropped, the missing one defaulted, the timeout raised to the minimum.
+ * `model.model` (now the agent's `model`), had no `warm_pool_size`, allowed an idle timeout
+ * under 10 s and had `network: bridge` (now `egress`). Those fields are dropped, the missing one
+ * defaulted, the timeout raised to the minimum, the network read as its mode.
  */
 function upgradeStored(raw: unknown): unknown {
   if (!isRecord(raw)) return raw;
@@ -224,6 +229,7 @@ function upgradeStored(raw: unknown): unknown {
     ...config,
     model: isRecord(model) && model['base_url'] === null && model['api_key_env'] === null ? null : model,
     warm_pool_size: config['warm_pool_size'] ?? null,
+    network: sandboxNetworkOf(config['network']) ?? DEFAULT_SANDBOX_NETWORK,
     idle_timeout_seconds: typeof idle === 'number' ? Math.max(IDLE_TIMEOUT_LIMITS[0], idle) : ENVIRONMENT_DEFAULTS.idle_timeout_seconds,
   };
 }

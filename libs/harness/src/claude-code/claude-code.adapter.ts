@@ -36,7 +36,7 @@ const mcpToolName = (server: string, tool?: string): string => (tool === undefin
  */
 export class ClaudeCodeAdapter implements HarnessAdapter {
   readonly kind = 'claude-code' as const;
-  readonly capabilities = { interruptOnStdin: true };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const { agent } = input;

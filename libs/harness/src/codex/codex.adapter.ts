@@ -20,7 +20,7 @@ const PROVIDER = 'berth';
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { interruptOnStdin: false };
+  readonly capabilities = { interruptOnStdin: false, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const { agent } = input;

@@ -21,7 +21,7 @@ import { statusTurnEnd } from '../status-turn-end';
  */
 export class DeepSeekHarnessAdapter implements HarnessAdapter {
   readonly kind = 'deepseek-harness' as const;
-  readonly capabilities = { interruptOnStdin: true };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     return {

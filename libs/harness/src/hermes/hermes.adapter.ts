@@ -15,7 +15,7 @@ const PROMPT_REQUEST = 2;
  */
 export class HermesAdapter implements HarnessAdapter {
   readonly kind = 'hermes' as const;
-  readonly capabilities = { interruptOnStdin: true };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const open =

@@ -58,7 +58,7 @@ export default function (pi: any) {
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
-  readonly capabilities = { interruptOnStdin: true };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const { agent } = input;

@@ -2,3 +2,4 @@ export * from './docker-sandbox-runtime';
 export { assertHardenedSpec, containerCreateOptions } from './host-config';
 export { toRuntimeEvent } from './docker-events';
 export * from './docker-sandbox-images';
+export { EGRESS_DIR_LABEL, EGRESS_NAME_FILE, EGRESS_PORT_LABEL, EGRESS_SOCKET_SUBDIR, EgressDirectories } from './egress-directories';
