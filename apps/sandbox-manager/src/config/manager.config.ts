@@ -14,6 +14,8 @@ const flag = z
 export const ManagerConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
     /** One directory per sandbox for its egress socket; the egress serves the same host path. */
@@ -41,6 +43,7 @@ export const ManagerConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
     egressDir: env.BERTH_EGRESS_DIR,
