@@ -35,7 +35,6 @@ async function main(): Promise<void> {
     kernel: createSessionKernel({
       journal: store.journal,
       snapshots: store.snapshots,
-      sessions: store.sessions,
       clock: systemClock,
       onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed for ${sessionId}: ${String(error)}`),
     }),

@@ -34,7 +34,7 @@ export class InMemoryManager implements CommandBus {
   readonly facts: SessionFactsReader;
   readonly commands = new ManagerCommands(systemClock);
   readonly pool: WarmPool;
-  private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
+  private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, clock: systemClock });
   private readonly handling = new Set<Promise<void>>();
 
   constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {

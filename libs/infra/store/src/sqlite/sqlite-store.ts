@@ -3,6 +3,7 @@ import { SqliteAgents } from './agents';
 import { SqliteApiKeys } from './api-keys';
 import { SqliteEnvironments } from './environments';
 import { SqliteIdempotencyKeys } from './idempotency';
+import { SqliteInspection } from './inspection';
 import { SqliteJournal } from './journal';
 import { SqliteSessions } from './sessions';
 import { SqliteSnapshots } from './snapshots';
@@ -24,6 +25,7 @@ export class SqliteStore implements BerthStore {
   readonly idempotency: SqliteIdempotencyKeys;
   readonly apiKeys: SqliteApiKeys;
   readonly transcripts: SqliteTranscripts;
+  readonly inspection: SqliteInspection;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.db = new SqliteDb(path, options);
@@ -35,6 +37,7 @@ export class SqliteStore implements BerthStore {
     this.idempotency = new SqliteIdempotencyKeys(this.db);
     this.apiKeys = new SqliteApiKeys(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
+    this.inspection = new SqliteInspection(this.db);
   }
 
   async init(): Promise<void> {

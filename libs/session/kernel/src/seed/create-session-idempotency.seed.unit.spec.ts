@@ -21,13 +21,13 @@ describe('CreateSessionIdempotencyTests', () => {
     expect(h.kernel.sent.map((c) => c.type)).toEqual(['CreateSession']);
     expect(h.background.names).toEqual([`create-startup-worker-${first.session_id}`]);
     expect(h.startup.starts).toEqual([{ session_id: first.session_id, generation: 1, reason: 'startup', command_id: h.kernel.sent[0].meta.command_id }]);
-    const appendsAfterFirst = h.journal.appends.length;
+    const commitsAfterFirst = h.journal.commits.length;
 
     const retry = await h.flows.createSession(input());
     expect(retry).toMatchObject({ session_id: first.session_id, created: false });
     expect(h.kernel.sent).toHaveLength(1);
     expect(h.background.names).toHaveLength(1);
-    expect(h.journal.appends).toHaveLength(appendsAfterFirst);
+    expect(h.journal.commits).toHaveLength(commitsAfterFirst);
   });
 
   it('same create key is scoped to user and subject', async () => {

@@ -6,8 +6,6 @@ import type { BackgroundTasks, SandboxProber, SandboxStartup, TurnReconcilePass 
 import { createSessionKernel, type SessionKernel } from '../kernel';
 import { commandsFor } from './commands';
 import { InMemoryJournal } from './in-memory-journal';
-import { InMemorySessionReadModel } from './in-memory-read-model';
-import { InMemorySnapshots } from './in-memory-snapshots';
 
 /** A clock that answers a scripted sequence of instants first (to step time past a deadline), then stands still. */
 export class ScriptedClock extends FixedClock {
@@ -79,10 +77,9 @@ class RecordingKernel implements SessionKernel {
 /** A kernel over in-memory ports, the lifecycle flows over it, and fakes for every other port. */
 export function seedHarness(options: { clock?: FixedClock; sleep?: (ms: number) => Promise<void> } = {}) {
   const journal = new InMemoryJournal();
-  const snapshots = new InMemorySnapshots();
-  const sessions = new InMemorySessionReadModel();
+  const { snapshots, sessions } = journal;
   const clock = options.clock ?? new FixedClock(new Date('2026-01-01T00:00:00.000Z'));
-  const kernel = new RecordingKernel(createSessionKernel({ journal, snapshots, sessions, clock }));
+  const kernel = new RecordingKernel(createSessionKernel({ journal, snapshots, clock }));
   const prober = new ProberFake();
   const reconciler = new ReconcilerFake();
   const startup = new StartupFake();
