@@ -28,9 +28,9 @@ export async function runCli(argv: readonly string[], { env, io, fetchImpl = fet
     const apiKey = global.apiKey ?? env.BERTH_API_KEY ?? '';
     if (!apiKey && !command.local) throw new MissingKeyError('no API key: pass --api-key or set BERTH_API_KEY');
     const api = new ApiClient({ apiUrl: global.apiUrl ?? env.BERTH_API_URL ?? DEFAULT_API_URL, apiKey }, fetchImpl);
-    const output = await command.run({ api, io, json: global.json, signal, fetchImpl, streamBackoffMs }, args, options);
+    const output = await command.run({ api, io, env, json: global.json, signal, fetchImpl, streamBackoffMs }, args, options);
     if (output) io.out(global.json ? JSON.stringify(output.json, null, 2) : output.human);
-    return ExitCode.ok;
+    return output?.exitCode ?? ExitCode.ok;
   } catch (e) {
     if (e instanceof UsageError) io.err(`error: ${e.message}`);
     else if (e instanceof ApiError) io.err(formatError(e));

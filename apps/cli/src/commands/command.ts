@@ -1,11 +1,13 @@
 import type { ApiClient } from '../api/client';
 import type { CommandSpec, OptionValues } from '../args';
+import type { ExitCode } from '../exit-codes';
 
 export type Io = Readonly<{ out: (text: string) => void; err: (text: string) => void }>;
 
 export type Context = Readonly<{
   api: ApiClient;
   io: Io;
+  env: Readonly<Record<string, string | undefined>>;
   json: boolean;
   /** Aborted on Ctrl-C: streaming commands stop cleanly. */
   signal: AbortSignal;
@@ -14,8 +16,11 @@ export type Context = Readonly<{
   streamBackoffMs?: number;
 }>;
 
-/** What a command prints: `json` under --json, `human` otherwise. Streaming commands print as they go and return nothing. */
-export type Output = Readonly<{ json: unknown; human: string }>;
+/**
+ * What a command prints: `json` under --json, `human` otherwise, then exits with `exitCode` (0 when
+ * absent). Streaming commands print as they go and return nothing.
+ */
+export type Output = Readonly<{ json: unknown; human: string; exitCode?: ExitCode }>;
 
 export type Command = CommandSpec &
   Readonly<{

@@ -3,6 +3,7 @@ import type { Command } from './command';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
+import { storeCommands } from './store';
 import { streamCommands } from './stream';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...storeCommands];

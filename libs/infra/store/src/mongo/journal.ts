@@ -73,6 +73,10 @@ export class MongoJournal implements SessionJournal {
     const docs = await this.m.c.journal
       .find({ $or: taken.map((e) => ({ session_id: e.session_id, seq: { $gte: e.from, $lte: e.to } })) }, { ...PRIMARY, projection: { session_id: 1, seq: 1, body: 1 } })
       .toArray();
+    // An entry whose events are not in the journal (a restore that was not point-in-time) can never be published.
+    const present = new Set(docs.map((d) => `${d.session_id}\n${d.seq}`));
+    const dangling = taken.filter((e) => !present.has(`${e.session_id}\n${e.from}`));
+    if (dangling.length > 0) await this.m.c.outbox.deleteMany({ _id: { $in: dangling.map((e) => e._id) } });
     // Page order: the entries' order, each entry's events in seq order.
     const position = new Map<string, number>();
     for (const e of taken) for (let seq = e.from; seq <= e.to; seq++) position.set(`${e.session_id}\n${seq}`, position.size);
