@@ -12,7 +12,7 @@ import { MongoIdempotencyKeys } from './idempotency';
 import { MongoInspection } from './inspection';
 import { MongoJournal } from './journal';
 import { MongoSessions } from './sessions';
-import { clientOptionsFor, commitDeadlineMs } from './settings';
+import { clientOptionsFor, commitDeadlineMs, databaseOf } from './settings';
 import { MongoSnapshots } from './snapshots';
 import { inTransaction } from './transaction';
 import { MongoTranscripts } from './transcripts';
@@ -44,7 +44,7 @@ export class MongoStore implements BerthStore {
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, clientOptionsFor(url));
-    this.c = collectionsOf(this.client.db(options.dbName ?? (this.client.options.dbName || 'berth')));
+    this.c = collectionsOf(this.client.db(options.dbName ?? databaseOf(url)));
     const waits = { serverSelectionTimeoutMS: this.client.options.serverSelectionTimeoutMS, wtimeoutMS: this.client.options.writeConcern?.wtimeoutMS ?? 0 };
     const settings = { deadlineMs: commitDeadlineMs(waits), maxCommitTimeMS: waits.wtimeoutMS > 0 ? waits.wtimeoutMS : commitDeadlineMs(waits) };
     const context: MongoContext = {

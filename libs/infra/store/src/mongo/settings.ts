@@ -55,3 +55,6 @@ export type EffectiveWaits = Readonly<{ serverSelectionTimeoutMS: number; wtimeo
  * wait. Past it the commit fails as UNAVAILABLE and the command's redelivery takes over.
  */
 export const commitDeadlineMs = (waits: EffectiveWaits): number => waits.serverSelectionTimeoutMS + (waits.wtimeoutMS > 0 ? waits.wtimeoutMS : MONGO_DEFAULTS.wtimeoutMS);
+
+/** The database a connection string names (`mongodb://hosts/<db>?…`), else `berth` (the driver's own fallback would be `test`). */
+export const databaseOf = (url: string): string => /^mongodb(?:\+srv)?:\/\/[^/?]+\/([^?/]+)/.exec(url)?.[1] ?? 'berth';

@@ -1,5 +1,5 @@
 import { MongoClient } from 'mongodb';
-import { clientOptionsFor, commitDeadlineMs, MONGO_DEFAULTS } from './settings';
+import { clientOptionsFor, commitDeadlineMs, databaseOf, MONGO_DEFAULTS } from './settings';
 
 // Resolved by the driver itself (no connection is made), as MongoStore builds its client.
 const resolved = (url: string) => new MongoClient(url, clientOptionsFor(url)).options;
@@ -29,6 +29,13 @@ describe('MongoDB client settings', () => {
     expect(clientOptionsFor('mongodb://db/berth?wtimeout=100&retryWrites=false')).not.toHaveProperty('wtimeoutMS');
     expect(clientOptionsFor('mongodb://db/berth?wtimeout=100&retryWrites=false')).not.toHaveProperty('retryWrites');
     expect(clientOptionsFor('mongodb+srv://cluster.example.invalid/berth')).toMatchObject({ w: 'majority' });
+  });
+
+  it('uses the database the URL names, else berth', () => {
+    expect(databaseOf('mongodb://u:p@db1:27017,db2:27017/tenant_a?replicaSet=rs0')).toBe('tenant_a');
+    expect(databaseOf('mongodb+srv://cluster.example.invalid/prod')).toBe('prod');
+    expect(databaseOf('mongodb://db1/?replicaSet=rs0')).toBe('berth');
+    expect(databaseOf('mongodb://db1')).toBe('berth');
   });
 
   it('lets a commit retry for one server selection plus one replication wait', () => {
