@@ -14,7 +14,7 @@ describeStoreContract('SQLite file', async () => {
     store: new SqliteStore(path, { synchronous: 'normal' }),
     // Another connection adds triggers that make SQLite itself abort any write of a session row.
     failRowWrites: async () => {
-      const other = new Database(path);
+      const other = new Database(path, { timeout: 10_000 });
       other.exec(`CREATE TRIGGER contract_fail_row_insert BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;
                   CREATE TRIGGER contract_fail_row_update BEFORE UPDATE ON sessions BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;`);
       return async () => {
