@@ -39,12 +39,6 @@ export class InMemoryJournal implements SessionJournal {
     if (commit.record) this.sessions.put(commit.record);
   }
 
-  /** Commits events as another kernel would (for races), without a snapshot or a row. */
-  async appendAsAnotherWriter(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
-    const existing = this.bySession.get(sessionId) ?? [];
-    this.bySession.set(sessionId, [...existing, ...events]);
-  }
-
   async readEvents(sessionId: string, query: JournalQuery = {}): Promise<RecordedEvent[]> {
     let events = [...(this.bySession.get(sessionId) ?? [])];
     if (query.afterSeq !== undefined) events = events.filter((e) => e.seq > query.afterSeq!);
