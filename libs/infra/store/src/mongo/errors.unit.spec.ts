@@ -1,4 +1,4 @@
-import { BerthError, ConcurrencyError, ErrorCodes } from '@berth/core';
+import { type BerthError, ConcurrencyError, ErrorCodes } from '@berth/core';
 import { MongoBulkWriteError, MongoInvalidArgumentError, MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoWriteConcernError } from 'mongodb';
 import { UNIQUE_KEYS, Unique } from './collections';
 import { asStoreError, isDuplicateOn } from './errors';
