@@ -71,7 +71,10 @@ export type SessionSnapshot = Readonly<{
   updatedAt: string;
 }>;
 
-/** Snapshots are written only by `SessionJournal.commit`; a snapshot may lag the journal, never lead it. */
+/**
+ * Snapshots are written only by `SessionJournal.commit`. One may lag the journal (the tail catches it
+ * up); one ahead of it (a store restored from an inconsistent copy) is ignored by the kernel.
+ */
 export interface SessionSnapshots {
   load(sessionId: string): Promise<SessionSnapshot | null>;
 }
