@@ -10,19 +10,27 @@ import { SqliteStore } from './sqlite/sqlite-store';
 describeStoreContract('SQLite file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'berth-store-'));
   const path = join(dir, 'nested', 'berth.db');
+  // Triggers that make SQLite itself abort any write of a session row while a flag is set. They exist
+  // before the store under test opens the file, so flipping the fault is a data change its next
+  // transaction sees, never a schema change it would have to notice.
+  const schema = new SqliteStore(path);
+  await schema.init();
+  await schema.close();
+  const faults = new Database(path, { timeout: 10_000 });
+  faults.exec(`CREATE TABLE contract_faults (refuse_rows INTEGER NOT NULL); INSERT INTO contract_faults VALUES (0);
+    CREATE TRIGGER contract_fail_row_insert BEFORE INSERT ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;
+    CREATE TRIGGER contract_fail_row_update BEFORE UPDATE ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;`);
+  const refuseRows = (on: boolean) => faults.prepare('UPDATE contract_faults SET refuse_rows = ?').run(on ? 1 : 0);
   return {
     store: new SqliteStore(path, { synchronous: 'normal' }),
-    // Another connection adds triggers that make SQLite itself abort any write of a session row.
     failRowWrites: async () => {
-      const other = new Database(path, { timeout: 10_000 });
-      other.exec(`CREATE TRIGGER contract_fail_row_insert BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;
-                  CREATE TRIGGER contract_fail_row_update BEFORE UPDATE ON sessions BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;`);
-      return async () => {
-        other.exec('DROP TRIGGER contract_fail_row_insert; DROP TRIGGER contract_fail_row_update;');
-        other.close();
-      };
+      refuseRows(true);
+      return async () => void refuseRows(false);
     },
-    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    dispose: async () => {
+      faults.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 });
 

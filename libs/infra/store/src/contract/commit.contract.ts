@@ -3,6 +3,7 @@ import type { BerthStore } from '@berth/ports';
 import { at, batch, commitOf, event } from './fixtures';
 
 const seqsOf = async (store: BerthStore, sessionId: string) => (await store.journal.readEvents(sessionId)).map((e) => `${e.seq}:${e.command_id}`);
+const settled = (p: Promise<unknown>): Promise<'resolved' | 'rejected'> => p.then(() => 'resolved' as const, () => 'rejected' as const);
 const outbox = async (store: BerthStore) => (await store.journal.unpublished({ limit: 100 })).events.map((e) => `${e.session_id}:${e.seq}`);
 
 /**
@@ -79,8 +80,10 @@ export function commitContract(store: () => BerthStore, failRowWrites: () => Pro
       const restore = await failRowWrites();
       try {
         // The events and the snapshot are written before the read-model row, which the store refuses.
-        await expect(s.journal.commit(commitOf('sesn_1', 2, 3, { commandId: 'cmd_b' }))).rejects.toThrow();
-        await expect(s.journal.commit(commitOf('sesn_2', 1, 1, { commandId: 'cmd_c' }))).rejects.toThrow();
+        // (Judged by settling, not `rejects.toThrow()`: a driver's native error may come from another
+        // jest realm, which `toThrow` does not count as an Error.)
+        expect(await settled(s.journal.commit(commitOf('sesn_1', 2, 3, { commandId: 'cmd_b' })))).toBe('rejected');
+        expect(await settled(s.journal.commit(commitOf('sesn_2', 1, 1, { commandId: 'cmd_c' })))).toBe('rejected');
       } finally {
         await restore();
       }
