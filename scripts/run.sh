@@ -1,73 +1,162 @@
 #!/usr/bin/env bash
-# Runs the whole platform on one machine with embedded defaults: a nats-server it starts, the
-# SQLite store, a Docker engine for sandboxes, and the four services. Prints where the API and
-# console are and a fresh API key. Ctrl-C stops everything it started.
-#
-# Environment (all optional):
-#   BERTH_HOME            state directory (default ./.berth): SQLite db, NATS store, logs
-#   PORT / HOST           gateway address (default 8080 / 127.0.0.1)
-#   NATS_PORT             (default: a free port)
-#   BERTH_MODEL_BASE_URL  model endpoint handed to harnesses (Messages API, or Responses API for Codex)
-#   BERTH_MODEL_API_KEY   its key (never written to the journal or logs)
+# `npm start`: runs the whole platform on one machine with embedded defaults: a nats-server it
+# starts, the SQLite store, a Docker engine for sandboxes (the user's own when one answers), the
+# four services and the web console. Prints where the API and console are and a fresh API key.
+# Ctrl-C stops everything it started and exits 0. `npm start -- --help` lists the knobs.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repo"
+
+usage() {
+  cat <<'EOF'
+Usage: npm start [-- --help]        (or: bash scripts/run.sh)
+
+Runs Berth on this machine: nats-server, the SQLite store, a Docker engine for sandboxes, the
+gateway (API + console), session-kernel, sandbox-manager and turn-reconciler. The first run
+installs what is missing (npm packages, Debian packages, the sandbox images); later runs are quick.
+Ctrl-C stops everything it started.
+
+Knobs (environment variables, all optional):
+  BERTH_HOME             state directory: SQLite db, NATS store, logs (default ./.berth)
+  PORT / HOST            gateway address (default 8080 / 127.0.0.1)
+  NATS_PORT              nats-server port (default: a free port)
+  DOCKER_HOST            Docker engine to run sandboxes on. Default: the system engine
+                         (/var/run/docker.sock) when it answers, else Berth's own engine on
+                         unix:///run/berth-docker.sock, started (and stopped again) by this script
+  BERTH_MODEL_BASE_URL   model endpoint handed to harnesses (Messages API; Responses API for Codex)
+  BERTH_MODEL_API_KEY    its key (never written to the journal or the logs)
+  BERTH_MODEL            default model name for agents that do not name one
+  BERTH_WARM_POOL_SIZE   warm sandboxes kept per environment in use (default 0)
+  BERTH_SANDBOX_IMAGE    sandbox image (default berth/harness:latest, built locally)
+  BERTH_OWNER            owner of the API key printed at start (default local)
+  BERTH_LOG_LEVEL        service log level: debug, info, warn, error (default info)
+  OTEL_EXPORTER_OTLP_ENDPOINT  send traces over OTLP/HTTP to this collector (default: off)
+
+Logs: $BERTH_HOME/logs/ (setup.log for the preparation steps; one JSON-lines file per service).
+EOF
+}
+case "${1:-}" in
+  -h | --help) usage; exit 0 ;;
+  '') ;;
+  *) echo "berth: unknown argument $1" >&2; usage >&2; exit 2 ;;
+esac
+
 export NX_DAEMON=false
 home="${BERTH_HOME:-$repo/.berth}"
-mkdir -p "$home/logs" "$home/nats"
+logs="$home/logs"
+mkdir -p "$logs" "$home/nats"
+setup_log="$logs/setup.log"
+: >"$setup_log"
 port="${PORT:-8080}"
 host="${HOST:-127.0.0.1}"
 
+say() { echo "berth: $*"; }
+elapsed() { local s=$(( SECONDS - $1 )); [ "$s" -ge 60 ] && echo "$((s / 60))m$((s % 60))s" || echo "${s}s"; }
+tail_log() { tail -n "${2:-15}" "$1" 2>/dev/null | sed 's/^/    /' >&2 || true; }
+# One preparation step: a line when it starts and one when it ends; its output goes to setup.log.
+step() {
+  local title=$1 t0=$SECONDS
+  shift
+  say "$title…"
+  if ! "$@" >>"$setup_log" 2>&1; then
+    [ "$stopping" = 1 ] && finish_stop
+    say "$title failed; the last lines of $setup_log:" >&2
+    tail_log "$setup_log" 20
+    exit 1
+  fi
+  say "  done ($(elapsed "$t0"))"
+}
 free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
 
-echo "berth: preparing (first run installs packages and builds images; later runs are quick)…"
-bash scripts/lib/ensure-deps.sh node apt:nats-server apt:debootstrap apt:ca-certificates apt:curl
-# shellcheck disable=SC1090
-source <(bash scripts/docker/ensure-engine.sh --print-env)
-bash scripts/docker/build-images.sh
-
+# Services, in start order; they are stopped in reverse. Each runs in its own session (setsid) so
+# a terminal's Ctrl-C reaches only this script, which then stops them in order.
+names=()
 pids=()
+stopping=0
 stop_all() {
-  trap - INT TERM EXIT
-  echo; echo "berth: stopping…"
-  for ((i=${#pids[@]}-1; i>=0; i--)); do kill -TERM "${pids[$i]}" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [ "${BERTH_ENGINE_STARTED:-0}" = 1 ]; then bash scripts/docker/stop-engine.sh >/dev/null 2>&1 || true; fi
+  local i
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+    kill -TERM "${pids[$i]}" 2>/dev/null || true
+    wait "${pids[$i]}" 2>/dev/null || true
+  done
+  if [ "${BERTH_ENGINE_STARTED:-0}" = 1 ]; then bash scripts/docker/stop-engine.sh >>"$setup_log" 2>&1 || true; fi
 }
-trap stop_all INT TERM EXIT
+finish_stop() {
+  say "stopping…"
+  stop_all
+  trap - EXIT
+  say "stopped."
+  exit 0
+}
+on_signal() { stopping=1; }
+trap on_signal INT TERM HUP
+trap stop_all EXIT
+
+step "npm packages" bash scripts/lib/ensure-deps.sh node
+step "Debian packages (nats-server, debootstrap, curl)" bash scripts/lib/ensure-deps.sh apt:nats-server apt:debootstrap apt:ca-certificates apt:curl
+step "Docker engine" bash -c 'bash scripts/docker/ensure-engine.sh --use-system --print-env >"$1"' _ "$home/engine.env"
+# shellcheck disable=SC1091
+source "$home/engine.env"
+case "$BERTH_ENGINE_SOURCE" in
+  docker-host) say "  using the Docker engine at $DOCKER_HOST (from DOCKER_HOST)" ;;
+  system) say "  using the system Docker engine at $DOCKER_HOST" ;;
+  berth) say "  using Berth's own Docker engine at $DOCKER_HOST (already running)" ;;
+  started) say "  started Berth's own Docker engine at $DOCKER_HOST (stopped again with Berth)" ;;
+esac
+step "sandbox images (the first build takes a few minutes)" bash scripts/docker/build-images.sh
+step "web console" bash scripts/lib/ensure-console.sh
+
+start() { # <name> <command…>; output to logs/<name>.log
+  local name=$1
+  shift
+  setsid "$@" >"$logs/$name.log" 2>&1 </dev/null &
+  names+=("$name")
+  pids+=($!)
+}
+
+# The service that exited, by name; empty while all run.
+exited_service() {
+  local i
+  for i in "${!pids[@]}"; do kill -0 "${pids[$i]}" 2>/dev/null || { echo "${names[$i]}"; return; }; done
+}
+report_exit() { # <name>
+  say "$1 stopped unexpectedly; the last lines of $logs/$1.log:" >&2
+  tail_log "$logs/$1.log"
+}
 
 nats_port="${NATS_PORT:-$(free_port)}"
-nats-server -js -a 127.0.0.1 -p "$nats_port" -sd "$home/nats" >"$home/logs/nats.log" 2>&1 &
-pids+=($!)
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
 export PORT="$port" HOST="$host"
+metrics_ports=()
 
-start_service() {
-  local name=$1
-  node -r @swc-node/register "apps/$name/src/main.ts" >"$home/logs/$name.log" 2>&1 &
-  pids+=($!)
-}
-start_service session-kernel
-start_service sandbox-manager
-start_service turn-reconciler
-start_service gateway
+say "starting nats-server and the services…"
+start nats nats-server -js -a 127.0.0.1 -p "$nats_port" -sd "$home/nats"
+for name in session-kernel sandbox-manager turn-reconciler; do
+  metrics_ports+=("$name=$(free_port)")
+  start "$name" env BERTH_METRICS_PORT="${metrics_ports[-1]#*=}" node -r @swc-node/register "apps/$name/src/main.ts"
+done
+start gateway node -r @swc-node/register apps/gateway/src/main.ts
 
-for _ in $(seq 1 150); do
-  curl -fsS "http://$host:$port/readyz" >/dev/null 2>&1 && break
-  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || { echo "berth: a service exited during start; see $home/logs/" >&2; exit 1; }; done
+t0=$SECONDS
+until curl -fsS "http://$host:$port/readyz" >/dev/null 2>&1; do
+  [ "$stopping" = 1 ] && finish_stop
+  gone="$(exited_service)"
+  if [ -n "$gone" ]; then report_exit "$gone"; exit 1; fi
+  if [ $(( SECONDS - t0 )) -ge 60 ]; then say "the gateway did not become ready within 60 s; see $logs/gateway.log" >&2; exit 1; fi
   sleep 0.2
 done
-curl -fsS "http://$host:$port/readyz" >/dev/null || { echo "berth: gateway not ready; see $home/logs/" >&2; exit 1; }
 
-key="$(node -r @swc-node/register apps/gateway/src/cli/create-api-key.ts --owner "${BERTH_OWNER:-local}" --name run.sh --quiet)"
+key="$(node -r @swc-node/register apps/gateway/src/cli/create-api-key.ts --owner "${BERTH_OWNER:-local}" --name run.sh --quiet 2>>"$setup_log")"
 cat <<MSG
 
 Berth is running.
   API:      http://$host:$port/v1        (OpenAPI: http://$host:$port/openapi.json)
   Console:  http://$host:$port/console/
   API key:  $key
-  Logs:     $home/logs/
+  Metrics:  http://$host:$port/metrics (gateway); /metrics on ${metrics_ports[*]/=/ :}
+  Docker:   $DOCKER_HOST
+  Logs:     $logs/
 
   Try:  bin/berth --api-url http://$host:$port --api-key $key agents list
 MSG
@@ -79,6 +168,14 @@ if [ -z "${BERTH_MODEL_BASE_URL:-}" ]; then
   (an environment may also override the endpoint in its config.model).
 MSG
 fi
-echo; echo "Ctrl-C stops Berth."
-wait -n "${pids[@]}" || true
-echo "berth: a service stopped unexpectedly; see $home/logs/" >&2
+echo
+echo "Ctrl-C stops Berth."
+
+# Until Ctrl-C (a trapped signal makes `wait` return) or a service exits on its own.
+while [ "$stopping" = 0 ]; do
+  wait -n "${pids[@]}" 2>/dev/null || true
+  [ "$stopping" = 1 ] && break
+  gone="$(exited_service)"
+  if [ -n "$gone" ]; then report_exit "$gone"; exit 1; fi
+done
+finish_stop

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine or a warm one: installs and starts what it needs
 # (npm packages, nats-server, a Docker engine with its own socket, base and harness images,
-# the harness CLIs, Chromium), runs lint, type-check and every jest project, then stops the engine
+# the harness CLIs, Chromium, docker-compose), runs lint, type-check and every jest project, then stops the engine
 # it started. Prints jest's summary and one closing line "N passed, N failed, N skipped".
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -11,7 +11,7 @@ start=$(date +%s)
 step() { printf '\n== %s (%ss)\n' "$1" "$(( $(date +%s) - start ))"; }
 
 step "dependencies"
-bash scripts/lib/ensure-deps.sh node apt:nats-server apt:debootstrap apt:chromium apt:ca-certificates
+bash scripts/lib/ensure-deps.sh node apt:nats-server apt:debootstrap apt:chromium apt:ca-certificates apt:curl apt:docker-compose
 bash scripts/harness/install-clis.sh >/dev/null
 
 step "docker engine and images"
@@ -26,7 +26,7 @@ step "lint, type-check, console build"
 npx nx show projects >/dev/null
 npx eslint . --max-warnings=0
 npm run --silent typecheck
-npm run --silent build:console >/dev/null
+bash scripts/lib/ensure-console.sh >/dev/null
 
 step "tests"
 mkdir -p tmp && rm -f tmp/jest-results.json

@@ -3,6 +3,7 @@
  * live (every stream is a journal replay), one API key, and an agent + environment to start
  * sessions with: the setup the HTTP benchmarks share.
  */
+import { silentLogger } from '@berth/testing';
 import 'reflect-metadata';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../apps/gateway/src/app/create-gateway-app';
 import { issueApiKey } from '../../apps/gateway/src/auth/api-key';
-import { NO_SANDBOX } from '../../apps/gateway/src/sessions/sandbox-probe.port';
+import { NO_SANDBOX } from '@berth/session-use-cases';
 
 export async function startInProcessGateway(name: string) {
   const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), `berth-bench-${name}-`));
@@ -24,7 +25,7 @@ export async function startInProcessGateway(name: string) {
     commandBus: { send: (command) => kernel.execute(command), dispatch: async (command) => void (await kernel.execute(command)) },
     eventFeed: { subscribe: async () => ({ close: () => undefined }) },
     sandboxProbe: { probe: async () => NO_SANDBOX },
-    logger: false,
+    log: silentLogger,
   });
   const close = async () => {
     await app.close();

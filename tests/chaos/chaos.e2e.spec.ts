@@ -13,6 +13,7 @@ describe('chaos', () => {
   let platform: Awaited<ReturnType<typeof startChaosPlatform>>;
   let sup: Supervisor;
   const results: ScenarioResult[] = [];
+  const started = Date.now();
 
   beforeAll(async () => {
     platform = await startChaosPlatform();
@@ -22,11 +23,12 @@ describe('chaos', () => {
   afterAll(async () => {
     if (results.length > 0) process.stdout.write(`\n${formatTable(results)}\n`);
     await platform?.stop();
+    process.stdout.write(`chaos suite: ${results.filter((r) => r.passed).length} of ${results.length} scenarios passed, wall time ${Math.round((Date.now() - started) / 1000)} s\n`);
   }, 60_000);
 
   for (const scenario of SCENARIOS) {
     const known = KNOWN_FAILURES[scenario.name];
-    const title = `${scenario.name}: nothing lost or doubled, every turn settles within the bound, the next message works`;
+    const title = `${scenario.name}: ${scenario.requires}; nothing lost or doubled, recovery within the bound, the next message works`;
     it(
       known ? `${title} (KNOWN FAILURE: ${known.defect})` : title,
       async () => {

@@ -20,7 +20,8 @@ export class ChaosDriver {
   readonly client: Anthropic;
   readonly acked: AckedCommand[] = [];
   readonly recorders = new Map<string, SseRecorder>();
-  private environmentId: string | null = null;
+  /** One environment per model server: each lane of a scenario talks to its own scripted model. */
+  private readonly environments = new Map<string, string>();
   private agentId: string | null = null;
 
   private constructor(
@@ -38,17 +39,23 @@ export class ChaosDriver {
     return new ChaosDriver(sup, store, modelBaseUrl);
   }
 
-  /** A Claude Code session on the host network (the harness reaches the scripted model on loopback), its stream recorded. */
-  async newSession(): Promise<string> {
+  /**
+   * A Claude Code session on the host network (the harness reaches the scripted model on loopback),
+   * its stream recorded. `modelBaseUrl`: the scripted model server its environment points at
+   * (default: the scenario's).
+   */
+  async newSession(modelBaseUrl = this.modelBaseUrl): Promise<string> {
     if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5' })).id;
-    if (this.environmentId === null) {
+    let environmentId = this.environments.get(modelBaseUrl);
+    if (environmentId === undefined) {
       const env = await this.client.beta.environments.create({
-        name: 'chaos-env',
-        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', model: { base_url: this.modelBaseUrl } } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+        name: `chaos-env-${this.environments.size + 1}`,
+        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', model: { base_url: modelBaseUrl } } as Anthropic.Beta.Environments.BetaCloudConfigParams,
       });
-      this.environmentId = env.id;
+      environmentId = env.id;
+      this.environments.set(modelBaseUrl, environmentId);
     }
-    const session = await this.client.beta.sessions.create({ agent: this.agentId, environment_id: this.environmentId });
+    const session = await this.client.beta.sessions.create({ agent: this.agentId, environment_id: environmentId });
     this.recorders.set(session.id, new SseRecorder(this.sup.gatewayUrl, this.sup.apiKey, session.id).start());
     return session.id;
   }
@@ -58,10 +65,50 @@ export class ChaosDriver {
     const sentAt = Date.now();
     const answer = await this.client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
     const echoed = (answer as unknown as { data: { id: string }[] }).data[0];
-    this.acked.push({ sessionId, label: 'user.message', eventId: echoed.id });
-    const recorded = (await this.journal(sessionId)).find((e) => e.id === echoed.id);
-    if (!recorded || recorded.type !== 'UserMessageReceived') throw new Error(`the acknowledged message ${echoed.id} is not in the journal`);
-    return { sessionId, eventId: echoed.id, turnId: recorded.data.turn_id, sentAt };
+    return this.acknowledged(sessionId, echoed.id, sentAt);
+  }
+
+  /**
+   * Sends a user message the way a careful client does while the platform is failing: with an
+   * Idempotency-Key, retrying the same request on a 5xx or a dropped connection until it is
+   * acknowledged (a 4xx is final). The platform must record it exactly once however many
+   * attempts reached it. Null when no attempt was acknowledged within `retryForMs`.
+   */
+  async sendRetrying(sessionId: string, text: string, retryForMs: number): Promise<(SentMessage & { attempts: number; refusals: string[] }) | null> {
+    const sentAt = Date.now();
+    const key = `chaos-${sessionId}-${sentAt.toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+    const body = JSON.stringify({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
+    /** What the failed attempts were answered (status and code, or the connection error), each once. */
+    const refusals = new Set<string>();
+    for (let attempts = 1; ; attempts++) {
+      try {
+        const res = await fetch(`${this.sup.gatewayUrl}/v1/sessions/${sessionId}/events`, {
+          method: 'POST',
+          headers: { 'x-api-key': this.sup.apiKey, 'content-type': 'application/json', 'idempotency-key': key },
+          body,
+          signal: AbortSignal.timeout(15_000),
+        });
+        const answer = (await res.json()) as { data?: { id: string }[]; error?: { code?: string; message?: string } };
+        if (res.ok && answer.data?.[0]) return { ...(await this.acknowledged(sessionId, answer.data[0].id, sentAt, text)), attempts, refusals: [...refusals] };
+        if (res.status < 500) throw new Error(`a retried message was refused ${res.status}: ${answer.error?.code} ${answer.error?.message}`);
+        refusals.add(`${res.status} ${answer.error?.code ?? 'no code'}`);
+      } catch (error) {
+        if (error instanceof Error && error.message.startsWith('a retried message was refused')) throw error;
+        // the gateway is down or cut the connection: the same request again
+        if (!(error instanceof SyntaxError)) refusals.add('no answer');
+        else refusals.add('a body that is not JSON');
+      }
+      if (Date.now() - sentAt > retryForMs) return null;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /** `text`: given for a message sent with retries, whose text is unique in its session (so it must be recorded once). */
+  private async acknowledged(sessionId: string, eventId: string, sentAt: number, text?: string): Promise<SentMessage> {
+    this.acked.push({ sessionId, label: 'user.message', eventId, ...(text === undefined ? {} : { text }) });
+    const recorded = await this.waitForJournal(sessionId, (events) => events.find((e) => e.id === eventId), 10_000);
+    if (!recorded || recorded.type !== 'UserMessageReceived') throw new Error(`the acknowledged message ${eventId} is not in the journal`);
+    return { sessionId, eventId, turnId: recorded.data.turn_id, sentAt };
   }
 
   /** Records a command the suite published itself and the kernel answered `ok`. */

@@ -13,14 +13,35 @@ export type AckedCommand = Readonly<{
   eventId?: string | null;
   commandId?: string | null;
   noopAllowed?: boolean;
+  /** A user message's text, unique in its session: it must be recorded exactly once (retries with its Idempotency-Key included). */
+  text?: string;
 }>;
 
 /** One container the engine reports, as the sandbox-manager named and labelled it. */
 export type ContainerView = Readonly<{ name: string; labels: Readonly<Record<string, string>> }>;
 
+/**
+ * How a turn ended, as a scenario states what it requires: `completed` (the harness finished the
+ * turn: `TurnCompleted`, or `TurnRecovered` by replaying, reattaching or recovering its finished
+ * output), `failed:<reason>`, or `recovered:transcript_recovered`.
+ */
+export type TurnOutcome = 'completed' | `failed:${string}` | `recovered:${string}`;
+
+/** One thing the scripted model made the agent say or do, as the journal must record it. */
+export type ExpectedOutput = Readonly<{ kind: 'text'; text: string }> | Readonly<{ kind: 'tool_use'; name: string }> | Readonly<{ kind: 'tool_result'; includes: string }>;
+
+/**
+ * A turn a scenario drove: the outcomes it allows, and the output its model server scripted (every
+ * text, tool use and tool result, in order). A completed turn must hold exactly that output; any
+ * other end a prefix of it (what ran before the loss, each once).
+ */
+export type TurnExpectation = Readonly<{ sessionId: string; turnId: string; allowed: readonly TurnOutcome[]; output: readonly ExpectedOutput[] }>;
+
 export type InvariantInput = Readonly<{
   journals: ReadonlyMap<string, readonly RecordedEvent[]>;
   acked: readonly AckedCommand[];
+  /** The turns the scenario drove and what each must end as (turns it did not state are only required to end). */
+  expectations?: readonly TurnExpectation[];
   /** Per session: every frame an SSE client saw (duplicates across reconnects included). */
   sse: ReadonlyMap<string, readonly Readonly<{ seq: number; data: unknown }>[]>;
   containers: readonly ContainerView[];
@@ -38,7 +59,7 @@ export type InvariantReport = Readonly<{
 const TERMINAL = new Set(['TurnCompleted', 'TurnFailed', 'TurnRecovered']);
 const SESSION_NAME = /^\/?berth-s-([A-Za-z0-9_-]{1,128})-g([1-9][0-9]*)$/;
 
-/** Checks the five chaos invariants over the journals, acknowledgements, SSE records and containers. */
+/** Checks the chaos invariants over the journals, acknowledgements, turn expectations, SSE records and containers. */
 export function checkInvariants(input: InvariantInput): InvariantReport {
   const violations: string[] = [];
   let lost = 0;
@@ -69,11 +90,91 @@ export function checkInvariants(input: InvariantInput): InvariantReport {
     if (ack.eventId && effects.length > 1) {
       violations.push(`${ack.sessionId}: acknowledged ${ack.label} recorded ${effects.length} times (event ${ack.eventId})`);
     }
+    if (ack.text !== undefined) {
+      const copies = events.filter((e) => e.type === 'UserMessageReceived' && textOf(e.data.content) === ack.text).length;
+      if (copies > 1) {
+        duplicated += copies - 1;
+        violations.push(`${ack.sessionId}: the message ${JSON.stringify(ack.text.slice(0, 60))} was recorded ${copies} times`);
+      }
+    }
+  }
+
+  for (const expected of input.expectations ?? []) {
+    const checked = turnMeetsExpectation(expected, input.journals.get(expected.sessionId) ?? []);
+    lost += checked.lost;
+    duplicated += checked.duplicated;
+    violations.push(...checked.violations);
   }
 
   for (const [sessionId, frames] of input.sse) violations.push(...sseMatchesJournal(sessionId, frames, input.journals.get(sessionId) ?? []));
   violations.push(...sandboxesExclusive(input.journals, input.containers));
   return { violations, lost, duplicated, turns };
+}
+
+const COMPLETED_RECOVERIES = new Set(['replayed', 'reattached', 'output_recovered']);
+
+/** How the journal says a turn ended (null: it has not). */
+export function turnOutcome(events: readonly RecordedEvent[], turnId: string): TurnOutcome | null {
+  const end = events.find((e) => TERMINAL.has(e.type) && (e.data as { turn_id?: unknown }).turn_id === turnId);
+  if (!end) return null;
+  if (end.type === 'TurnFailed') return `failed:${end.data.reason}`;
+  if (end.type === 'TurnRecovered') return COMPLETED_RECOVERIES.has(end.data.method) ? 'completed' : `recovered:${end.data.method}`;
+  return 'completed';
+}
+
+type RecordedOutput = ExpectedOutput | Readonly<{ kind: 'tool_result'; text: string }>;
+
+const textOf = (content: readonly Readonly<Record<string, unknown>>[]): string => content.map((b) => (typeof b.text === 'string' ? b.text : '')).join('');
+
+/** The turn's texts, tool uses and tool results, in journal order. */
+function outputsOf(events: readonly RecordedEvent[], turnId: string): RecordedOutput[] {
+  const out: RecordedOutput[] = [];
+  for (const e of events) {
+    if ((e.data as { turn_id?: unknown }).turn_id !== turnId) continue;
+    if (e.type === 'AgentMessageRecorded') out.push({ kind: 'text', text: textOf(e.data.content) });
+    else if (e.type === 'AgentToolUseRecorded') out.push({ kind: 'tool_use', name: e.data.name });
+    else if (e.type === 'AgentToolResultRecorded') out.push({ kind: 'tool_result', text: textOf(e.data.content) });
+  }
+  return out;
+}
+
+const matches = (expected: ExpectedOutput, actual: RecordedOutput): boolean =>
+  expected.kind === actual.kind &&
+  (expected.kind === 'text'
+    ? expected.text === (actual as { text: string }).text
+    : expected.kind === 'tool_use'
+      ? expected.name === (actual as { name: string }).name
+      : (actual as { text: string }).text.includes(expected.includes));
+
+const describeOutput = (o: RecordedOutput | ExpectedOutput): string =>
+  o.kind === 'tool_use' ? `tool_use ${o.name}` : o.kind === 'tool_result' ? `tool_result ${'includes' in o ? `~${JSON.stringify(o.includes)}` : JSON.stringify(o.text.slice(0, 60))}` : `text ${JSON.stringify(o.text.slice(0, 60))}`;
+
+/** The turn ended as the scenario allows, with the scripted output: all of it when completed, a prefix otherwise; each once, in order. */
+function turnMeetsExpectation(expected: TurnExpectation, events: readonly RecordedEvent[]): { violations: string[]; lost: number; duplicated: number } {
+  const where = `${expected.sessionId}: turn ${expected.turnId}`;
+  const outcome = turnOutcome(events, expected.turnId);
+  const violations: string[] = [];
+  if (outcome !== null && !expected.allowed.includes(outcome)) violations.push(`${where} ended ${outcome}; this scenario requires ${expected.allowed.join(' or ')}`);
+  const actual = outputsOf(events, expected.turnId);
+  const inOrder = actual.length <= expected.output.length && actual.every((a, i) => matches(expected.output[i], a));
+  const complete = outcome !== 'completed' || actual.length === expected.output.length;
+  if (inOrder && complete) return { violations, lost: 0, duplicated: 0 };
+  // Count what is missing and what is extra against the script, whatever the order.
+  const unmatched = [...actual];
+  let lost = 0;
+  for (const e of expected.output) {
+    const at = unmatched.findIndex((a) => matches(e, a));
+    if (at >= 0) unmatched.splice(at, 1);
+    else if (outcome === 'completed') lost++;
+  }
+  const duplicated = unmatched.filter((a) => expected.output.some((e) => matches(e, a))).length;
+  violations.push(
+    `${where} (${outcome ?? 'not ended'}) recorded [${actual.map(describeOutput).join(', ')}], the model scripted [${expected.output.map(describeOutput).join(', ')}]` +
+      (lost > 0 ? `; ${lost} lost` : '') +
+      (duplicated > 0 ? `; ${duplicated} recorded twice` : '') +
+      (lost === 0 && duplicated === 0 ? '; out of order or not scripted' : ''),
+  );
+  return { violations, lost, duplicated };
 }
 
 function gapFree(sessionId: string, events: readonly RecordedEvent[]): string[] {

@@ -1,5 +1,5 @@
 import { toPublicEvent, type RecordedEvent } from '@berth/contracts';
-import { checkInvariants, type AckedCommand, type ContainerView, type InvariantInput } from './invariants';
+import { checkInvariants, type AckedCommand, type ContainerView, type ExpectedOutput, type InvariantInput, type TurnExpectation, type TurnOutcome } from './invariants';
 
 const S = 'sesn_a';
 let clock = 0;
@@ -128,5 +128,82 @@ describe('chaos invariants', () => {
         `container /berth-s-${S}-g1 is labelled for session ${other} but named for session ${S}`,
       ]),
     );
+  });
+});
+
+describe('chaos invariants: required outcome and full output', () => {
+  const scripted: ExpectedOutput[] = [
+    { kind: 'text', text: 'Running the slow step.' },
+    { kind: 'tool_use', name: 'Bash' },
+    { kind: 'tool_result', includes: 'step-done' },
+    { kind: 'text', text: 'The slow step is done.' },
+  ];
+  const expectation = (allowed: TurnOutcome[] = ['completed']): TurnExpectation => ({ sessionId: S, turnId: 'turn_1', allowed, output: scripted });
+  const text = (seq: number, t: string, offset: number) => ev(seq, 'AgentMessageRecorded', { turn_id: 'turn_1', content: [{ type: 'text', text: t }], offset }, `out${seq}`);
+  const toolUse = (seq: number, offset: number) =>
+    ev(seq, 'AgentToolUseRecorded', { turn_id: 'turn_1', offset, harness_tool_use_id: 'toolu_1', name: 'Bash', input: {}, evaluated_permission: 'allow' }, `out${seq}`);
+  const toolResult = (seq: number, offset: number) =>
+    ev(seq, 'AgentToolResultRecorded', { turn_id: 'turn_1', offset, tool_use_event_id: null, content: [{ type: 'text', text: 'step-done\n' }], is_error: false }, `out${seq}`);
+  /** The healthy journal's first four events, then `outputs`, then `end`. */
+  const journal = (outputs: ((seq: number) => RecordedEvent)[], end: (seq: number) => RecordedEvent) => {
+    const events = healthyJournal().slice(0, 4);
+    for (const make of outputs) events.push(make(events.length + 1));
+    events.push(end(events.length + 1));
+    return events;
+  };
+  const completed = (seq: number) => ev(seq, 'TurnCompleted', { turn_id: 'turn_1', interrupted: false }, 'done1');
+  const full = [(q: number) => text(q, 'Running the slow step.', 0), (q: number) => toolUse(q, 1), (q: number) => toolResult(q, 2), (q: number) => text(q, 'The slow step is done.', 3)];
+  const check = (events: RecordedEvent[], expectations: TurnExpectation[]) => checkInvariants(input(events, { expectations }));
+
+  it('passes a completed turn that holds the scripted output once, in order', () => {
+    expect(check(journal(full, completed), [expectation()])).toEqual({ violations: [], lost: 0, duplicated: 0, turns: 1 });
+  });
+
+  it('counts the replayed finish of a harness that completed as completed', () => {
+    const replayed = (seq: number) => ev(seq, 'TurnRecovered', { turn_id: 'turn_1', method: 'replayed' }, 'rc');
+    expect(check(journal(full, replayed), [expectation()]).violations).toEqual([]);
+  });
+
+  it('fails a completed turn that lost an output', () => {
+    const report = check(journal([full[0], full[1], full[2]], completed), [expectation()]);
+    expect(report.lost).toBe(1);
+    expect(report.violations).toEqual([expect.stringContaining(`${S}: turn turn_1 (completed) recorded [text "Running the slow step.", tool_use Bash, tool_result "step-done\\n"]`)]);
+    expect(report.violations[0]).toContain('; 1 lost');
+  });
+
+  it('fails an output recorded twice', () => {
+    const report = check(journal([...full.slice(0, 3), (q) => toolResult(q, 4), full[3]], completed), [expectation()]);
+    expect(report.duplicated).toBe(1);
+    expect(report.violations[0]).toContain('; 1 recorded twice');
+  });
+
+  it('fails outputs out of order', () => {
+    const report = check(journal([full[1], full[0], full[2], full[3]], completed), [expectation()]);
+    expect(report.violations).toEqual([expect.stringContaining('out of order or not scripted')]);
+  });
+
+  it('fails a turn that ended otherwise than the scenario requires (failed, where only completed may do)', () => {
+    const failed = (seq: number) => ev(seq, 'TurnFailed', { turn_id: 'turn_1', reason: 'no_progress', message: 'gave up' }, 'rc');
+    const report = check(journal(full.slice(0, 2), failed), [expectation()]);
+    expect(report.violations).toEqual([`${S}: turn turn_1 ended failed:no_progress; this scenario requires completed`]);
+  });
+
+  it('lets sandbox loss end the turn failed with its named reason, with a prefix of the output', () => {
+    const lost = (seq: number) => ev(seq, 'TurnFailed', { turn_id: 'turn_1', reason: 'sandbox_lost', message: 'the sandbox is gone' }, 'rc');
+    expect(check(journal(full.slice(0, 2), lost), [expectation(['completed', 'failed:sandbox_lost'])]).violations).toEqual([]);
+    const otherReason = (seq: number) => ev(seq, 'TurnFailed', { turn_id: 'turn_1', reason: 'harness_failed', message: 'x' }, 'rc');
+    expect(check(journal(full.slice(0, 2), otherReason), [expectation(['completed', 'failed:sandbox_lost'])]).violations).toEqual([
+      `${S}: turn turn_1 ended failed:harness_failed; this scenario requires completed or failed:sandbox_lost`,
+    ]);
+  });
+
+  it('fails an acknowledged message recorded twice (a retry that was not deduplicated)', () => {
+    const events = healthyJournal();
+    const again = ev(7, 'UserMessageReceived', { turn_id: 'turn_2', content: [{ type: 'text', text: 'hi' }], queued: false }, 'msg2');
+    const report = checkInvariants(input([...events, again, ev(8, 'TurnStarted', { turn_id: 'turn_2' }, 'msg2', 1), ev(9, 'TurnCompleted', { turn_id: 'turn_2' }, 'done2')], {
+      acked: [{ sessionId: S, label: 'user.message', eventId: 'sevt_msg1_0', text: 'hi' }],
+    }));
+    expect(report.duplicated).toBe(1);
+    expect(report.violations).toContain(`${S}: the message "hi" was recorded 2 times`);
   });
 });

@@ -1,6 +1,6 @@
 import { AnthropicMessagesServer } from '@berth/testing';
 import { ChaosDriver } from './driver';
-import { checkInvariants, type InvariantReport } from './invariants';
+import { checkInvariants, type InvariantReport, type TurnExpectation } from './invariants';
 import { KNOWN_FAILURES } from './known-failures';
 import { Supervisor } from './supervisor';
 
@@ -17,13 +17,25 @@ export const ASSUMED_RESTART_MS = 2_000;
 export type Recovery = Readonly<{ totalMs: number; restartMs: number }>;
 export const chargedRecoveryMs = (r: Recovery): number => r.totalMs - Math.max(0, r.restartMs - ASSUMED_RESTART_MS);
 
-export type ScenarioContext = Readonly<{ sup: Supervisor; driver: ChaosDriver; model: AnthropicMessagesServer }>;
+export type ScenarioContext = Readonly<{
+  sup: Supervisor;
+  driver: ChaosDriver;
+  /** The scenario's scripted model (the driver's default environment points at it). */
+  model: AnthropicMessagesServer;
+  /** Another scripted model server for this scenario (closed with it): one per session that needs its own script. */
+  newModel: () => Promise<AnthropicMessagesServer>;
+}>;
 
-/** What a scenario body reports besides the invariants: recovery times and what went wrong. */
-export type ScenarioOutcome = { recoveries: Recovery[]; problems: string[]; notes: string[] };
+/**
+ * What a scenario body reports besides the invariants: recovery times, what went wrong, and each
+ * turn it drove with the outcome and output that turn must end with (checked with the invariants).
+ */
+export type ScenarioOutcome = { recoveries: Recovery[]; problems: string[]; notes: string[]; expectations: TurnExpectation[] };
 
 export type Scenario = Readonly<{
   name: string;
+  /** What every turn under the fault must end as, in words (docs/chaos.md lists it). */
+  requires: string;
   /** Recovery must stay within this (default: the documented bound). */
   boundMs?: number;
   run(ctx: ScenarioContext, outcome: ScenarioOutcome): Promise<void>;
@@ -69,29 +81,35 @@ export async function startChaosPlatform(): Promise<{ sup: Supervisor; stop(): P
 /** One run of a scenario on the shared platform, then every invariant over what it touched. */
 export async function runScenario(scenario: Scenario, sup: Supervisor, log: (line: string) => void = () => undefined): Promise<ScenarioResult> {
   const started = Date.now();
-  const outcome: ScenarioOutcome = { recoveries: [], problems: [], notes: [] };
+  const outcome: ScenarioOutcome = { recoveries: [], problems: [], notes: [], expectations: [] };
   const boundMs = scenario.boundMs ?? RECOVERY_BOUND_MS;
   const model = await new AnthropicMessagesServer().start();
+  const extraModels: AnthropicMessagesServer[] = [];
+  const newModel = async () => {
+    const server = await new AnthropicMessagesServer().start();
+    extraModels.push(server);
+    return server;
+  };
   let driver: ChaosDriver | null = null;
   let report: InvariantReport = { violations: [], lost: 0, duplicated: 0, turns: 0 };
   const logMark = sup.logMark();
   try {
     driver = await ChaosDriver.open(sup, model.url);
     try {
-      await scenario.run({ sup, driver, model }, outcome);
+      await scenario.run({ sup, driver, model, newModel }, outcome);
     } catch (error) {
       outcome.problems.push(`scenario aborted: ${error instanceof Error ? error.message : String(error)}`);
     }
     // Every service back, plain, before judging (and before the next scenario).
     const fixed = await sup.settle();
     if (fixed.length > 0) outcome.notes.push(`after the run: ${fixed.join(', ')}`);
-    report = await checkRun(driver, sup);
+    report = await checkRun(driver, sup, outcome.expectations);
   } catch (error) {
     outcome.problems.push(`platform failed: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
     if (outcome.problems.length > 0 || report.violations.length > 0) log(`${scenario.name}: service logs during the run\n${sup.logs(logMark)}`);
     await driver?.close();
-    await model.close();
+    await Promise.all([model, ...extraModels].map((m) => m.close()));
   }
   const late = outcome.recoveries.filter((r) => chargedRecoveryMs(r) > boundMs);
   const problems = [
@@ -119,7 +137,7 @@ export async function runScenario(scenario: Scenario, sup: Supervisor, log: (lin
  * running (sweeps may still append), so the SSE view and the journal are compared at one settled
  * point: the journal read after the frames were copied must not have moved past what was waited on.
  */
-async function checkRun(driver: ChaosDriver, sup: Supervisor) {
+async function checkRun(driver: ChaosDriver, sup: Supervisor, expectations: readonly TurnExpectation[]) {
   const journals = new Map<string, Awaited<ReturnType<ChaosDriver['journal']>>>();
   const sse = new Map<string, readonly Readonly<{ seq: number; data: unknown }>[]>();
   for (const [sessionId, recorder] of driver.recorders) {
@@ -140,7 +158,7 @@ async function checkRun(driver: ChaosDriver, sup: Supervisor) {
   const mine = (c: { name: string; labels: Readonly<Record<string, string>> }) =>
     journals.has(c.labels['berth.session'] ?? '') || [...journals.keys()].some((id) => c.name.includes(id));
   const containers = (await sup.runtime.list({ 'berth.scope': sup.scope })).filter(mine).map((c) => ({ name: c.name, labels: c.labels }));
-  return checkInvariants({ journals, acked: driver.acked, sse, containers });
+  return checkInvariants({ journals, acked: driver.acked, expectations, sse, containers });
 }
 
 function worst(recoveries: readonly Recovery[]): Recovery | null {

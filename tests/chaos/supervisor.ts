@@ -1,11 +1,16 @@
 import Database from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
 import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { PrivateEngine } from './private-engine';
 import { REPO_ROOT, startService, type ServiceProcess } from './service-process';
+
+/** The store's filesystem: a tmpfs this small, so a scenario can fill it. */
+const STORE_FS_MB = 256;
 
 export const SERVICES = ['session-kernel', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -24,10 +29,11 @@ export type SupervisorOptions = Readonly<{
 }>;
 
 /**
- * The chaos suite's platform: one nats-server (own store dir), the Docker engine (ensured once per
- * process), and the four services as child processes on loopback over one fresh SQLite file. It
- * can SIGKILL and restart any service (optionally with a crash point armed), restart the broker,
- * hold the store's write lock for a while, and skew one service's wall clock.
+ * The chaos suite's platform: one nats-server (own store dir), a Docker engine of its own (see
+ * PrivateEngine), and the four services as child processes on loopback over one fresh SQLite file
+ * on a small tmpfs. It can SIGKILL and restart any service (optionally with a crash point armed),
+ * restart or SIGKILL the broker, restart the engine, hold the store's write lock or fill its disk
+ * for a while, and skew one service's wall clock.
  */
 export class Supervisor {
   readonly scope: string;
@@ -46,15 +52,16 @@ export class Supervisor {
   private constructor(
     private readonly dir: string,
     private readonly nats: NatsServerHandle,
-    private readonly dockerHost: string,
+    private readonly engine: PrivateEngine,
+    private readonly storeDir: string,
     private readonly harnessImage: string,
     private readonly gatewayPort: number,
     private readonly options: SupervisorOptions,
   ) {
     this.scope = `chaos${process.pid}${Date.now().toString(36)}`;
-    this.storeUrl = `sqlite:${join(dir, 'berth.db')}`;
+    this.storeUrl = `sqlite:${join(storeDir, 'berth.db')}`;
     this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    this.runtime = new DockerSandboxRuntime({ dockerHost, managedLabels: { 'berth.scope': this.scope } });
+    this.runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': this.scope } });
     for (const name of SERVICES) {
       const file = join(dir, `${name}.clock`);
       writeFileSync(file, '0');
@@ -63,11 +70,19 @@ export class Supervisor {
   }
 
   static async start(options: SupervisorOptions): Promise<Supervisor> {
-    const engine = ensureDockerTestEngine({ harness: true });
-    if (engine.harnessImage === null) throw new Error('the harness image could not be built');
+    // BERTH_CHAOS_HARNESS_IMAGE: an image the suite's engine already holds, used as it is (no build
+    // step: for a rerun while another build holds build-images.sh's lock).
+    const preset = process.env.BERTH_CHAOS_HARNESS_IMAGE;
+    const built = preset ? null : ensureDockerTestEngine({ harness: true });
+    if (built?.harnessImage === null) throw new Error('the harness image could not be built');
+    const harnessImage = preset ?? (built?.harnessImage as string);
+    const engine = await PrivateEngine.start(built ? [built.baseImage, harnessImage] : [], built?.dockerHost ?? '');
     const dir = mkdtempSync(join(tmpdir(), 'berth-chaos-'));
+    const storeDir = join(dir, 'store');
+    mkdirSync(storeDir);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${STORE_FS_MB}m`, 'berth-chaos-store', storeDir]);
     const nats = await startNatsServer();
-    const supervisor = new Supervisor(dir, nats, engine.dockerHost, engine.harnessImage, await freePort(), options);
+    const supervisor = new Supervisor(dir, nats, engine, storeDir, harnessImage, await freePort(), options);
     try {
       // The kernel declares the streams; the others only attach to them.
       await supervisor.startService('session-kernel');
@@ -103,7 +118,7 @@ export class Supervisor {
       'sandbox-manager': {
         ...common,
         ...delivery,
-        DOCKER_HOST: this.dockerHost,
+        DOCKER_HOST: this.engine.dockerHost,
         BERTH_MODEL_BASE_URL: this.options.modelBaseUrl,
         BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
         BERTH_SANDBOX_IMAGE: this.harnessImage,
@@ -177,6 +192,52 @@ export class Supervisor {
     await this.nats.restart();
   }
 
+  /** SIGKILLs nats-server (no clean shutdown of its JetStream store), then starts it again on the same port and store dir. */
+  async crashNats(onDown: () => void): Promise<void> {
+    await this.nats.crash();
+    onDown();
+    await this.nats.restart();
+  }
+
+  /** Restarts the suite's own Docker engine (every sandbox on it stops). */
+  restartEngine(onDown: () => void): Promise<{ downAt: number; upAt: number }> {
+    return this.engine.restart(onDown);
+  }
+
+  /**
+   * Fills the store's filesystem to the last byte for `ms`, then frees it. The WAL is truncated
+   * first, so every SQLite write must grow a file and fails with SQLITE_FULL (reads still work).
+   * Resolves with whether a probe write really failed while the disk was full.
+   */
+  async diskFull(ms: number, onFull: () => void): Promise<{ writesFailed: boolean }> {
+    const filler = join(this.storeDir, 'filler');
+    const db = new Database(this.dbPath);
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.exec('CREATE TABLE IF NOT EXISTS chaos_disk_probe (x BLOB)');
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      for (const chunk of [Buffer.alloc(1 << 20), Buffer.alloc(4096), Buffer.alloc(512)]) {
+        try {
+          for (;;) await appendFile(filler, chunk);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+        }
+      }
+      onFull();
+      let writesFailed = false;
+      try {
+        db.prepare('INSERT INTO chaos_disk_probe VALUES (?)').run(Buffer.alloc(1 << 16));
+      } catch (error) {
+        writesFailed = (error as { code?: string }).code === 'SQLITE_FULL';
+      }
+      await new Promise((r) => setTimeout(r, ms));
+      return { writesFailed };
+    } finally {
+      await rm(filler, { force: true });
+      db.close();
+    }
+  }
+
   /**
    * A store outage for SQLite: another connection holds the database's write lock
    * (`BEGIN EXCLUSIVE`) for `ms`. Every service's write waits out its 5 s busy timeout and then
@@ -221,6 +282,12 @@ export class Supervisor {
       process.stderr.write(`chaos: could not remove sandboxes of scope ${this.scope}: ${String(error)}\n`);
     }
     await this.nats.stop();
+    await this.engine.stop();
+    try {
+      execFileSync('umount', [this.storeDir]);
+    } catch (error) {
+      process.stderr.write(`chaos: could not unmount the store's tmpfs ${this.storeDir}: ${String(error)}\n`);
+    }
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

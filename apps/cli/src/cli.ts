@@ -2,7 +2,7 @@ import { ApiClient } from './api/client';
 import { parseCommandLine } from './args';
 import type { Command, Io } from './commands/command';
 import { COMMANDS } from './commands';
-import { ApiError, ExitCode, MissingKeyError, UsageError, exitCodeFor, type ExitCode as Code } from './exit-codes';
+import { ApiError, ExitCode, MissingKeyError, ReportedFailure, UsageError, exitCodeFor, type ExitCode as Code } from './exit-codes';
 import { formatError } from './output/format';
 
 export type CliEnv = Readonly<{
@@ -28,13 +28,20 @@ export async function runCli(argv: readonly string[], { env, io, fetchImpl = fet
     const apiKey = global.apiKey ?? env.BERTH_API_KEY ?? '';
     if (!apiKey && !command.local) throw new MissingKeyError('no API key: pass --api-key or set BERTH_API_KEY');
     const api = new ApiClient({ apiUrl: global.apiUrl ?? env.BERTH_API_URL ?? DEFAULT_API_URL, apiKey }, fetchImpl);
-    const output = await command.run({ api, io, env, json: global.json, signal, fetchImpl, streamBackoffMs }, args, options);
+    const output = await command.run({ api, io, json: global.json, signal, fetchImpl, streamBackoffMs, env }, args, options);
     if (output) io.out(global.json ? JSON.stringify(output.json, null, 2) : output.human);
-    return output?.exitCode ?? ExitCode.ok;
+    return ExitCode.ok;
   } catch (e) {
+    if (e instanceof ReportedFailure) {
+      io.out(json(argv) ? JSON.stringify(e.output.json, null, 2) : e.output.human);
+      return ExitCode.apiError;
+    }
     if (e instanceof UsageError) io.err(`error: ${e.message}`);
     else if (e instanceof ApiError) io.err(formatError(e));
     else io.err(`error: ${(e as Error).message}`);
     return exitCodeFor(e);
   }
 }
+
+/** --json anywhere on the line (the parse already succeeded when a command reports a failure). */
+const json = (argv: readonly string[]): boolean => argv.includes('--json');

@@ -25,6 +25,13 @@ export class ApiError extends Error {
   }
 }
 
+/** A command that ran and found something wrong: its report is printed as usual, and berth exits 1. */
+export class ReportedFailure extends Error {
+  constructor(readonly output: Readonly<{ json: unknown; human: string }>) {
+    super('the command reported a failure');
+  }
+}
+
 /** No credentials to even try with (a refused key comes back as an ApiError 401). */
 export class MissingKeyError extends Error {}
 

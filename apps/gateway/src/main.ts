@@ -5,16 +5,19 @@ import { systemClock } from '@berth/core';
 import { JetStreamPublisher, NatsCommandBus, connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
+import { failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream } from '@nats-io/jetstream';
-import { Logger } from '@nestjs/common';
 import { createGatewayApp } from './app/create-gateway-app';
+import { consoleBuildExists } from './console/serve-console';
 import { GatewayConfigSchema } from './config/gateway.config';
 import { NatsSandboxProbe } from './sessions/nats-sandbox-probe';
 import { NatsEventFeed } from './stream/nats-event-feed';
 
 /** Composition root: the store, NATS (commands out, live events in, sandbox probes) and HTTP. */
 async function main(): Promise<void> {
-  const log = new Logger('gateway');
+  // The gateway serves /metrics on its own HTTP port.
+  const telemetry = await startServiceTelemetry('gateway', { metricsPort: false });
+  const { log } = telemetry;
   const config = loadConfig(GatewayConfigSchema);
   ensureSqliteDir(config.storeUrl);
   const store = createStore(config.storeUrl);
@@ -34,7 +37,9 @@ async function main(): Promise<void> {
       { name: 'nats', check: async () => void (await nc.flush()) },
     ],
     options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit },
-    logger: ['log', 'warn', 'error'],
+    log,
+    pino: telemetry.pino,
+    registry: telemetry.registry,
     consoleDir: config.consoleDir,
   });
   onShutdownSignals([
@@ -42,10 +47,11 @@ async function main(): Promise<void> {
     { name: 'stop waiting for command outcomes', run: async () => commandBus.close() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
-  ]);
+    { name: 'flush traces', run: () => telemetry.shutdown() },
+  ], log);
   await app.listen(config.port, config.host);
   const address = app.getHttpServer().address() as { port: number };
-  log.log(`ready: http://${config.host}:${address.port} (store ${config.storeUrl.replace(/\/\/[^@/]*@/, '//***@')}, nats ${config.natsUrl})`);
+  log.info(`ready: http://${config.host}:${address.port}`, { store: config.storeUrl, nats: config.natsUrl, console: consoleBuildExists(config.consoleDir), tracing: telemetry.tracing.exporting });
 }
 
 /** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */
@@ -54,7 +60,4 @@ function ensureSqliteDir(storeUrl: string): void {
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
-main().catch((e) => {
-  console.error(`gateway failed to start: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+main().catch(failedToStart('gateway'));

@@ -1,3 +1,4 @@
+import { silentLogger } from '@berth/testing';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { systemClock } from '@berth/core';
 import { createStore } from '@berth/store';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { createGatewayApp } from '../src/app/create-gateway-app';
-import { NO_SANDBOX } from '../src/sessions/sandbox-probe.port';
+import { NO_SANDBOX } from '@berth/session-use-cases';
 
 describe('console files and the API key command', () => {
   let dir: string;
@@ -27,7 +28,7 @@ describe('console files and the API key command', () => {
       sandboxProbe: { probe: async () => NO_SANDBOX },
       clock: systemClock,
       consoleDir: dir,
-      logger: false,
+      log: silentLogger,
     });
     await app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;

@@ -7,7 +7,7 @@ import { randomIds, systemClock } from '@berth/core';
 import { JetStreamPublisher, NatsCommandBus, connectNats } from '@berth/nats';
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
-import { startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { silentLogger, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -52,7 +52,7 @@ describe('gateway + session-kernel + nats-server', () => {
       eventFeed: new NatsEventFeed(nc),
       sandboxProbe: new NatsSandboxProbe(nc, systemClock, 300),
       readiness: [{ name: 'nats', check: async () => void (await nc.flush()) }],
-      logger: false,
+      log: silentLogger,
     });
     await app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;

@@ -67,6 +67,61 @@ describe('sessions beyond the reference API', () => {
     }
   });
 
+  it('Idempotency-Key on events: a retry after a lost reply records the message once and answers the same', async () => {
+    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    const send = (body: unknown, key: string, apiKey = gw.keyA, session = sessionId) =>
+      call(gw.url, apiKey, 'POST', `/v1/sessions/${session}/events`, body, { 'idempotency-key': key });
+    const messages = async () => (await gw.store.journal.readEvents(sessionId, { types: ['UserMessageReceived'] })).length;
+
+    gw.bus.loseReplyWhen = (command) => command.meta.session_id === sessionId && command.type === 'SubmitUserMessage';
+    let lost;
+    try {
+      lost = await send(userMessage('once'), 'send-1');
+    } finally {
+      gw.bus.loseReplyWhen = () => false;
+    }
+    expect(lost.status).toBe(504);
+    expect(await messages()).toBe(1);
+
+    const retry = await send(userMessage('once'), 'send-1');
+    const again = await send(userMessage('once'), 'send-1');
+    expect([retry.status, again.status]).toEqual([200, 200]);
+    const [recorded] = await gw.store.journal.readEvents(sessionId, { types: ['UserMessageReceived'] });
+    expect(retry.json.data).toEqual([expect.objectContaining({ type: 'user.message', id: recorded.id })]);
+    expect(again.json.data).toEqual(retry.json.data);
+    expect(await messages()).toBe(1);
+
+    // The key is bound to the batch: other events under it are a conflict, and nothing is sent.
+    const conflict = await send(userMessage('something else'), 'send-1');
+    expect(conflict.status).toBe(409);
+    expect(conflict.json.error).toMatchObject({ type: 'conflict_error', code: 'IDEMPOTENCY_KEY_CONFLICT' });
+    expect(await messages()).toBe(1);
+
+    // Scoped to the session and the owner; without a key every send is new.
+    const other = await seedSession(gw.url, gw.keyA);
+    expect((await send(userMessage('once'), 'send-1', gw.keyA, other.sessionId)).status).toBe(200);
+    expect(await gw.store.journal.readEvents(other.sessionId, { types: ['UserMessageReceived'] })).toHaveLength(1);
+    expect((await send(userMessage('once'), 'send-1', gw.keyB)).status).toBe(404);
+    await waitFor(async () => (await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}`)).json.status === 'idle');
+    await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/events`, userMessage('once'));
+    expect(await messages()).toBe(2);
+  });
+
+  it('refuses a user message above the payload limit with 413 PAYLOAD_TOO_LARGE and records nothing', async () => {
+    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    const messages = async () => (await gw.store.journal.readEvents(sessionId, { types: ['UserMessageReceived'] })).length;
+    const big = await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/events`, userMessage('x'.repeat(600 * 1024)));
+    expect(big.status).toBe(413);
+    expect(big.json.error).toMatchObject({ type: 'request_too_large', code: 'PAYLOAD_TOO_LARGE', details: { limit_bytes: 512 * 1024 } });
+    const huge = await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/events`, userMessage('x'.repeat(1024 * 1024)));
+    expect(huge.status).toBe(413);
+    expect(huge.json.error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(await messages()).toBe(0);
+    const fits = await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/events`, userMessage('y'.repeat(500 * 1024)));
+    expect(fits.status).toBe(200);
+    expect(await messages()).toBe(1);
+  });
+
   it('recover and terminate go through the kernel and return the session', async () => {
     const { sessionId } = await seedSession(gw.url, gw.keyA);
     await waitFor(async () => (await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}/events?types[]=berth.sandbox_bound`)).json.data.length === 1);

@@ -4,14 +4,15 @@ import { DockerSandboxRuntime } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
-import { Logger } from '@nestjs/common';
+import { failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { startSandboxManager } from './app/start-sandbox-manager';
 import { crashPointsArmedAt } from './config/crash-points';
 import { ManagerConfigSchema } from './config/manager.config';
 
 /** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT. */
 async function main(): Promise<void> {
-  const log = new Logger('sandbox-manager');
+  const telemetry = await startServiceTelemetry('sandbox-manager');
+  const { log } = telemetry;
   const config = loadConfig(ManagerConfigSchema);
   const store = createStore(config.storeUrl);
   await store.init();
@@ -35,16 +36,15 @@ async function main(): Promise<void> {
     delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
+    registry: telemetry.registry,
   });
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
-  ]);
-  log.log(`ready: consuming SESSION_EVT/sandbox-manager from ${config.natsUrl}, docker ${config.dockerHost}`);
+    { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
+  ], log);
+  log.info('ready: consuming SESSION_EVT/sandbox-manager', { nats: config.natsUrl, docker: config.dockerHost, metrics: telemetry.metrics?.url ?? null });
 }
 
-main().catch((e) => {
-  console.error(`sandbox-manager failed to start: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+main().catch(failedToStart('sandbox-manager'));

@@ -7,8 +7,8 @@ import { applyTopology, berthTopology, connectNats, JetStreamPublisher } from '@
 import { createJetStreamMicroservice, JetStreamTransport, loadConfig, onShutdownSignals } from '@berth/nest';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
+import { consumerMetrics, failedToStart, kernelMetrics, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Logger } from '@nestjs/common';
 import { CommandProcessor } from './commands/command-processor';
 import { SessionLocks } from './commands/session-locks';
 import { crashPointsArmedAt } from './config/crash-points';
@@ -19,7 +19,9 @@ import { EventOutbox } from './outbox/event-outbox';
 
 /** Composition root: real adapters in, one JetStream consumer out. */
 async function main(): Promise<void> {
-  const log = new Logger('session-kernel');
+  const telemetry = await startServiceTelemetry('session-kernel');
+  const { log } = telemetry;
+  const metrics = kernelMetrics(telemetry.registry);
   const config = loadConfig(KernelConfigSchema);
   ensureSqliteDir(config.storeUrl);
   const store = createStore(config.storeUrl);
@@ -30,25 +32,29 @@ async function main(): Promise<void> {
 
   const crash = crashPointsArmedAt(config.crashPoint);
   const locks = new SessionLocks();
-  const outbox = new EventOutbox(store.journal, new JetStreamPublisher(jetstream(nc)), locks, crash, log);
+  const outbox = new EventOutbox(store.journal, new JetStreamPublisher(jetstream(nc)), locks, crash, log, metrics);
   const processor = new CommandProcessor({
     kernel: createSessionKernel({
       journal: store.journal,
       snapshots: store.snapshots,
       clock: systemClock,
-      onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed for ${sessionId}: ${String(error)}`),
+      onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed (the journal is used instead)`, { session_id: sessionId, err: error }),
+      observer: { decided: (s) => metrics.decideSeconds.observe(s), committed: (s) => metrics.commitSeconds.observe(s) },
     }),
     outbox,
     locks,
     replies: nc,
     crash,
+    log,
+    metrics,
   });
 
   // Whatever a crash left between commit and publish goes out before new commands are taken.
   const relayed = await outbox.relay();
-  if (relayed > 0) log.log(`outbox: republished ${relayed} event(s) left unpublished`);
+  if (relayed > 0) log.info(`outbox: republished ${relayed} event(s) left unpublished`, { events: relayed });
   outbox.startRelay(config.relayIntervalMs);
 
+  const consumers = consumerMetrics(telemetry.registry);
   const transport = new JetStreamTransport({
     connection: nc,
     stream: Streams.commands,
@@ -61,16 +67,20 @@ async function main(): Promise<void> {
       const command = sessionErrorForDeadLetter(deadLetter, systemClock);
       if (command) await processor.apply(command);
     },
+    log,
+    observer: consumers.observer(Streams.commands, Consumers.kernel),
   });
-  const app = await createJetStreamMicroservice(KernelModule.forRoot(processor), transport);
+  consumers.watch(Streams.commands, Consumers.kernel, () => transport.pending());
+  const app = await createJetStreamMicroservice(KernelModule.forRoot(processor), transport, log);
   onShutdownSignals([
     { name: 'stop consuming and drain in-flight commands', run: () => app.close() },
     { name: 'stop the outbox relay', run: () => outbox.stopRelay() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
-  ]);
+    { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
+  ], log);
   await app.listen();
-  log.log(`ready: consuming ${Streams.commands}/${Consumers.kernel} from ${config.natsUrl}`);
+  log.info(`ready: consuming ${Streams.commands}/${Consumers.kernel}`, { nats: config.natsUrl, store: config.storeUrl, metrics: telemetry.metrics?.url ?? null });
 }
 
 /** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */
@@ -79,7 +89,4 @@ function ensureSqliteDir(storeUrl: string): void {
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
-main().catch((e) => {
-  console.error(`session-kernel failed to start: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+main().catch(failedToStart('session-kernel'));

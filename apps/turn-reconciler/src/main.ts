@@ -6,8 +6,8 @@ import { systemClock } from '@berth/core';
 import { applyTopology, berthTopology, connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport, loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
+import { consumerMetrics, failedToStart, reconcilerMetrics, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Logger } from '@nestjs/common';
 import { JetStreamOpenTurnDirectory } from './adapters/jetstream-open-turn-directory';
 import { NatsSandboxManagerClient } from './adapters/nats-sandbox-manager.client';
 import { ReconcilerConfigSchema } from './config/reconciler.config';
@@ -16,7 +16,8 @@ import { TurnReconcilerService } from './reconciling/turn-reconciler.service';
 
 /** Composition root: store and NATS adapters in; SESSION_EVT consumer and a sweep timer out. */
 async function main(): Promise<void> {
-  const log = new Logger('turn-reconciler');
+  const telemetry = await startServiceTelemetry('turn-reconciler');
+  const { log } = telemetry;
   const config = loadConfig(ReconcilerConfigSchema);
   ensureSqliteDir(config.storeUrl);
   const store = createStore(config.storeUrl);
@@ -34,29 +35,35 @@ async function main(): Promise<void> {
     clock: systemClock,
     policy: config.policy,
     log,
+    metrics: reconcilerMetrics(telemetry.registry),
     crashAt: config.crashPoint,
   });
 
   // Turns that were open when we (or everything) went down are picked up before new events.
   const open = await reconciler.hydrate(new JetStreamOpenTurnDirectory(nc));
-  log.log(`rebuilt ${open} session(s) with an open turn from the journal`);
+  log.info(`rebuilt ${open} session(s) with an open turn from the journal`, { sessions: open });
+  const consumers = consumerMetrics(telemetry.registry);
 
   const transport = new JetStreamTransport({
     connection: nc,
     stream: Streams.events,
     consumer: Consumers.turnReconciler,
     maxDeliver: config.maxDeliver,
+    log,
+    observer: consumers.observer(Streams.events, Consumers.turnReconciler),
   });
-  const app = await createJetStreamMicroservice(ReconcilerModule.forRoot(reconciler), transport);
+  consumers.watch(Streams.events, Consumers.turnReconciler, () => transport.pending());
+  const app = await createJetStreamMicroservice(ReconcilerModule.forRoot(reconciler), transport, log);
   onShutdownSignals([
     { name: 'stop consuming and drain in-flight events', run: () => app.close() },
     { name: 'stop sweeping and wait for effects in flight', run: () => reconciler.stop() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
-  ]);
+    { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
+  ], log);
   await app.listen();
   reconciler.startSweeping(config.sweepIntervalMs);
-  log.log(`ready: consuming ${Streams.events}/${Consumers.turnReconciler}, sweeping every ${config.sweepIntervalMs} ms`);
+  log.info(`ready: consuming ${Streams.events}/${Consumers.turnReconciler}, sweeping every ${config.sweepIntervalMs} ms`, { nats: config.natsUrl, metrics: telemetry.metrics?.url ?? null });
 }
 
 /** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */
@@ -65,7 +72,4 @@ function ensureSqliteDir(storeUrl: string): void {
   if (path && path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 }
 
-main().catch((e) => {
-  console.error(`turn-reconciler failed to start: ${e instanceof Error ? e.message : String(e)}`);
-  process.exit(1);
-});
+main().catch(failedToStart('turn-reconciler'));

@@ -5,8 +5,10 @@ import { applyTopology, berthTopology, connectNats, ConsumerRunner, decodeJson, 
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
-import { startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
+import { silentLogger, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
+import { reconcilerMetrics } from '@berth/telemetry';
 import { defaultReconcilePolicy } from '@berth/turns-domain';
+import { Registry } from 'prom-client';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { INestMicroservice } from '@nestjs/common';
@@ -60,6 +62,7 @@ describe('turn-reconciler over a real nats-server and SQLite', () => {
       await publisher.publish(Subjects.event(e.session_id, e.type), e, { msgId: `${e.session_id}:${e.seq}` });
     });
     kernelRunner = new ConsumerRunner({
+      log: silentLogger,
       js,
       stream: Streams.commands,
       consumer: Consumers.kernel,
@@ -98,11 +101,12 @@ describe('turn-reconciler over a real nats-server and SQLite', () => {
       sandboxManager: new NatsSandboxManagerClient(nc, { probeTimeoutMs: 500, effectTimeoutMs: 1_000 }),
       clock: systemClock,
       policy: { ...defaultReconcilePolicy, probeAfterMs: 300, retryAfterMs: 100, pendingTimeoutMs: 1_500 },
-      log: { log: () => undefined, warn: () => undefined },
+      log: silentLogger,
+      metrics: reconcilerMetrics(new Registry()),
     });
     await reconciler.hydrate(new JetStreamOpenTurnDirectory(nc));
-    const transport = new JetStreamTransport({ connection: nc, stream: Streams.events, consumer: Consumers.turnReconciler, maxDeliver: 3 });
-    app = await createJetStreamMicroservice(ReconcilerModule.forRoot(reconciler), transport);
+    const transport = new JetStreamTransport({ connection: nc, stream: Streams.events, consumer: Consumers.turnReconciler, maxDeliver: 3, log: silentLogger });
+    app = await createJetStreamMicroservice(ReconcilerModule.forRoot(reconciler), transport, silentLogger);
     app.useLogger(false);
     await app.listen();
     reconciler.startSweeping(100);

@@ -1,4 +1,5 @@
 export * from './content';
+export * from './limits';
 export * from './tokens';
 export * from './commands';
 export * from './events';

@@ -1,5 +1,6 @@
 export * from './harness-adapter.port';
 export * from './harness-adapters';
+export * from './bounded-output';
 export * from './parse-state';
 export { ClaudeCodeAdapter } from './claude-code/claude-code.adapter';
 export { claudeProjectKey } from './claude-code/claude-project-key';

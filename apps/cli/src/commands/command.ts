@@ -1,26 +1,23 @@
 import type { ApiClient } from '../api/client';
 import type { CommandSpec, OptionValues } from '../args';
-import type { ExitCode } from '../exit-codes';
 
 export type Io = Readonly<{ out: (text: string) => void; err: (text: string) => void }>;
 
 export type Context = Readonly<{
   api: ApiClient;
   io: Io;
-  env: Readonly<Record<string, string | undefined>>;
   json: boolean;
   /** Aborted on Ctrl-C: streaming commands stop cleanly. */
   signal: AbortSignal;
   fetchImpl: typeof fetch;
   /** First reconnect delay for streams (tests shorten it). */
   streamBackoffMs?: number;
+  /** The process environment (local commands read the same variables the services do). */
+  env: Readonly<Record<string, string | undefined>>;
 }>;
 
-/**
- * What a command prints: `json` under --json, `human` otherwise, then exits with `exitCode` (0 when
- * absent). Streaming commands print as they go and return nothing.
- */
-export type Output = Readonly<{ json: unknown; human: string; exitCode?: ExitCode }>;
+/** What a command prints: `json` under --json, `human` otherwise. Streaming commands print as they go and return nothing. */
+export type Output = Readonly<{ json: unknown; human: string }>;
 
 export type Command = CommandSpec &
   Readonly<{

@@ -1,9 +1,10 @@
 import { agentCommands } from './agents';
 import type { Command } from './command';
+import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
 import { sessionCommands } from './sessions';
 import { storeCommands } from './store';
 import { streamCommands } from './stream';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...storeCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...doctorCommands, ...storeCommands];

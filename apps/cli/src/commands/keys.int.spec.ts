@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createStore } from '@berth/store';
 import { runCli } from '../cli';
 import { ExitCode } from '../exit-codes';
 
@@ -23,8 +24,6 @@ describe('berth keys create', () => {
     expect(issued).toMatchObject({ owner_id: 'owner_cli', name: 'ci' });
     expect(issued.key).toMatch(/^bk_[a-z0-9]{12}_[A-Za-z0-9]{32}$/);
 
-    // The CLI loads the store lazily (it is heavy); so do its tests.
-    const { createStore } = await import('@berth/store');
     const store = createStore(url);
     await store.init();
     try {

@@ -1,6 +1,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SqliteStore } from '@berth/store';
+import { commitOf } from '@berth/store/contract';
 import Database from 'better-sqlite3';
 import { runCli } from '../cli';
 import { ExitCode } from '../exit-codes';
@@ -16,8 +18,6 @@ async function run(argv: string[]) {
 
 /** Three sessions as the kernel leaves them: each with events, a snapshot and a row that agree. */
 async function seeded(path: string): Promise<void> {
-  // The CLI loads the store lazily (it is heavy); so do its tests.
-  const [{ SqliteStore }, { commitOf }] = await Promise.all([import('@berth/store'), import('@berth/store/contract')]);
   const store = new SqliteStore(path);
   await store.init();
   for (const id of ['sesn_a', 'sesn_b', 'sesn_c']) {

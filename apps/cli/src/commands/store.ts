@@ -1,19 +1,19 @@
 import { existsSync } from 'node:fs';
-import { ExitCode, UsageError } from '../exit-codes';
+import { backupStore, checkStore, createStore, parseStoreUrl } from '@berth/store';
+import { ReportedFailure, UsageError } from '../exit-codes';
 import { details } from '../output/format';
 import type { OptionValues } from '../args';
 import { str, type Command, type Context } from './command';
 
 /**
  * Store maintenance on the server machine, straight against the store (no API): a consistency
- * check and an online backup. The store library is loaded only when one of these runs.
+ * check and an online backup.
  */
 
 const DEFAULT_STORE = 'sqlite:./.berth/berth.db';
 const storeOption = { store: { type: 'string', help: `store URL (default: $BERTH_STORE_URL, else ${DEFAULT_STORE})` } } as const;
 
 async function openStore(url: string) {
-  const { createStore, parseStoreUrl } = await import('@berth/store');
   const target = parseStoreUrl(url);
   // Never create an empty database where the user pointed at a missing one.
   if (target.kind === 'sqlite' && target.path !== ':memory:' && !existsSync(target.path)) throw new UsageError(`no store at ${target.path} (check --store or BERTH_STORE_URL)`);
@@ -33,7 +33,6 @@ export const storeCommands: readonly Command[] = [
     summary: 'check the store for sessions, transcripts and agents that disagree with their journal (exit 1 if any)',
     local: true,
     run: async (ctx, _a, o) => {
-      const { checkStore } = await import('@berth/store');
       const url = storeUrl(ctx, o);
       const store = await openStore(url);
       ctx.io.err(`checking ${redacted(url)} …`);
@@ -49,7 +48,9 @@ export const storeCommands: readonly Command[] = [
           report.findings.length === 0 ? 'no problems found' : `${report.findings.length} problem(s):`,
           ...report.findings.map((f) => `\n${f.severity.toUpperCase()} ${f.kind}  ${f.subject}\n  ${f.detail}\n  what to do: ${f.fix}`),
         ];
-        return { json: report, human: summary.join('\n'), exitCode: report.findings.length === 0 ? ExitCode.ok : ExitCode.apiError };
+        const output = { json: report, human: summary.join('\n') };
+        if (report.findings.length > 0) throw new ReportedFailure(output);
+        return output;
       } finally {
         await store.close();
       }
@@ -62,7 +63,6 @@ export const storeCommands: readonly Command[] = [
     summary: 'write a consistent copy of a SQLite store to a new file while the platform runs',
     local: true,
     run: async (ctx, a, o) => {
-      const { backupStore } = await import('@berth/store');
       const result = await backupStore(storeUrl(ctx, o), a.file as string);
       return { json: result, human: details([['backup', result.path], ['bytes', result.bytes], ['restore', 'stop every service, replace the database file with this copy (remove its -wal and -shm files), start; then berth store check']]) };
     },

@@ -1,13 +1,17 @@
 import { NestFactory } from '@nestjs/core';
-import type { LogLevel } from '@nestjs/common';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock, type Clock, type IdGenerator } from '@berth/core';
-import type { CommandBus } from '@berth/ports';
+import { nestLogger } from '@berth/nest';
+import type { CommandBus, Logger } from '@berth/ports';
+import { httpMetrics } from '@berth/telemetry';
+import type { Logger as Pino } from 'pino';
+import { Registry } from 'prom-client';
 import { consoleBuildExists, consoleHandlers } from '../console/serve-console';
 import { bodyErrors, jsonBody } from '../http/body-parser';
+import { httpTelemetry } from '../http/http-telemetry';
 import { parseQueryString } from '../http/query-parser';
 import type { ReadinessCheck } from '../health/readiness';
-import type { SandboxProbe } from '../sessions/sandbox-probe.port';
+import type { SandboxProbe } from '@berth/session-use-cases';
 import type { EventFeed } from '../stream/event-feed.port';
 import { DEFAULT_OPTIONS, type GatewayDeps, type GatewayOptions, type GatewayStore } from './gateway-deps';
 import { GatewayModule } from './gateway.module';
@@ -21,14 +25,18 @@ export type CreateGatewayAppInput = Readonly<{
   ids?: IdGenerator;
   readiness?: readonly ReadinessCheck[];
   options?: Partial<GatewayOptions>;
-  /** Nest's log levels; false silences the framework (tests). */
-  logger?: false | LogLevel[];
+  log: Logger;
+  /** pino itself, for one request log line per HTTP request (nestjs-pino); none when absent. */
+  pino?: Pino;
+  /** Where the gateway's metrics are registered; /metrics serves it. A private one when absent. */
+  registry?: Registry;
   /** The console's build directory, served at /console/ when it holds an index.html. */
   consoleDir?: string;
 }>;
 
 /** The gateway, composed from its ports: production wires NATS and the store (main.ts), tests wire in-memory pieces. */
 export async function createGatewayApp(input: CreateGatewayAppInput): Promise<NestExpressApplication> {
+  const registry = input.registry ?? new Registry();
   const deps: GatewayDeps = {
     store: input.store,
     commandBus: input.commandBus,
@@ -38,12 +46,19 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
     ids: input.ids ?? randomIds,
     readiness: input.readiness ?? [],
     options: { ...DEFAULT_OPTIONS, ...input.options },
+    log: input.log,
+    metrics: httpMetrics(registry),
   };
-  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.with(deps), new ExpressAdapter(), {
+  const app = await NestFactory.create<NestExpressApplication>(GatewayModule.with(deps, input.pino), new ExpressAdapter(), {
     bodyParser: false,
-    logger: input.logger ?? ['error', 'warn'],
+    logger: nestLogger(input.log),
   });
   app.disable('x-powered-by');
+  app.use(httpTelemetry(deps.metrics));
+  // Prometheus text format; like /healthz it needs no key (keep the gateway's port off the internet, see docs/deploy.md).
+  app.use('/metrics', (req: { method: string }, res: { type(t: string): { send(b: string): void } }, next: () => void) =>
+    req.method === 'GET' ? void registry.metrics().then((text) => res.type(registry.contentType).send(text), next) : next(),
+  );
   app.set('query parser', (search: string) => parseQueryString(search));
   if (input.consoleDir && consoleBuildExists(input.consoleDir)) app.use('/console', ...consoleHandlers(input.consoleDir));
   app.use(jsonBody(deps.options.bodyLimit));

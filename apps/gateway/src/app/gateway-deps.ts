@@ -1,7 +1,8 @@
 import type { Clock, IdGenerator } from '@berth/core';
-import type { BerthStore, CommandBus } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger } from '@berth/ports';
+import type { HttpMetrics } from '@berth/telemetry';
 import type { EventFeed } from '../stream/event-feed.port';
-import type { SandboxProbe } from '../sessions/sandbox-probe.port';
+import type { SandboxProbe } from '@berth/session-use-cases';
 import type { ReadinessCheck } from '../health/readiness';
 
 /** The parts of the store the gateway reads and writes. */
@@ -27,4 +28,6 @@ export type GatewayDeps = Readonly<{
   ids: IdGenerator;
   readiness: readonly ReadinessCheck[];
   options: GatewayOptions;
+  log: Logger;
+  metrics: HttpMetrics;
 }>;

@@ -1,5 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { SessionCommands, SessionUseCases } from '@berth/session-use-cases';
 import { APP_FILTER, APP_GUARD, DiscoveryModule } from '@nestjs/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoggerModule } from 'nestjs-pino';
+import type { Logger as Pino } from 'pino';
 import { AgentsController } from '../agents/agents.controller';
 import { AgentsService } from '../agents/agents.service';
 import { ApiKeyGuard } from '../auth/api-key.guard';
@@ -11,7 +15,6 @@ import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
 import { OpenApiController } from '../openapi/openapi.controller';
-import { SessionCommands } from '../sessions/session-commands';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
@@ -21,31 +24,61 @@ import { DEPS } from './tokens';
 /** Nest wiring only: each capability's service is built from the composed dependencies. */
 @Module({})
 export class GatewayModule {
-  static with(deps: GatewayDeps): DynamicModule {
+  static with(deps: GatewayDeps, pino?: Pino): DynamicModule {
     return {
       module: GatewayModule,
-      imports: [DiscoveryModule],
+      imports: pino ? [DiscoveryModule, requestLogging(pino)] : [DiscoveryModule],
       controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
+        {
+          provide: SessionUseCases,
+          useFactory: (d: GatewayDeps, commands: SessionCommands) =>
+            new SessionUseCases({ sessions: d.store.sessions, idempotency: d.store.idempotency, journal: d.store.journal, commands, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
+          inject: [DEPS, SessionCommands],
+        },
         { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
         { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
         {
           provide: SessionsService,
-          useFactory: (d: GatewayDeps, environments: EnvironmentsService, commands: SessionCommands) =>
-            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, idempotency: d.store.idempotency, commands, journal: d.store.journal, probe: d.sandboxProbe, clock: d.clock, ids: d.ids }),
-          inject: [DEPS, EnvironmentsService, SessionCommands],
+          useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases) =>
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, clock: d.clock }),
+          inject: [DEPS, EnvironmentsService, SessionUseCases],
         },
         {
           provide: EventsService,
-          useFactory: (d: GatewayDeps, sessions: SessionsService, commands: SessionCommands) => new EventsService(d.store.journal, sessions, commands, d.clock, d.ids),
-          inject: [DEPS, SessionsService, SessionCommands],
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
+          inject: [DEPS, SessionUseCases],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        { provide: APP_FILTER, useClass: ErrorsFilter },
+        { provide: APP_FILTER, useFactory: (d: GatewayDeps) => new ErrorsFilter(d.log), inject: [DEPS] },
       ],
     };
   }
+}
+
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * One line per HTTP request (method, route, status, time; no headers, so no key), with the
+ * session it is about. Health checks and scrapes are not logged.
+ */
+function requestLogging(pino: Pino): DynamicModule {
+  return LoggerModule.forRoot({
+    pinoHttp: {
+      logger: pino,
+      autoLogging: { ignore: (req: IncomingMessage) => QUIET_PATHS.has((req.url ?? '').split('?')[0]) || (req.url ?? '').startsWith('/console') },
+      customLogLevel: (_req: IncomingMessage, res: ServerResponse, error?: Error) => (error || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
+      customProps: (req: IncomingMessage) => {
+        const sessionId = (req as IncomingMessage & { params?: { session_id?: string } }).params?.session_id;
+        return sessionId ? { session_id: sessionId } : {};
+      },
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+      },
+    },
+  });
 }

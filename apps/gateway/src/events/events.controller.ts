@@ -15,6 +15,6 @@ export class EventsController {
 
   @ApiRoute(R.send)
   send(@Input() i: RouteInput<typeof R.send>) {
-    return this.events.send(i.owner, i.params.session_id, i.body.events);
+    return this.events.send(i.owner, i.params.session_id, i.body.events, i.headers['idempotency-key']);
   }
 }

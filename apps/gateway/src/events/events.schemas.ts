@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { QueryArray, QueryInt, QueryOrder, QueryString, QueryTime, idParam } from '../http/schemas';
+import { IdempotencyHeaders, QueryArray, QueryInt, QueryOrder, QueryString, QueryTime, idParam } from '../http/schemas';
 import { UserMessageSchema } from '../sessions/sessions.schemas';
 
 const SessionIdParams = z.object({ session_id: idParam('session_id', 'sesn') });
@@ -41,8 +41,9 @@ export const EventRoutes = {
     method: 'POST',
     path: '/v1/sessions/{session_id}/events',
     tag: 'events',
-    summary: 'Send events (user.message, user.interrupt, user.tool_confirmation)',
+    summary: 'Send events (user.message, user.interrupt, user.tool_confirmation; `Idempotency-Key` supported)',
     params: SessionIdParams,
     body: z.object({ events: z.array(SendableEventSchema).min(1).max(50) }),
+    headers: IdempotencyHeaders,
   }),
 } as const;

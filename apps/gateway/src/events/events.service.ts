@@ -1,9 +1,7 @@
 import { publicTypesToDomain, toPublicEvent, type EventType, type RecordedEvent } from '@berth/contracts';
-import type { Clock, IdGenerator } from '@berth/core';
 import type { SessionJournal } from '@berth/ports';
+import type { SessionUseCases } from '@berth/session-use-cases';
 import type { RouteInput } from '../http/route';
-import type { SessionCommands, AcceptedOutcome } from '../sessions/session-commands';
-import type { SessionsService } from '../sessions/sessions.service';
 import { decodeEventCursor, encodeEventCursor } from './event-cursor';
 import type { EventRoutes, SendableEvent } from './events.schemas';
 
@@ -13,14 +11,11 @@ const FILTERED_BATCH = 500;
 export class EventsService {
   constructor(
     private readonly journal: SessionJournal,
-    private readonly sessions: SessionsService,
-    private readonly commands: SessionCommands,
-    private readonly clock: Clock,
-    private readonly ids: IdGenerator,
+    private readonly useCases: SessionUseCases,
   ) {}
 
   async list(owner: string, sessionId: string, q: RouteInput<typeof EventRoutes.list>['query']) {
-    await this.sessions.find(owner, sessionId);
+    await this.useCases.find(owner, sessionId);
     const order = q.order ?? 'asc';
     const limit = q.limit ?? DEFAULT_LIMIT;
     let position = q.page ? decodeEventCursor(q.page, order).seq : undefined;
@@ -61,36 +56,8 @@ export class EventsService {
     return { data: page.map(toPublicEvent), next_page };
   }
 
-  /** Each event becomes one command; the answer echoes the events as the journal recorded them. */
-  async send(owner: string, sessionId: string, events: readonly SendableEvent[]) {
-    await this.sessions.find(owner, sessionId);
-    const data: Record<string, unknown>[] = [];
-    for (const event of events) {
-      const outcome = await this.sendOne(owner, sessionId, event);
-      data.push(await this.echo(sessionId, event, outcome));
-    }
-    return { data };
-  }
-
-  private sendOne(owner: string, sessionId: string, event: SendableEvent): Promise<AcceptedOutcome> {
-    switch (event.type) {
-      case 'user.message':
-        return this.commands.send(owner, sessionId, 'SubmitUserMessage', { turn_id: this.ids.next('turn'), content: event.content });
-      case 'user.interrupt':
-        return this.commands.send(owner, sessionId, 'InterruptTurn', {});
-      case 'user.tool_confirmation':
-        return this.commands.send(owner, sessionId, 'ConfirmToolUse', { tool_use_id: event.tool_use_id, result: event.result, deny_message: event.deny_message ?? null });
-    }
-  }
-
-  private async echo(sessionId: string, sent: SendableEvent, outcome: AcceptedOutcome): Promise<Record<string, unknown>> {
-    const seqs = outcome.events.map((e) => e.seq);
-    if (seqs.length > 0) {
-      const recorded = await this.journal.readEvents(sessionId, { afterSeq: Math.min(...seqs) - 1, limit: seqs.length, order: 'asc' });
-      const match = recorded.map(toPublicEvent).find((e) => e.type === sent.type);
-      if (match) return match;
-    }
-    // Accepted without a new event of its own (a redelivery, or an interrupt with nothing running).
-    return { ...sent, id: outcome.events[0]?.id ?? '', processed_at: this.clock.now().toISOString() };
+  /** Each event becomes one command (see SessionUseCases.sendEvents); the answer echoes them as recorded. */
+  async send(owner: string, sessionId: string, events: readonly SendableEvent[], idempotencyKey: string | undefined) {
+    return { data: await this.useCases.sendEvents(owner, sessionId, events, idempotencyKey) };
   }
 }

@@ -1,5 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { ErrorCodes, isBerthError } from '@berth/core';
+import { isStoreUnavailable } from '@berth/store';
 
 /** Anthropic-style error body, plus Berth's stable `code` for clients to switch on. */
 export type ErrorBody = Readonly<{
@@ -67,11 +68,14 @@ const PARSER_MESSAGES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Every failure becomes one of these. Coded errors keep their status and code; framework and
- * body-parser errors get a readable message; anything unexpected is a 500 with a generic message
- * (the caller logs the cause, the client never sees a stack).
+ * Every failure becomes one of these. A store that cannot take the request now is a 503 the client
+ * may retry; coded errors keep their status and code; framework and body-parser errors get a
+ * readable message; anything unexpected is a 500 with a generic message (the caller logs the
+ * cause, the client never sees a stack).
  */
-export function renderError(error: unknown): RenderedError & { unexpected: boolean } {
+export function renderError(error: unknown): RenderedError & { unexpected: boolean; storeUnavailable?: boolean } {
+  // The store locked, full or unreachable: nothing is wrong with the request, it can be retried.
+  if (isStoreUnavailable(error)) return { ...errorBody(503, ErrorCodes.UNAVAILABLE, 'the store is unavailable right now; retry the request'), unexpected: false, storeUnavailable: true };
   if (isBerthError(error)) {
     const details = Object.fromEntries(Object.entries(error.details).filter(([k]) => k !== 'stack'));
     return { ...errorBody(error.status, error.code, error.message, details), unexpected: false };

@@ -19,6 +19,17 @@ describe('every failure renders as an Anthropic-style error', () => {
     expect(renderError(Object.assign(new Error('incorrect header check'), { status: 400, code: 'Z_DATA_ERROR' }))).toMatchObject({ status: 400, unexpected: false });
   });
 
+  it('answers a store that cannot take the request now (locked, disk full) 503 UNAVAILABLE, to be retried', () => {
+    for (const code of ['SQLITE_BUSY', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE']) {
+      expect(renderError(Object.assign(new Error('database or disk is full'), { code }))).toMatchObject({
+        status: 503,
+        unexpected: false,
+        body: { error: { type: 'api_error', code: 'UNAVAILABLE', message: 'the store is unavailable right now; retry the request' } },
+      });
+    }
+    expect(renderError(Object.assign(new Error('UNIQUE constraint failed'), { code: 'SQLITE_CONSTRAINT_UNIQUE' })).status).toBe(500);
+  });
+
   it('hides the cause of anything unexpected', () => {
     const rendered = renderError(new TypeError('secret internals at /srv/app.js:10'));
     expect(rendered).toEqual({ status: 500, unexpected: true, body: { type: 'error', error: { type: 'api_error', message: 'internal server error', code: 'INTERNAL' } } });

@@ -1,7 +1,7 @@
 import { SandboxManagerQueries, SandboxStateReplySchema, Subjects, type SandboxProbe as ProbeFacts } from '@berth/contracts';
 import type { Clock } from '@berth/core';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
+import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from '@berth/session-use-cases';
 
 /**
  * Asks the sandbox-manager (the session-level `sandbox` request/reply query: no turn needed, no

@@ -40,7 +40,12 @@ export class SessionsController {
 
   @ApiRoute(R.recover)
   recover(@Input() i: RouteInput<typeof R.recover>) {
-    return this.sessions.recover(i.owner, i.params.session_id);
+    return this.sessions.recover(i.owner, i.params.session_id, i.query.wait_ms);
+  }
+
+  @ApiRoute(R.endConversation)
+  endConversation(@Input() i: RouteInput<typeof R.endConversation>) {
+    return this.sessions.endConversation(i.owner, i.params.session_id);
   }
 
   @ApiRoute(R.terminate)

@@ -54,6 +54,20 @@ export const SessionRoutes = {
   update: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}', tag: 'sessions', summary: 'Update title and metadata', params: SessionIdParams, body: SessionUpdateBody }),
   delete: defineRoute({ method: 'DELETE', path: '/v1/sessions/{session_id}', tag: 'sessions', summary: 'Delete a session', params: SessionIdParams }),
   archive: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/archive', tag: 'sessions', summary: 'Archive a session', params: SessionIdParams }),
-  recover: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/recover', tag: 'sessions', summary: 'Berth: recover the session sandbox explicitly', params: SessionIdParams }),
+  recover: defineRoute({
+    method: 'POST',
+    path: '/v1/sessions/{session_id}/recover',
+    tag: 'sessions',
+    summary: 'Berth: recover the session sandbox explicitly (`wait_ms`: answer once a new sandbox is ready, bounded)',
+    params: SessionIdParams,
+    query: z.object({ wait_ms: QueryInt(0, 180_000).optional() }),
+  }),
+  endConversation: defineRoute({
+    method: 'POST',
+    path: '/v1/sessions/{session_id}/end_conversation',
+    tag: 'sessions',
+    summary: 'Berth: end the harness conversation (the next message starts a fresh one)',
+    params: SessionIdParams,
+  }),
   terminate: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/terminate', tag: 'sessions', summary: 'Berth: stop and release the session sandbox', params: SessionIdParams }),
 } as const;

@@ -1,100 +1,51 @@
-import { createHash } from 'node:crypto';
-import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
+import { IllegalStateError, NotFoundError, type Clock } from '@berth/core';
 import type { HarnessKind, PermissionMode } from '@berth/contracts';
-import type { AgentRecord, AgentStore, IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
+import type { AgentRecord, AgentStore, SessionReadModel, SessionRecord } from '@berth/ports';
+import type { SessionUseCases } from '@berth/session-use-cases';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
 import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
-import { recoverResult } from './recover-result';
-import type { ProbeTarget, SandboxProbe } from './sandbox-probe.port';
-import type { SessionCommands } from './session-commands';
 import { renderSession } from './session.render';
 import type { SessionCreateBody, SessionRoutes, SessionUpdateBody } from './sessions.schemas';
-
-export const sessionNotFound = () => new NotFoundError('session not found', 'SESSION_NOT_FOUND');
 
 export type SessionsServiceDeps = Readonly<{
   sessions: SessionReadModel;
   agents: AgentStore;
   environments: EnvironmentsService;
-  idempotency: IdempotencyKeys;
-  commands: SessionCommands;
-  /** Read back what a recover decided (the command's outcome lists event types, not their data). */
-  journal: Pick<SessionJournal, 'eventsOfCommand'>;
-  probe: SandboxProbe;
+  useCases: SessionUseCases;
   clock: Clock;
-  ids: IdGenerator;
 }>;
 
-/** How long a write waits for the read model to show what the kernel just committed. */
-const PROJECTION_WAIT_MS = 2_000;
-
-/** Command ids of an idempotent create are derived from (owner, key): a retried create is deduplicated by the kernel. */
-const idempotentCommandId = (owner: string, key: string): string =>
-  `cmd_idem_${createHash('sha256').update(`${owner}\u0000${key}`).digest('hex').slice(0, 40)}`;
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
-
-/** The sandbox binding the kernel's view records (absent or malformed → none). */
-function probeTarget(record: SessionRecord): ProbeTarget {
-  const { sandbox } = record.view;
-  const bound = isObject(sandbox) && typeof sandbox.generation === 'number' ? { generation: sandbox.generation, expires_at: typeof sandbox.expires_at === 'string' ? sandbox.expires_at : null } : null;
-  return { sessionId: record.id, sandbox: bound };
-}
-
-/** Session writes become kernel commands; reads come from the read model the kernel maintains. */
+/**
+ * The HTTP face of the session use cases: resolves the agent and environment a create names,
+ * renders records as Managed Agents sessions, and lists (reads come from the read model).
+ */
 export class SessionsService {
   constructor(private readonly d: SessionsServiceDeps) {}
 
-  /** The caller's live session, or 404 (another owner's id and a deleted session look the same). */
-  async find(owner: string, id: string): Promise<SessionRecord> {
-    const record = await this.d.sessions.get(owner, id);
-    if (!record || record.deleted) throw sessionNotFound();
-    return record;
+  find(owner: string, id: string): Promise<SessionRecord> {
+    return this.d.useCases.find(owner, id);
   }
 
   async create(owner: string, body: z.infer<typeof SessionCreateBody>, idempotencyKey: string | undefined) {
     const agent = await this.resolveAgent(owner, body.agent);
     const env = await this.d.environments.find(owner, body.environment_id);
     if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'the environment is archived');
-
-    let sessionId: string = this.d.ids.next('sesn');
-    if (idempotencyKey !== undefined) {
-      const held = await this.d.idempotency.claim({ owner_id: owner, key: idempotencyKey, subject: agent.id, session_id: sessionId, created_at: this.d.clock.now().toISOString() });
-      if (held.subject !== agent.id) {
-        throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used to create a session for another agent');
-      }
-      sessionId = held.session_id;
-      const existing = await this.d.sessions.get(owner, sessionId);
-      if (existing) return this.render(existing);
-    }
-
-    const baseId = idempotencyKey !== undefined ? idempotentCommandId(owner, idempotencyKey) : undefined;
-    const outcome = await this.d.commands.send(
+    const record = await this.d.useCases.create({
       owner,
-      sessionId,
-      'CreateSession',
-      {
-        owner_id: owner,
-        agent: { id: agent.id, version: agent.version },
-        environment_id: env.id,
-        harness: (env.config.harness ?? ENVIRONMENT_DEFAULTS.harness) as HarnessKind,
-        title: body.title ?? null,
-        metadata: body.metadata ?? {},
-        idempotency_key: idempotencyKey ?? null,
-        permission_mode: (env.config.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode) as PermissionMode,
-      },
-      baseId,
-    );
-    let lastSeq = outcome.last_seq;
-    for (const [index, event] of (body.initial_events ?? []).entries()) {
-      const sent = await this.d.commands.send(owner, sessionId, 'SubmitUserMessage', { turn_id: this.d.ids.next('turn'), content: event.content }, baseId && `${baseId}_m${index}`);
-      lastSeq = sent.last_seq;
-    }
-    return this.render(await this.readAfter(owner, sessionId, lastSeq));
+      agent: { id: agent.id, version: agent.version },
+      environment_id: env.id,
+      harness: (env.config.harness ?? ENVIRONMENT_DEFAULTS.harness) as HarnessKind,
+      permission_mode: (env.config.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode) as PermissionMode,
+      title: body.title ?? null,
+      metadata: body.metadata ?? {},
+      initial_messages: (body.initial_events ?? []).map((e) => e.content),
+      idempotency_key: idempotencyKey,
+    });
+    return this.render(record);
   }
 
   async list(owner: string, q: RouteInput<typeof SessionRoutes.list>['query']) {
@@ -125,45 +76,30 @@ export class SessionsService {
   }
 
   async update(owner: string, id: string, body: z.infer<typeof SessionUpdateBody>) {
-    const record = await this.find(owner, id);
-    const metadata = body.metadata === null ? Object.fromEntries(Object.keys(record.metadata).map((k) => [k, null])) : body.metadata;
-    if (body.title === undefined && (metadata === undefined || Object.keys(metadata).length === 0)) return this.render(record);
-    const outcome = await this.d.commands.send(owner, id, 'UpdateSession', {
-      ...(body.title !== undefined ? { title: body.title } : {}),
-      ...(metadata !== undefined ? { metadata } : {}),
-    });
-    return this.render(await this.readAfter(owner, id, outcome.last_seq));
+    return this.render(await this.d.useCases.update(owner, id, body));
   }
 
   async archive(owner: string, id: string) {
-    await this.find(owner, id);
-    const outcome = await this.d.commands.send(owner, id, 'ArchiveSession', {});
-    return this.render(await this.readAfter(owner, id, outcome.last_seq));
+    return this.render(await this.d.useCases.archive(owner, id));
   }
 
   async delete(owner: string, id: string) {
-    await this.find(owner, id);
-    await this.d.commands.send(owner, id, 'DeleteSession', {});
+    await this.d.useCases.delete(owner, id);
     return { id, type: 'session_deleted' };
   }
 
-  async terminate(owner: string, id: string) {
-    await this.find(owner, id);
-    const outcome = await this.d.commands.send(owner, id, 'TerminateSession', {});
-    return this.render(await this.readAfter(owner, id, outcome.last_seq));
+  async endConversation(owner: string, id: string) {
+    return this.render(await this.d.useCases.endConversation(owner, id));
   }
 
-  /**
-   * Probes the sandbox first: the kernel's recover decision is pure and needs the facts. The
-   * session comes back with the decision (outcome, reason) as `berth.recover`.
-   */
-  async recover(owner: string, id: string) {
-    const record = await this.find(owner, id);
-    const probe = await this.d.probe.probe(probeTarget(record));
-    const outcome = await this.d.commands.send(owner, id, 'RecoverSession', { probe });
-    const after = await this.readAfter(owner, id, outcome.last_seq);
-    const recover = recoverResult(await this.d.journal.eventsOfCommand(id, outcome.command_id), after.view.lifecycle);
-    return this.render(after, { recover });
+  async terminate(owner: string, id: string) {
+    return this.render(await this.d.useCases.terminate(owner, id));
+  }
+
+  /** The kernel's decision comes back as `berth.recover`; with `wait_ms`, how the wait for the new sandbox ended too. */
+  async recover(owner: string, id: string, waitMs: number | undefined) {
+    const { record, recover, rebuild } = await this.d.useCases.recover(owner, id, { waitMs });
+    return this.render(record, { recover: rebuild === undefined ? recover : { ...recover, rebuild } });
   }
 
   private async resolveAgent(owner: string, ref: z.infer<typeof SessionCreateBody>['agent']): Promise<AgentRecord> {
@@ -179,19 +115,5 @@ export class SessionsService {
   private async render(record: SessionRecord, berth: Readonly<Record<string, unknown>> = {}) {
     const agent = await this.d.agents.get(record.owner_id, record.agent_id, record.agent_version);
     return renderSession(record, agent, this.d.clock.now(), berth);
-  }
-
-  /** The read model once it reflects `seq` (the kernel projects after commit; this bounds the lag). */
-  private async readAfter(owner: string, id: string, seq: number): Promise<SessionRecord> {
-    const deadline = Date.now() + PROJECTION_WAIT_MS;
-    for (;;) {
-      const record = await this.d.sessions.get(owner, id);
-      if (record && record.last_seq >= seq) return record;
-      if (Date.now() > deadline) {
-        if (record) return record;
-        throw new BerthError(ErrorCodes.UNAVAILABLE, 503, 'the session was accepted but is not visible yet; retry the read');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
   }
 }

@@ -22,7 +22,11 @@ export class StreamController implements OnModuleDestroy {
   async stream(@Input() i: RouteInput<typeof R.stream>, @Res() res: Response): Promise<void> {
     await this.sessions.find(i.owner, i.params.session_id);
     this.open.add(res);
-    res.on('close', () => this.open.delete(res));
+    this.deps.metrics.sseClients.inc();
+    res.on('close', () => {
+      this.open.delete(res);
+      this.deps.metrics.sseClients.dec();
+    });
     await runSessionStream({
       sessionId: i.params.session_id,
       afterSeq: i.query.after ?? i.headers['last-event-id'] ?? null,

@@ -1,5 +1,6 @@
 // The gateway must not import application code, but its tests need the real kernel behind the bus.
 /* eslint-disable @nx/enforce-module-boundaries */
+import { silentLogger } from '@berth/testing';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
@@ -8,7 +9,7 @@ import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../src/app/create-gateway-app';
 import type { GatewayOptions } from '../../src/app/gateway-deps';
 import { issueApiKey } from '../../src/auth/api-key';
-import { NO_SANDBOX } from '../../src/sessions/sandbox-probe.port';
+import { NO_SANDBOX } from '@berth/session-use-cases';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';
@@ -43,7 +44,7 @@ export async function startGateway(options: { turnRunner?: boolean; gateway?: Pa
     sandboxProbe: { probe: async () => NO_SANDBOX },
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
-    logger: false,
+    log: silentLogger,
   });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };

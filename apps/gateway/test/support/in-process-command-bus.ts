@@ -10,6 +10,8 @@ export class InProcessCommandBus implements CommandBus {
   readonly sent: SessionCommand[] = [];
   /** Commands this matches are never answered (to exercise the gateway's timeout). */
   stallWhen: (command: SessionCommand) => boolean = () => false;
+  /** Commands this matches are executed, but their outcome never reaches the caller (a reply lost on the way). */
+  loseReplyWhen: (command: SessionCommand) => boolean = () => false;
 
   constructor(
     private readonly kernel: Kernel,
@@ -27,6 +29,7 @@ export class InProcessCommandBus implements CommandBus {
       // Published after the reply, like the relay, so streams see a real race.
       setImmediate(() => this.feed.publish(appended));
     }
+    if (this.loseReplyWhen(command)) return new Promise<CommandOutcome>(() => undefined);
     return outcome;
   }
 

@@ -3,10 +3,12 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, SandboxRuntime } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxRuntime } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import type { NatsConnection } from '@nats-io/nats-core';
+import type { Registry } from 'prom-client';
 import type { INestMicroservice } from '@nestjs/common';
 import { noCrashPoints, type CrashPoints } from '../config/crash-points';
 import type { ModelDefaults } from '../config/manager.config';
@@ -18,8 +20,8 @@ import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
 import { SandboxService } from '../sandboxes/sandbox-service';
+import { countSandboxStates } from '../sandboxes/sandbox-states';
 import { ManagerCommands } from '../sessions/manager-commands';
-import type { ManagerLog } from '../sessions/send-reliably';
 import { SessionEventReactor } from '../sessions/session-event-reactor';
 import { SessionFactsReader } from '../sessions/session-facts';
 import { RunningTurns } from '../turns/running-turns';
@@ -34,7 +36,7 @@ export type SandboxManagerInput = Readonly<{
   store: Pick<BerthStore, 'journal' | 'environments' | 'transcripts'>;
   runtime: SandboxRuntime;
   clock: Clock;
-  log: ManagerLog;
+  log: Logger;
   model: ModelDefaults;
   sandboxImage: string;
   /** Default warm-pool size per environment (0: none). */
@@ -50,6 +52,8 @@ export type SandboxManagerInput = Readonly<{
   turnTuning?: Partial<TurnTuning>;
   /** Defaults to a NatsCommandBus on `nc`. */
   bus?: CommandBus;
+  /** Where the manager's metrics are registered (its /metrics). */
+  registry: Registry;
 }>;
 
 export type RunningSandboxManager = Readonly<{
@@ -81,11 +85,15 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     clock,
     nextSlot: () => randomBytes(6).toString('hex'),
     scopeLabels: input.scopeLabels,
-    onError: (error, context) => log.warn(`warm pool: ${context}: ${String(error)}`),
+    onError: (error, context) => log.warn(`warm pool: ${context}`, { err: error }),
   });
   const pools = new WarmPools(pool);
   const bound = new BoundSandboxes(clock);
   const running = new RunningTurns();
+  const metrics = sandboxMetrics(input.registry, {
+    turnsRunning: () => running.all().length,
+    sandboxes: async () => countSandboxStates(await runtime.list({ 'berth.managed': 'true', ...input.scopeLabels })),
+  });
   const sandboxes = new SandboxService({
     provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels: input.scopeLabels }),
     pools,
@@ -96,6 +104,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     clock,
     crash,
     log,
+    metrics,
   });
   const secrets: Record<string, string> = { ...input.secrets };
   if (input.model.apiKey !== null) secrets[DEFAULT_KEY_SECRET] = input.model.apiKey;
@@ -108,6 +117,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     secret: (name) => secrets[name] ?? (name !== DEFAULT_KEY_SECRET && isModelKeySecretName(name) ? (process.env[name] ?? null) : null),
     crash,
     log,
+    metrics,
     tuning: input.turnTuning,
   });
   const deaths = new DeathReporter({ runtime, sandboxes, bus, commands, pool, log, scopeLabels: input.scopeLabels });
@@ -127,29 +137,33 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     bound.track({ sessionId: adopted.sessionId, generation: adopted.generation, sandboxId: adopted.sandbox.name, idle, startedAt: clock.now() });
   }
   if (plan.adopt.length + plan.dead.length + plan.reap.length > 0) {
-    log.log(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
+    log.info(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
   }
 
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
   const leases = new LeaseSweeper({ bound, running, sandboxes, bus, commands, clock, log });
   leases.start(input.leaseSweepMs);
-  const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn(`warm pool sweep: ${String(e)}`)), input.poolSweepMs);
+  const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
   poolSweep.unref();
   const probe = new TurnProbe({ runtime, sandboxes, running, facts });
   const queries = new TurnQueries({ probe, reactor, runtime, facts, transcripts: store.transcripts, bus, commands, log });
   const probes = new ProbeResponder(nc, probe, queries, log);
   probes.start();
 
+  const consumers = consumerMetrics(input.registry);
   const transport = new JetStreamTransport({
     connection: nc,
     stream: Streams.events,
     consumer: Consumers.sandboxManager,
     maxDeliver: input.delivery.maxDeliver,
     concurrency: input.delivery.concurrency,
+    log,
+    observer: consumers.observer(Streams.events, Consumers.sandboxManager),
   });
+  consumers.watch(Streams.events, Consumers.sandboxManager, () => transport.pending());
   const heartbeatMs = Math.max(100, Math.floor(input.delivery.ackWaitMs / 3));
-  const app = await createJetStreamMicroservice(SandboxManagerModule.forRoot(reactor, heartbeatMs), transport);
+  const app = await createJetStreamMicroservice(SandboxManagerModule.forRoot(reactor, heartbeatMs), transport, log);
   await app.listen();
 
   return {

@@ -1,6 +1,6 @@
 import { SandboxManagerQueries, SandboxStateReplySchema, Subjects, TurnEffectReplySchema, TurnProbeReplySchema } from '@berth/contracts';
 import { connectNats } from '@berth/nats';
-import { startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { silentLogger, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { InMemoryManager } from '../testing/in-memory-manager';
 import { ProbeResponder } from './probe-responder';
@@ -9,7 +9,7 @@ import { TurnQueries } from './turn-queries';
 import { createSessionData } from '@berth/contracts/testing';
 
 const SESSION = 'sesn_probe1';
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet = silentLogger;
 const claudeLines = [
   { type: 'system', subtype: 'init', session_id: 'h-1' },
   { type: 'assistant', message: { content: [{ type: 'text', text: 'Done.' }] }, parent_tool_use_id: null },

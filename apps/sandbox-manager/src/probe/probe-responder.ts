@@ -1,3 +1,4 @@
+import type { Logger } from '@berth/ports';
 import {
   SandboxManagerQueries,
   SandboxStateRequestSchema,
@@ -9,7 +10,6 @@ import {
   type SandboxManagerQuery,
 } from '@berth/contracts';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
-import type { ManagerLog } from '../sessions/send-reliably';
 import type { TurnProbe } from './turn-probe';
 import type { TurnQueries } from './turn-queries';
 
@@ -24,7 +24,7 @@ export class ProbeResponder {
     private readonly nc: NatsConnection,
     private readonly probe: TurnProbe,
     private readonly queries: TurnQueries,
-    private readonly log: ManagerLog,
+    private readonly log: Logger,
   ) {}
 
   start(): void {
@@ -51,7 +51,7 @@ export class ProbeResponder {
             reply = await handle(msg.json());
           } catch (e) {
             const message = e instanceof Error ? e.message : String(e);
-            this.log.warn(`${query} query not answered with facts: ${message}`);
+            this.log.warn(`${query} query not answered with facts`, { reason: message });
             reply = { error: { type: 'invalid_request_error', message } };
           }
           msg.respond(JSON.stringify(reply));

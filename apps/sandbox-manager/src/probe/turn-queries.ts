@@ -1,9 +1,9 @@
 import type { AgentOutput, TranscriptRestoreRequest, TurnEffectReply, TurnOutputRecoveryRequest, TurnReattachRequest } from '@berth/contracts';
-import { harnessAdapterFor } from '@berth/harness';
-import type { CommandBus, SandboxRuntime, TranscriptMirror } from '@berth/ports';
+import { harnessAdapterFor, splitOutputs } from '@berth/harness';
+import type { CommandBus, Logger, SandboxRuntime, TranscriptMirror } from '@berth/ports';
 import { sessionSandboxName } from '@berth/sandbox-domain';
 import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sendReliably } from '../sessions/send-reliably';
 import type { SessionEventReactor } from '../sessions/session-event-reactor';
 import type { SessionFactsReader } from '../sessions/session-facts';
 import { turnFiles } from '../turns/turn-files';
@@ -24,7 +24,7 @@ export class TurnQueries {
       transcripts: TranscriptMirror;
       bus: CommandBus;
       commands: ManagerCommands;
-      log: ManagerLog;
+      log: Logger;
     }>,
   ) {}
 
@@ -54,8 +54,8 @@ export class TurnQueries {
       outputs.push(...step.outputs);
     }
     const through = Math.min(request.through_offset ?? outputs.length - 1, outputs.length - 1);
-    for (let offset = request.from_offset; offset <= through; offset += MAX_OUTPUTS_PER_COMMAND) {
-      const batch = outputs.slice(offset, Math.min(through + 1, offset + MAX_OUTPUTS_PER_COMMAND));
+    let offset = request.from_offset;
+    for (const batch of splitOutputs(outputs.slice(request.from_offset, through + 1), MAX_OUTPUTS_PER_COMMAND)) {
       const key = `out_${request.session_id}_${request.turn_id}_g${request.generation}_${offset}_${batch.length}`;
       await sendReliably(
         this.deps.bus,
@@ -68,6 +68,7 @@ export class TurnQueries {
         }),
         this.deps.log,
       );
+      offset += batch.length;
     }
     return done(`reported outputs ${request.from_offset}..${through}`);
   }

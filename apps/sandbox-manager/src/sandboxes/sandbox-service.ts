@@ -1,10 +1,11 @@
 import type { Clock } from '@berth/core';
-import type { CommandBus, SandboxInfo } from '@berth/ports';
+import type { CommandBus, Logger, SandboxInfo } from '@berth/ports';
 import type { SandboxProvisioner } from '@berth/sandbox-lifecycle';
 import { leaseExpiresAt } from '@berth/sandbox-domain';
+import type { SandboxMetrics } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sendReliably } from '../sessions/send-reliably';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
 import type { WarmPools } from '../pool/warm-pools';
@@ -34,7 +35,8 @@ export class SandboxService {
       bound: BoundSandboxes;
       clock: Clock;
       crash: CrashPoints;
-      log: ManagerLog;
+      log: Logger;
+      metrics: Pick<SandboxMetrics, 'warmPoolClaims'>;
     }>,
   ) {}
 
@@ -81,9 +83,10 @@ export class SandboxService {
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
       sandbox = provisioned.sandbox;
       warm = provisioned.source === 'warm';
+      if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: warm ? 'hit' : 'miss' });
     } catch (error) {
       const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
-      this.deps.log.error(`session ${sessionId} generation ${generation}: ${message}`);
+      this.deps.log.error(message, { session_id: sessionId, generation, err: error });
       await sendReliably(
         this.deps.bus,
         this.deps.commands.make('ReportSandboxStartFailed', sessionId, `startfail_${sessionId}_g${generation}`, { generation, message: message.slice(0, 4096) }),
@@ -102,7 +105,7 @@ export class SandboxService {
     const bound = outcome.ok && (outcome.duplicate || outcome.events.some((e) => e.type === 'SandboxBound'));
     if (!bound) {
       // The kernel no longer wants this generation (terminated, deleted, superseded): give it back.
-      this.deps.log.log(`session ${sessionId}: generation ${generation} was not bound; releasing ${sandbox.name}`);
+      this.deps.log.info(`generation ${generation} was not bound; releasing its sandbox`, { session_id: sessionId, generation, sandbox_id: sandbox.name });
       await this.release(sandbox.name);
       return { sandboxId: sandbox.name, generation, bound: false };
     }

@@ -1,3 +1,4 @@
+import { silentLogger } from '@berth/testing';
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { FixedClock } from '@berth/core/testing';
@@ -9,7 +10,7 @@ import { BoundSandboxes } from './bound-sandboxes';
 const command = <T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): SessionCommand => commandFor(type, sessionId, data);
 const create = (sessionId: string) => command(sessionId, 'CreateSession', createSessionData());
 const bound = (events: readonly RecordedEvent[]) => events.find((e) => e.type === 'SandboxBound');
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const quiet = silentLogger;
 
 describe('sandbox wiring (real kernel, in-memory runtime)', () => {
   it('keeps a warm pool for an environment in use and serves the next session from it, then refills', async () => {

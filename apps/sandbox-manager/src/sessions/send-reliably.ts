@@ -1,7 +1,5 @@
 import type { CommandOutcome, SessionCommand } from '@berth/contracts';
-import type { CommandBus } from '@berth/ports';
-
-export type ManagerLog = Readonly<{ log(message: string): void; warn(message: string): void; error(message: string): void }>;
+import type { CommandBus, Logger } from '@berth/ports';
 
 const ATTEMPTS = 5;
 
@@ -10,16 +8,18 @@ const ATTEMPTS = 5;
  * away, kernel slow) with the same command id, which the kernel applies once. A refusal is
  * logged, not retried: the kernel has decided.
  */
-export async function sendReliably(bus: CommandBus, command: SessionCommand, log: ManagerLog, timeoutMs = 10_000): Promise<CommandOutcome> {
+export async function sendReliably(bus: CommandBus, command: SessionCommand, log: Logger, timeoutMs = 10_000): Promise<CommandOutcome> {
   for (let attempt = 1; ; attempt++) {
     try {
       const outcome = await bus.send(command, { timeoutMs });
-      if (!outcome.ok) log.warn(`${command.type} for ${command.meta.session_id} refused: ${outcome.error.code} ${outcome.error.message}`);
+      if (!outcome.ok) log.warn(`${command.type} refused`, { ...about(command), code: outcome.error.code, reason: outcome.error.message });
       return outcome;
     } catch (error) {
       if (attempt >= ATTEMPTS) throw error;
-      log.warn(`${command.type} for ${command.meta.session_id} not delivered (attempt ${attempt}): ${error instanceof Error ? error.message : String(error)}`);
+      log.warn(`${command.type} not delivered, retrying`, { ...about(command), attempt, err: error });
       await new Promise((resolve) => setTimeout(resolve, 200 * 2 ** attempt));
     }
   }
 }
+
+const about = (command: SessionCommand) => ({ session_id: command.meta.session_id, command_id: command.meta.command_id });

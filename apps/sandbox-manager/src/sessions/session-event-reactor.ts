@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '@berth/contracts';
-import type { CommandBus, SandboxRuntime } from '@berth/ports';
+import type { CommandBus, Logger, SandboxRuntime } from '@berth/ports';
 import { SandboxLabels } from '@berth/sandbox-domain';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
@@ -7,7 +7,7 @@ import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { RunningTurns } from '../turns/running-turns';
 import type { TurnRunner } from '../turns/turn-runner';
 import type { ManagerCommands } from './manager-commands';
-import { sendReliably, type ManagerLog } from './send-reliably';
+import { sendReliably } from './send-reliably';
 import type { TurnAssignment } from '../turns/turn-assignment';
 import { harnessToolUseId, promptOf, type SessionFacts, type SessionFactsReader } from './session-facts';
 
@@ -23,7 +23,7 @@ export type ReactorDeps = Readonly<{
   runtime: SandboxRuntime;
   commands: ManagerCommands;
   bus: CommandBus;
-  log: ManagerLog;
+  log: Logger;
   scopeLabels: Readonly<Record<string, string>>;
 }>;
 
@@ -43,7 +43,7 @@ export class SessionEventReactor {
     if (state.lifecycle === 'TERMINATED' || state.lifecycle === 'DELETED') return;
     await this.deps.sandboxes
       .provide({ sessionId: event.session_id, generation: event.data.generation, ownerId: state.owner_id, environmentId: state.environment_id })
-      .catch((error: unknown) => this.deps.log.warn(`session ${event.session_id}: ${String(error)}`));
+      .catch((error: unknown) => this.deps.log.warn('no sandbox for the session', { session_id: event.session_id, err: error }));
   }
 
   /** Runs the turn to its end; `heartbeat` keeps the delivery in flight meanwhile (a crash redelivers it). */
@@ -96,7 +96,7 @@ export class SessionEventReactor {
     if (state.current_turn?.id !== turnId || state.sandbox?.generation !== generation || state.runtime_unavailable) return false;
     const assignment = await this.assignmentFor(sessionId, facts, turnId, true);
     if (assignment === null) return false;
-    void this.deps.turns.run(assignment).catch((error: unknown) => this.deps.log.error(`turn ${turnId}: resumed run failed: ${String(error)}`));
+    void this.deps.turns.run(assignment).catch((error: unknown) => this.deps.log.error('resumed run failed', { session_id: sessionId, turn_id: turnId, err: error }));
     return true;
   }
 
@@ -133,7 +133,7 @@ export class SessionEventReactor {
     const harnessId = harnessToolUseId(events, event.data.tool_use_event_id);
     if (harnessId === null) return;
     const answered = running.confirm(harnessId, { result: event.data.result, denyMessage: event.data.deny_message });
-    if (!answered) this.deps.log.warn(`session ${event.session_id}: tool use ${harnessId} had no pending confirmation to answer`);
+    if (!answered) this.deps.log.warn('tool use had no pending confirmation to answer', { session_id: event.session_id, turn_id: event.data.turn_id, tool_use_id: harnessId });
   }
 
   /** Terminate and delete take every sandbox of the session away (a running harness goes with it). */

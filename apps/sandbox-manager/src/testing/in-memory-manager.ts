@@ -3,21 +3,20 @@ import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
-import { InMemorySandboxRuntime, MemoryStore, type ExecScript } from '@berth/testing';
+import { sandboxMetrics } from '@berth/telemetry';
+import { InMemorySandboxRuntime, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
+import { Registry } from 'prom-client';
 import { WarmPools } from '../pool/warm-pools';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { noCrashPoints } from '../config/crash-points';
 import { ManagerCommands } from '../sessions/manager-commands';
-import type { ManagerLog } from '../sessions/send-reliably';
 import { SessionEventReactor } from '../sessions/session-event-reactor';
 import { SessionFactsReader } from '../sessions/session-facts';
 import { RunningTurns } from '../turns/running-turns';
 import { TranscriptSync } from '../turns/transcript-sync';
 import { TurnRunner } from '../turns/turn-runner';
-
-const quiet: ManagerLog = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /**
  * The sandbox-manager's logic wired to the real session kernel in this process, an in-memory
@@ -46,6 +45,7 @@ export class InMemoryManager implements CommandBus {
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const bound = new BoundSandboxes(systemClock);
+    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.running.all().length, sandboxes: async () => ({}) });
     const sandboxes = (this.sandboxes = new SandboxService({
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
       pools: new WarmPools(pool),
@@ -56,6 +56,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
+      metrics,
     }));
     const turns = new TurnRunner({
       runtime: this.runtime,
@@ -66,6 +67,7 @@ export class InMemoryManager implements CommandBus {
       secret: (name) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
       crash: noCrashPoints,
       log: quiet,
+      metrics,
       tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },
     });
     this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });

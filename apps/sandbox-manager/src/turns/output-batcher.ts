@@ -1,4 +1,4 @@
-import type { AgentOutput } from '@berth/contracts';
+import { jsonBytes, PayloadLimits, type AgentOutput } from '@berth/contracts';
 
 export type OutputBatch = Readonly<{ offset: number; outputs: readonly AgentOutput[] }>;
 
@@ -7,11 +7,16 @@ export type OutputBatcherOptions = Readonly<{
   lastRecordedOffset: number;
   /** Flush once this many outputs wait. */
   maxOutputs: number;
+  /** …or before the batch would outgrow one command on the bus (default: under `PayloadLimits.commandBytes`). */
+  maxBytes?: number;
   /** …or this long after the first one arrived. */
   delayMs: number;
   send: (batch: OutputBatch) => Promise<void>;
   onError: (error: unknown) => void;
 }>;
+
+/** Room left in a command for its other fields. */
+const DEFAULT_MAX_BYTES = PayloadLimits.commandBytes - 4_096;
 
 /**
  * Numbers a turn's outputs in file order (the offset the kernel dedupes by) and sends them in
@@ -22,6 +27,7 @@ export class OutputBatcher {
   private nextOffset = 0;
   private pending: AgentOutput[] = [];
   private pendingOffset = 0;
+  private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
 
@@ -36,8 +42,11 @@ export class OutputBatcher {
     for (const output of outputs) {
       const offset = this.nextOffset++;
       if (offset <= this.options.lastRecordedOffset) continue;
+      const size = jsonBytes(output) + 1;
+      if (this.pending.length > 0 && this.pendingBytes + size > (this.options.maxBytes ?? DEFAULT_MAX_BYTES)) this.flush();
       if (this.pending.length === 0) this.pendingOffset = offset;
       this.pending.push(output);
+      this.pendingBytes += size;
     }
     if (this.pending.length >= this.options.maxOutputs) this.flush();
     else if (this.pending.length > 0 && this.timer === null) this.timer = setTimeout(() => this.flush(), this.options.delayMs);
@@ -50,6 +59,7 @@ export class OutputBatcher {
     if (this.pending.length > 0) {
       const batch: OutputBatch = { offset: this.pendingOffset, outputs: this.pending };
       this.pending = [];
+      this.pendingBytes = 0;
       this.chain = this.chain.then(() => this.options.send(batch)).catch(this.options.onError);
     }
     return this.chain;

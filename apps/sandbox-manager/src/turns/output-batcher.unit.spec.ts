@@ -1,4 +1,4 @@
-import type { AgentOutput } from '@berth/contracts';
+import { jsonBytes, PayloadLimits, type AgentOutput } from '@berth/contracts';
 import { OutputBatcher, type OutputBatch } from './output-batcher';
 
 const message = (text: string): AgentOutput => ({ kind: 'message', content: [{ type: 'text', text }] });
@@ -48,5 +48,15 @@ describe('OutputBatcher', () => {
     release();
     await b.flush();
     expect(order).toEqual([0, 1]);
+  });
+
+  it('starts a new batch before one would outgrow a command on the bus', async () => {
+    const sent: OutputBatch[] = [];
+    const b = batcher(-1, sent, 100);
+    b.add(Array.from({ length: 7 }, (_, i) => message(`${i}`.repeat(200 * 1024))));
+    await b.flush();
+    expect(sent.map((s) => s.offset)).toEqual([0, 3, 6]);
+    expect(sent.flatMap((s) => s.outputs)).toHaveLength(7);
+    for (const batch of sent) expect(jsonBytes(batch.outputs)).toBeLessThan(PayloadLimits.commandBytes);
   });
 });

@@ -1,12 +1,13 @@
 import type { AgentOutput, SessionCommand } from '@berth/contracts';
 import { harnessAdapterFor, type ConfirmationDecision, type HarnessAdapter, type ParseState, type PendingConfirmation, type TurnPlan, type TurnTerminal } from '@berth/harness';
-import type { CommandBus, ExecHandle, SandboxInfo, SandboxRuntime } from '@berth/ports';
+import type { CommandBus, ExecHandle, Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
+import { inSpan, secondsSince, type SandboxMetrics } from '@berth/telemetry';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
 import { posix } from 'node:path';
 import type { CrashPoints } from '../config/crash-points';
 import { execAndCollect } from '../sandboxes/sandbox-exec';
 import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sendReliably } from '../sessions/send-reliably';
 import { sandboxDiedCommand } from '../watchers/sandbox-died-command';
 import { OutputBatcher, type OutputBatch } from './output-batcher';
 import type { RunningTurns, TurnControl } from './running-turns';
@@ -23,7 +24,8 @@ export type TurnRunnerDeps = Readonly<{
   /** A secret's value by name (the model key); null when not configured. */
   secret: (name: string) => string | null;
   crash: CrashPoints;
-  log: ManagerLog;
+  log: Logger;
+  metrics: Pick<SandboxMetrics, 'turnSeconds'>;
   adapterFor?: (kind: TurnAssignment['harness']) => HarnessAdapter;
   tuning?: Partial<TurnTuning>;
 }>;
@@ -87,6 +89,8 @@ class ActiveTurn implements TurnControl {
   private readonly pending = new Map<string, PendingConfirmation>();
   private abandon: () => void = () => undefined;
   private readonly abandoned = new Promise<'abandoned'>((resolve) => (this.abandon = () => resolve('abandoned')));
+  /** Every line about this turn names its session, turn and sandbox. */
+  private readonly log: Logger;
   private settling: Promise<void> | null = null;
   private abandonedStream = false;
   private mirroring: Promise<void> = Promise.resolve();
@@ -104,6 +108,7 @@ class ActiveTurn implements TurnControl {
   ) {
     this.turnId = a.turnId;
     this.generation = a.generation;
+    this.log = deps.log.child({ session_id: a.sessionId, turn_id: a.turnId, sandbox_id: a.sandboxId });
     this.adapter = (deps.adapterFor ?? harnessAdapterFor)(a.harness);
     this.state = this.adapter.initialState(a.permissionMode);
     this.resumeId = a.resumeId;
@@ -113,10 +118,10 @@ class ActiveTurn implements TurnControl {
       maxOutputs: tuning.batchMaxOutputs,
       delayMs: tuning.batchDelayMs,
       send: (batch) => this.sendBatch(batch),
-      onError: (error) => deps.log.error(`turn ${a.turnId}: output batch not recorded: ${this.redact(String(error))}`),
+      onError: (error) => this.log.error('output batch not recorded', { reason: this.redact(String(error)) }),
     });
     this.done = previous
-      .then(() => this.execute())
+      .then(() => this.traced())
       .finally(() => {
         this.stopMirrorTimer();
         deps.running.delete(a.sessionId, this);
@@ -144,6 +149,17 @@ class ActiveTurn implements TurnControl {
     this.pending.delete(harnessToolUseId);
     this.handle.write(`${answer}\n`);
     return true;
+  }
+
+  /** The turn as one span and one duration, from harness start (or reattach) to settled. */
+  private traced(): Promise<void> {
+    const start = process.hrtime.bigint();
+    this.log.info('turn started', { harness: this.a.harness, reattach: this.a.mayHaveStarted });
+    return inSpan('turn', { attributes: { 'berth.session_id': this.a.sessionId, 'berth.turn_id': this.a.turnId, 'berth.harness': this.a.harness } }, () => this.execute()).finally(() => {
+      const seconds = secondsSince(start);
+      this.deps.metrics.turnSeconds.observe({ harness: this.a.harness }, seconds);
+      this.log.info('turn settled', { seconds: Math.round(seconds * 1000) / 1000 });
+    });
   }
 
   private async execute(): Promise<void> {
@@ -190,7 +206,7 @@ class ActiveTurn implements TurnControl {
       info = await this.inspectSandbox();
     }
     if (info?.running) return false;
-    this.deps.log.warn(`turn ${this.a.turnId}: sandbox ${this.a.sandboxId} is gone; the turn is left to sandbox-death recovery`);
+    this.log.warn('the sandbox is gone; the turn is left to sandbox-death recovery');
     const owner = info === null ? null : sandboxOwner(info.name, info.labels);
     const generation = owner?.kind === 'session' ? owner.generation : this.a.generation;
     await sendReliably(
@@ -309,20 +325,20 @@ class ActiveTurn implements TurnControl {
    * harness cannot resume it: the turn starts a new harness conversation instead.
    */
   private async restoreTranscript(resumeId: string): Promise<void> {
-    const { sandboxId, sessionId, turnId } = this.a;
+    const { sandboxId, sessionId } = this.a;
     const restored = await this.deps.transcripts.restore(sandboxId, sessionId);
-    if (restored > 0) this.deps.log.log(`turn ${turnId}: restored ${restored} transcript file(s) into ${sandboxId}`);
+    if (restored > 0) this.log.info(`restored ${restored} transcript file(s) into the sandbox`, { files: restored });
     if (await this.deps.transcripts.present(sandboxId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, resumeId))) return;
-    this.deps.log.warn(
-      `turn ${turnId}: no transcript of harness conversation ${resumeId} in ${sandboxId} (none was mirrored before its sandbox was lost): starting a new harness conversation`,
-    );
+    this.log.warn('no transcript of the harness conversation in the sandbox (none was mirrored before its sandbox was lost): starting a new harness conversation', {
+      harness_session_id: resumeId,
+    });
     this.resumeId = null;
     this.harnessSessionId = null;
   }
 
   /** A harness started by an earlier process: replay its output file, then follow it while it runs. */
   private async reattach(status: TurnProcessStatus): Promise<number | null> {
-    this.deps.log.log(`turn ${this.a.turnId}: reattaching (harness ${status.alive ? 'still running' : 'ended'}) after offset ${this.a.lastRecordedOffset}`);
+    this.log.info(`reattaching (harness ${status.alive ? 'still running' : 'ended'})`, { after_offset: this.a.lastRecordedOffset });
     const file = (await this.deps.runtime.readFile(this.a.sandboxId, turnFiles(this.a.turnId).output)) ?? Buffer.alloc(0);
     const whole = file.subarray(0, file.lastIndexOf(0x0a) + 1);
     for (const line of whole.toString('utf8').split('\n')) if (line !== '') this.onLine(line);
@@ -385,7 +401,7 @@ class ActiveTurn implements TurnControl {
     try {
       await execAndCollect(this.deps.runtime, this.a.sandboxId, killTurnCommand(this.a.turnId, signal, 0.3));
     } catch (error) {
-      this.deps.log.warn(`turn ${this.a.turnId}: could not signal the harness: ${String(error)}`);
+      this.log.warn('could not signal the harness', { err: error });
     }
   }
 
@@ -430,7 +446,7 @@ class ActiveTurn implements TurnControl {
       try {
         await this.deps.transcripts.mirrorOut(this.a.sandboxId, this.a.sessionId, this.adapter.transcriptLocations(SANDBOX_HOME, SANDBOX_WORKDIR, sessionId), quick);
       } catch (error) {
-        this.deps.log.warn(`turn ${this.a.turnId}: transcript mirror${final ? ' at turn end' : ''} failed: ${String(error)}`);
+        this.log.warn(`transcript mirror${final ? ' at turn end' : ''} failed`, { err: error });
       }
     });
     return this.mirroring;

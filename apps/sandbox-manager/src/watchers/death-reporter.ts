@@ -1,8 +1,8 @@
-import type { CommandBus, SandboxRuntime } from '@berth/ports';
+import type { CommandBus, Logger, SandboxRuntime } from '@berth/ports';
 import { watchSandboxDeaths, type SandboxDeath, type WarmPool } from '@berth/sandbox-lifecycle';
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sendReliably } from '../sessions/send-reliably';
 import { sandboxDiedCommand } from './sandbox-died-command';
 
 const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
@@ -20,7 +20,7 @@ export class DeathReporter {
       bus: CommandBus;
       commands: ManagerCommands;
       pool: WarmPool;
-      log: ManagerLog;
+      log: Logger;
       scopeLabels: Readonly<Record<string, string>>;
     }>,
   ) {}
@@ -34,11 +34,11 @@ export class DeathReporter {
           pool: this.deps.pool,
           scopeLabels: this.deps.scopeLabels,
           onDeath: (death) => this.report(death),
-          onError: (error) => this.deps.log.error(`reporting a sandbox death failed: ${String(error)}`),
+          onError: (error) => this.deps.log.error('reporting a sandbox death failed', { err: error }),
         });
       } catch (error) {
         if (signal.aborted) return;
-        this.deps.log.warn(`docker event stream broke, reopening: ${String(error)}`);
+        this.deps.log.warn('docker event stream broke, reopening', { err: error });
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
@@ -46,7 +46,7 @@ export class DeathReporter {
 
   async report(death: SandboxDeath): Promise<void> {
     if (this.deps.sandboxes.isReleasing(death.sandboxId)) return;
-    this.deps.log.log(`sandbox ${death.sandboxId} of session ${death.sessionId} ${death.reason}`);
+    this.deps.log.info(`sandbox ${death.reason}`, { session_id: death.sessionId, sandbox_id: death.sandboxId, reason: death.reason });
     const command = sandboxDiedCommand(this.deps.commands, {
       sessionId: death.sessionId,
       sandboxId: death.sandboxId,

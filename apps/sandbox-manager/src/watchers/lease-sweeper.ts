@@ -1,10 +1,10 @@
 import type { Clock } from '@berth/core';
-import type { CommandBus } from '@berth/ports';
+import type { CommandBus, Logger } from '@berth/ports';
 import { sweepExpiredLeases, type BoundSandbox } from '@berth/sandbox-lifecycle';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably, type ManagerLog } from '../sessions/send-reliably';
+import { sendReliably } from '../sessions/send-reliably';
 import type { RunningTurns } from '../turns/running-turns';
 
 /**
@@ -24,7 +24,7 @@ export class LeaseSweeper {
       bus: CommandBus;
       commands: ManagerCommands;
       clock: Clock;
-      log: ManagerLog;
+      log: Logger;
     }>,
   ) {}
 
@@ -46,7 +46,7 @@ export class LeaseSweeper {
       bindings: { listBound: async () => (await this.deps.bound.listBound()).filter((b) => this.deps.running.get(b.sessionId) === undefined) },
       clock: this.deps.clock,
       onExpired: (binding) => this.expire(binding),
-      onError: (error, binding) => this.deps.log.error(`lease expiry of ${binding.sandboxId} not reported: ${String(error)}`),
+      onError: (error, binding) => this.deps.log.error('lease expiry not reported', { sandbox_id: binding.sandboxId, err: error }),
     });
   }
 

@@ -1,6 +1,8 @@
 import { Headers, parseCommand, parseSessionSubject, type CommandOutcome, type SessionCommand } from '@berth/contracts';
 import { isBerthError, isSafeToken, ValidationError } from '@berth/core';
 import { encodeJson, type HandlerResult, type InboundMessage } from '@berth/nats';
+import type { Logger } from '@berth/ports';
+import type { KernelMetrics } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { CommandExecutor } from '../kernel/session-kernel.port';
 import type { EventOutbox } from '../outbox/event-outbox';
@@ -15,7 +17,13 @@ export type CommandProcessorDeps = Readonly<{
   locks: SessionLocks;
   replies: ReplyChannel;
   crash: CrashPoints;
+  log: Logger;
+  metrics: KernelMetrics;
 }>;
+
+/** How a command ended, as metrics and logs name it. */
+const outcomeOf = (outcome: CommandOutcome): 'applied' | 'noop' | 'duplicate' | 'refused' =>
+  !outcome.ok ? 'refused' : outcome.duplicate ? 'duplicate' : outcome.events.length === 0 ? 'noop' : 'applied';
 
 /** Reply subjects are NATS inboxes; anything else (e.g. a stream subject) is refused. */
 const INBOX = /^_INBOX\.[A-Za-z0-9_.-]{1,200}$/;
@@ -45,13 +53,26 @@ export class CommandProcessor {
   /** Executes and publishes under the session lock. Also used for commands the kernel raises itself. */
   apply(command: SessionCommand): Promise<CommandOutcome> {
     const sessionId = command.meta.session_id;
+    const fields = { session_id: sessionId, command_id: command.meta.command_id, command: command.type };
     return this.deps.locks.run(sessionId, async () => {
-      const { outcome, events } = await this.deps.kernel.executeWithEvents(command);
-      // A duplicate's events were committed by an earlier delivery; the relay owns any left unpublished.
-      if (events.length > 0) {
-        this.deps.crash.reached('after-commit-before-publish');
-        await this.deps.outbox.publish(sessionId, events);
+      let outcome: CommandOutcome;
+      try {
+        const executed = await this.deps.kernel.executeWithEvents(command);
+        outcome = executed.outcome;
+        // A duplicate's events were committed by an earlier delivery; the relay owns any left unpublished.
+        if (executed.events.length > 0) {
+          this.deps.crash.reached('after-commit-before-publish');
+          await this.deps.outbox.publish(sessionId, executed.events);
+        }
+      } catch (error) {
+        this.deps.metrics.commands.inc({ type: command.type, outcome: 'failed' });
+        this.deps.log.warn('command failed, will be retried', { ...fields, err: error });
+        throw error;
       }
+      const result = outcomeOf(outcome);
+      this.deps.metrics.commands.inc({ type: command.type, outcome: result });
+      if (outcome.ok) this.deps.log.debug(`command ${result}`, { ...fields, events: outcome.events.map((e) => e.type) });
+      else this.deps.log.info('command refused', { ...fields, code: outcome.error.code, reason: outcome.error.message });
       return outcome;
     });
   }

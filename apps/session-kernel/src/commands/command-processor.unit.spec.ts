@@ -4,7 +4,9 @@ import { FixedClock } from '@berth/core/testing';
 import { decodeJson, type InboundMessage } from '@berth/nats';
 import { createSessionKernel } from '@berth/session-kernel';
 import type { PublishedMark } from '@berth/ports';
-import { MemoryStore } from '@berth/testing';
+import { MemoryStore, recordingLogger, silentLogger } from '@berth/testing';
+import { kernelMetrics } from '@berth/telemetry';
+import { Registry } from 'prom-client';
 import type { CrashPoint } from '../config/kernel.config';
 import { EventOutbox, type EventPublisher } from '../outbox/event-outbox';
 import { createSession, submitMessage } from '../testing/commands';
@@ -49,15 +51,18 @@ function setup() {
   const locks = new SessionLocks();
   const crashes: CrashPoint[] = [];
   const crash = { reached: (p: CrashPoint) => void crashes.push(p) };
-  const outbox = new EventOutbox(store.journal, publisher, locks, crash, { error: (message) => void errors.push(message) });
+  const metrics = kernelMetrics(new Registry());
+  const logged = recordingLogger();
+  const outbox = new EventOutbox(store.journal, publisher, locks, crash, logged.log, metrics);
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: new FixedClock() });
-  const errors: string[] = [];
   const replies: { subject: string; outcome: CommandOutcome }[] = [];
   const processor = new CommandProcessor({
     kernel,
     outbox,
     locks,
     crash,
+    log: silentLogger,
+    metrics,
     replies: { publish: (subject, data) => void replies.push({ subject, outcome: decodeJson(data) as CommandOutcome }) },
   });
   const deliver = (body: unknown, subject: string, replyTo = '_INBOX.test'): InboundMessage => ({
@@ -69,7 +74,7 @@ function setup() {
     redelivered: false,
     working: () => undefined,
   });
-  return { store, publisher, outbox, kernel, processor, replies, crashes, deliver, errors };
+  return { store, publisher, outbox, kernel, processor, replies, crashes, deliver, logged };
 }
 
 const subjectOf = (c: { type: string; meta: { session_id: string } }) => `session.${c.meta.session_id}.cmd.${c.type}`;
@@ -148,7 +153,7 @@ describe('EventOutbox relay', () => {
   });
 
   it('publishes the other sessions when one cannot be published, and retries that one in order next pass', async () => {
-    const { store, publisher, outbox, kernel, errors } = setup();
+    const { store, publisher, outbox, kernel, logged } = setup();
     for (const s of ['sesn_ok1', 'sesn_bad', 'sesn_ok2']) await kernel.execute(createSession(s));
     await kernel.execute(submitMessage('sesn_bad', 'later'));
     publisher.refused.add('sesn_bad');
@@ -157,7 +162,9 @@ describe('EventOutbox relay', () => {
     const relayed = await outbox.relay(2);
     expect(relayed).toBe(4);
     expect(new Set(publisher.published.map((p) => p.event.session_id))).toEqual(new Set(['sesn_ok1', 'sesn_ok2']));
-    expect(errors).toEqual([expect.stringMatching(/could not publish the events of 1 session\(s\).*sesn_bad \(MAX_PAYLOAD_EXCEEDED/)]);
+    expect(logged.lines.filter((l) => l.level === 'error')).toEqual([
+      expect.objectContaining({ fields: { sessions: 1, failures: [{ session_id: 'sesn_bad', reason: expect.stringMatching(/MAX_PAYLOAD_EXCEEDED/) }] } }),
+    ]);
     expect((await unpublished(store)).every((e) => e.session_id === 'sesn_bad')).toBe(true);
 
     publisher.refused.clear();

@@ -1,6 +1,7 @@
 import { Headers, Subjects, type RecordedEvent } from '@berth/contracts';
 import type { JetStreamPublisher } from '@berth/nats';
-import type { PublishedMark, SessionJournal } from '@berth/ports';
+import type { Logger, PublishedMark, SessionJournal } from '@berth/ports';
+import type { KernelMetrics } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { SessionLocks } from '../commands/session-locks';
 
@@ -29,7 +30,8 @@ export class EventOutbox {
     private readonly publisher: EventPublisher,
     private readonly locks: SessionLocks,
     private readonly crash: CrashPoints,
-    private readonly log: Readonly<{ error(message: string): void }> = console,
+    private readonly log: Logger,
+    private readonly metrics: Pick<KernelMetrics, 'eventsPublished'>,
   ) {}
 
   /** Caller holds the session lock. Publishes are pipelined: one connection keeps their order. */
@@ -44,6 +46,7 @@ export class EventOutbox {
         }),
       ),
     );
+    for (const e of ordered) this.metrics.eventsPublished.inc({ type: e.type });
     this.crash.reached('after-publish-before-mark');
     await this.markPublished({ sessionId, seqs: ordered.map((e) => e.seq) });
     const last = ordered[ordered.length - 1].seq;
@@ -110,8 +113,8 @@ export class EventOutbox {
         after = page.next;
       }
       if (failed.size > 0) {
-        const which = [...failed].slice(0, 5).map(([sessionId, reason]) => `${sessionId} (${reason})`);
-        this.log.error(`outbox relay: could not publish the events of ${failed.size} session(s), retrying next pass: ${which.join('; ')}`);
+        const first = [...failed].slice(0, 5).map(([session_id, reason]) => ({ session_id, reason }));
+        this.log.error('outbox relay: some sessions could not be published; retrying them next pass', { sessions: failed.size, failures: first });
       }
       return total;
     })().finally(() => {
@@ -124,7 +127,7 @@ export class EventOutbox {
   startRelay(intervalMs: number): void {
     const tick = (): void => {
       this.relay()
-        .catch((e) => this.log.error(`outbox relay failed (will retry): ${errorText(e)}`))
+        .catch((e) => this.log.error('outbox relay failed (will retry)', { err: e }))
         .finally(() => {
           if (this.timer) this.timer = setTimeout(tick, intervalMs);
         });

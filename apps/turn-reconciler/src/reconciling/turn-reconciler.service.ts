@@ -1,6 +1,7 @@
 import type { RecordedEvent, SessionCommand } from '@berth/contracts';
 import type { Clock, Workflow } from '@berth/core';
-import type { CommandBus, SessionJournal, TranscriptMirror } from '@berth/ports';
+import type { CommandBus, Logger, SessionJournal, TranscriptMirror } from '@berth/ports';
+import type { ReconcilerMetrics } from '@berth/telemetry';
 import {
   OPEN_TURN_EVENT_TYPES,
   TURN_RECONCILE_EVENT_TYPES,
@@ -16,8 +17,6 @@ import type { ReconcilerCrashPoint } from '../config/reconciler.config';
 import { KeyedLock } from './keyed-lock';
 import type { OpenTurnDirectory, SandboxManagerClient } from './sandbox-manager.port';
 
-export type ReconcilerLog = Readonly<{ log(message: string): void; warn(message: string): void }>;
-
 export type TurnReconcilerDeps = Readonly<{
   journal: SessionJournal;
   transcripts: TranscriptMirror;
@@ -25,7 +24,8 @@ export type TurnReconcilerDeps = Readonly<{
   sandboxManager: SandboxManagerClient;
   clock: Clock;
   policy: ReconcilePolicy;
-  log: ReconcilerLog;
+  log: Logger;
+  metrics: ReconcilerMetrics;
   /** Chaos tests: die (SIGKILL) just before or just after sending a command. */
   crashAt?: ReconcilerCrashPoint | null;
 }>;
@@ -118,7 +118,7 @@ export class TurnReconcilerService {
           tail = await this.deps.journal.readEvents(sessionId, { afterSeq: state.last_seq, types: TURN_RECONCILE_EVENT_TYPES });
         } catch (e) {
           // Without the journal we cannot tell a settled turn from a stuck one: wait for the store.
-          this.deps.log.warn(`sweep: journal of ${sessionId} unreadable, skipping it this round: ${message(e)}`);
+          this.deps.log.warn('sweep: journal unreadable, skipping the session this round', { session_id: sessionId, err: e });
           return;
         }
         for (const event of tail) await this.apply(sessionId, { kind: 'event', event, now: this.now() });
@@ -149,7 +149,7 @@ export class TurnReconcilerService {
     for (const output of outputs) {
       if (output.kind === 'command') {
         if (state.turn?.pending?.command?.command_id === output.command_id) {
-          this.deps.log.warn(`turn ${state.turn.turn_id} of ${sessionId}: ${describe(output)} not yet in the journal, sending it again`);
+          this.deps.log.warn(`${describe(output)} not yet in the journal, sending it again`, { session_id: sessionId, turn_id: state.turn.turn_id, command_id: output.command_id });
         }
         await this.send(output);
       } else this.launch(output);
@@ -166,20 +166,25 @@ export class TurnReconcilerService {
       data: output.command.data,
       meta: { command_id: output.command_id, session_id: output.session_id, actor: 'turn-reconciler', issued_at: this.now() },
     } as SessionCommand;
+    const fields = { session_id: output.session_id, turn_id: output.command.data.turn_id, command_id: output.command_id };
     this.crashIf('before-command');
     try {
       await this.deps.commands.dispatch(command);
       this.crashIf('after-command');
-      this.deps.log.log(`turn ${output.command.data.turn_id} of ${output.session_id}: sent ${describe(output)}`);
+      this.deps.metrics.verdicts.inc({ command: output.command.type, reason: reasonOf(output) });
+      this.deps.log.info(`sent ${describe(output)}`, fields);
     } catch (e) {
-      this.deps.log.warn(`turn ${output.command.data.turn_id} of ${output.session_id}: could not send ${output.command.type}: ${message(e)}`);
+      this.deps.log.warn(`could not send ${output.command.type}`, { ...fields, err: e });
     }
   }
 
   private launch(effect: PerformEffect): void {
     const task = this.perform(effect)
-      .then((result) => this.locks.run(effect.session_id, () => this.apply(effect.session_id, result)))
-      .catch((e) => this.deps.log.warn(`effect ${effect.effect} for ${effect.session_id} failed unexpectedly: ${message(e)}`))
+      .then((result) => {
+        this.deps.metrics.effects.inc({ effect: effect.effect, outcome: result.kind === 'observed' ? 'observed' : result.kind === 'effect_result' ? result.outcome : result.kind });
+        return this.locks.run(effect.session_id, () => this.apply(effect.session_id, result));
+      })
+      .catch((e) => this.deps.log.warn(`effect ${effect.effect} failed unexpectedly`, { session_id: effect.session_id, turn_id: effect.turn_id, err: e }))
       .finally(() => this.effects.delete(task));
     this.effects.add(task);
   }
@@ -242,5 +247,9 @@ const describe = (o: SendCommand): string =>
     : o.command.type === 'RecoverTurn'
       ? `RecoverTurn(${o.command.data.method})`
       : o.command.type;
+
+/** The FailTurn reason or RecoverTurn method a verdict carries (empty for other commands). */
+const reasonOf = (o: SendCommand): string =>
+  o.command.type === 'FailTurn' ? o.command.data.reason : o.command.type === 'RecoverTurn' ? o.command.data.method : '';
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -1,7 +1,10 @@
 import type { CommandData, CommandType } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { FixedClock } from '@berth/core/testing';
+import { reconcilerMetrics } from '@berth/telemetry';
+import { recordingLogger } from '@berth/testing';
 import { defaultReconcilePolicy, type ReconcilePolicy } from '@berth/turns-domain';
+import { Registry } from 'prom-client';
 import { FakeKernel } from '../testing/fake-kernel';
 import { FakeSandboxManager } from '../testing/fake-sandbox-manager';
 import { InMemoryJournal } from '../testing/in-memory-journal';
@@ -22,7 +25,9 @@ function platform(policy: Partial<ReconcilePolicy> = {}) {
   const kernel = new FakeKernel(journal, clock);
   const transcripts = new InMemoryTranscripts();
   const sandboxManager = new FakeSandboxManager();
-  const logs: string[] = [];
+  const { log, lines: logs } = recordingLogger();
+  const registry = new Registry();
+  const metrics = reconcilerMetrics(registry);
   const newReconciler = () =>
     new TurnReconcilerService({
       journal,
@@ -31,7 +36,8 @@ function platform(policy: Partial<ReconcilePolicy> = {}) {
       sandboxManager,
       clock,
       policy: { ...defaultReconcilePolicy, ...policy },
-      log: { log: (m) => logs.push(m), warn: (m) => logs.push(m) },
+      log,
+      metrics,
     });
   const reconciler = newReconciler();
   kernel.subscribe((e) => reconciler.onEvent(e));
@@ -73,7 +79,7 @@ function platform(policy: Partial<ReconcilePolicy> = {}) {
       .filter((e) => (e.type === 'TurnCompleted' || e.type === 'TurnFailed' || e.type === 'TurnRecovered') && e.data.turn_id === turnId)
       .map((e) => (e.type === 'TurnFailed' ? `TurnFailed(${e.data.reason})` : e.type === 'TurnRecovered' ? `TurnRecovered(${e.data.method})` : e.type));
 
-  return { clock, journal, kernel, transcripts, sandboxManager, reconciler, newReconciler, logs, send, output, quiet, sweepAfter, runningTurn, types, terminalOf };
+  return { clock, journal, kernel, transcripts, sandboxManager, reconciler, newReconciler, logs, registry, send, output, quiet, sweepAfter, runningTurn, types, terminalOf };
 }
 
 describe('turn-reconciler service, wired to in-memory ports', () => {
@@ -227,7 +233,7 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
     await p.sweepAfter(6_000);
     await p.sweepAfter(6_000);
     expect(p.sandboxManager.queries()).toEqual([]);
-    expect(p.logs.some((l) => l.includes('journal of sesn_w unreadable'))).toBe(true);
+    expect(p.logs.some((l) => l.message.includes('journal unreadable') && l.fields.session_id === 'sesn_w')).toBe(true);
 
     p.journal.outage = false;
     await p.sweepAfter(1_000);

@@ -4,3 +4,4 @@ export type { BackupResult } from './sqlite/backup';
 export { SqliteStore } from './sqlite/sqlite-store';
 export type { SqliteOptions } from './sqlite/sqlite-db';
 export { MongoStore, type MongoStoreOptions } from './mongo/mongo-store';
+export { isStoreUnavailable } from './store-errors';

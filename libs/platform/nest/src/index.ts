@@ -4,3 +4,4 @@ export * from './transport/jetstream-errors.filter';
 export * from './transport/create-microservice';
 export * from './config/load-config';
 export * from './lifecycle/graceful-shutdown';
+export * from './logging/nest-logger';

@@ -14,7 +14,12 @@ export type SessionKernelDeps = Readonly<{
   onBestEffortFailure?: (what: 'snapshot.load', sessionId: string, error: unknown) => void;
   /** How many sessions' latest state is kept in memory between commands. Default 1,000; 0 disables it. */
   cachedSessions?: number;
+  /** Told how long each decide and each commit took (metrics). */
+  observer?: KernelObserver;
 }>;
+
+/** Durations in seconds, measured around the pure decide and around the store commit. */
+export type KernelObserver = Readonly<{ decided(seconds: number): void; committed(seconds: number): void }>;
 
 /** A session's state as the kernel sees it: folded up to `lastSeq`. */
 export type LoadedSession = Readonly<{ state: SessionState; lastSeq: number }>;
@@ -83,6 +88,8 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
   const maxRetries = deps.maxConflictRetries ?? 5;
   const bestEffortFailed = deps.onBestEffortFailure ?? (() => undefined);
   const cache = new SessionCache(deps.cachedSessions ?? 1_000);
+  const observer = deps.observer;
+  const seconds = (since: number): number => (performance.now() - since) / 1_000;
 
   /**
    * The snapshot plus the journal tail after it. The tail is read from the snapshot's own last
@@ -150,9 +157,12 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       const cached = trustCache ? cache.get(session_id) : undefined;
       const loaded = cached ?? (await load(session_id));
       let events: readonly SessionEvent[];
+      const decideStart = performance.now();
       try {
         events = decide(command, loaded.state);
+        observer?.decided(seconds(decideStart));
       } catch (error) {
+        observer?.decided(seconds(decideStart));
         if (!isBerthError(error)) throw error;
         if (cached) {
           trustCache = false;
@@ -169,8 +179,10 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       }
       const recorded = stamp(command, events, loaded.lastSeq);
       const state = recorded.reduce<SessionState>(evolve, loaded.state);
+      const commitStart = performance.now();
       try {
         await commit(session_id, recorded, state);
+        observer?.committed(seconds(commitStart));
       } catch (error) {
         cache.forget(session_id);
         trustCache = false;

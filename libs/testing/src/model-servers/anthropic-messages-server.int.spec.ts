@@ -52,6 +52,24 @@ describe('AnthropicMessagesServer (through the official SDK)', () => {
     expect(second.content).toEqual([{ type: 'text', text: 'fallback' }]);
   });
 
+  it('answers each conversation from its own script, keyed by its latest user text (tool results and reminders aside)', async () => {
+    server.scriptFor('slow step', reply.toolCall('Bash', { command: 'sleep 2' }), reply.text('slow done')).setDefaultReply(reply.text('default'));
+    const text = (m: Anthropic.Message) => m.content.map((b) => (b.type === 'text' ? b.text : b.type)).join('');
+    expect(text(await client.messages.create(ask('hello there')))).toBe('default');
+    expect(text(await client.messages.create(ask('run the slow step')))).toBe('tool_use');
+    const followUp = await client.messages.create({
+      model: 'claude-test',
+      max_tokens: 100,
+      messages: [
+        { role: 'user', content: 'run the slow step' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'Bash', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }, { type: 'text', text: '<system-reminder>x</system-reminder>' }] },
+      ],
+    });
+    expect(text(followUp)).toBe('slow done');
+    expect(text(await client.messages.create(ask('run the slow step again')))).toBe('default');
+  });
+
   it('returns a scripted overload as the real API does (529, overloaded_error)', async () => {
     server.script(reply.error(529, 'Overloaded'));
 

@@ -14,6 +14,20 @@ export class AnthropicMessagesServer extends ScriptedModelServer {
     return request.method === 'POST' && request.path === '/v1/messages';
   }
 
+  protected override latestUserText(request: RecordedRequest): string | null {
+    const messages = (request.body as { messages?: { role?: string; content?: unknown }[] } | null)?.messages ?? [];
+    for (const message of [...messages].reverse()) {
+      if (message.role !== 'user') continue;
+      if (typeof message.content === 'string') return message.content;
+      // Claude Code adds <system-reminder> text blocks of its own to user messages (tool results included).
+      const texts = Array.isArray(message.content)
+        ? message.content.filter((b: { type?: string; text?: unknown }) => b.type === 'text' && typeof b.text === 'string' && !b.text.trimStart().startsWith('<system-reminder>'))
+        : [];
+      if (texts.length > 0) return texts.map((b: { text: string }) => b.text).join('\n');
+    }
+    return null;
+  }
+
   protected async respond(request: RecordedRequest, res: ServerResponse): Promise<void> {
     if (request.path === '/api/hello') return sendJson(res, 200, {});
     if (request.method === 'POST' && request.path === '/v1/messages/count_tokens') {
@@ -23,7 +37,7 @@ export class AnthropicMessagesServer extends ScriptedModelServer {
       return this.notFound(request, res, anthropicError(404, `no scripted route for ${request.method} ${request.path}`));
     }
     const body = (request.body ?? {}) as { model?: string; stream?: boolean };
-    const scripted = this.nextReply();
+    const scripted = this.nextReply(request);
     if (scripted.kind === 'error') {
       return sendJson(res, scripted.status, anthropicError(scripted.status, scripted.message), errorHeaders(scripted));
     }

@@ -11,6 +11,7 @@ import { reply, type ScriptedReply } from './scripted-reply';
 export abstract class ScriptedModelServer {
   private readonly server: Server = createServer((req, res) => void this.receive(req, res));
   private readonly queue: ScriptedReply[] = [];
+  private readonly keyed: { match: string; queue: ScriptedReply[] }[] = [];
   private fallback: ScriptedReply = reply.text('OK');
   private readonly recorded: RecordedRequest[] = [];
   private readonly unanswered: RecordedRequest[] = [];
@@ -56,6 +57,16 @@ export abstract class ScriptedModelServer {
     return this;
   }
 
+  /**
+   * Queue replies for the requests whose latest user text contains `match` (a tool result is not
+   * text, so a turn's follow-up requests still carry its prompt): several conversations, or a
+   * turn that never asked, cannot take each other's replies. Checked before the plain queue.
+   */
+  scriptFor(match: string, ...replies: ScriptedReply[]): this {
+    this.keyed.push({ match, queue: [...replies] });
+    return this;
+  }
+
   /** The reply used once the queue is empty (initially the text "OK"). */
   setDefaultReply(next: ScriptedReply): this {
     this.fallback = next;
@@ -85,8 +96,15 @@ export abstract class ScriptedModelServer {
     sendJson(res, 404, body);
   }
 
-  protected nextReply(): ScriptedReply {
-    return this.queue.shift() ?? this.fallback;
+  protected nextReply(request?: RecordedRequest): ScriptedReply {
+    const text = request === undefined ? null : this.latestUserText(request);
+    const keyed = text === null ? undefined : this.keyed.find((k) => k.queue.length > 0 && text.includes(k.match));
+    return keyed?.queue.shift() ?? this.queue.shift() ?? this.fallback;
+  }
+
+  /** The text of the request's latest user message that has any (null when the wire API gives none). */
+  protected latestUserText(_request: RecordedRequest): string | null {
+    return null;
   }
 
   /** True for requests that consume a scripted reply. */

@@ -4,6 +4,7 @@ import { BerthError } from '@berth/core';
 import { applyTopology, berthTopology, connectNats, ConsumerRunner, encodeJson, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
+import { silentLogger } from '../logging/test-loggers';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
 
 jest.setTimeout(30_000);
@@ -38,6 +39,7 @@ describe('NatsCommandBus', () => {
   it('resolves with the outcome the consumer publishes to the reply header, also for a resend the broker deduplicated', async () => {
     const handled: string[] = [];
     const runner = new ConsumerRunner({
+      log: silentLogger,
       js: jetstream(nc),
       stream: Streams.commands,
       consumer: Consumers.kernel,

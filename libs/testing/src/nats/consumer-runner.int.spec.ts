@@ -12,6 +12,7 @@ import {
   type DeadLetter,
   type HandlerResult,
 } from '@berth/nats';
+import { silentLogger } from '../logging/test-loggers';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
 import { waitUntil } from './wait-until';
 
@@ -79,7 +80,7 @@ describe('ConsumerRunner against a real nats-server', () => {
       onDeadLetter: async (d) => {
         deadLetters.push(d);
       },
-      log: { warn: () => undefined, error: () => undefined },
+      log: silentLogger,
     });
     await runner.start();
 
@@ -126,7 +127,7 @@ describe('ConsumerRunner against a real nats-server', () => {
       publisher,
       concurrency: 2,
       retry: { baseDelayMs: 200, maxDelayMs: 200 },
-      log: { warn: () => undefined, error: () => undefined },
+      log: silentLogger,
       handler: async (m) => {
         const { n } = m.body as { n: number };
         if (n === 0) throw new Error('always failing');

@@ -6,6 +6,7 @@ import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jet
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Controller, Module, type INestMicroservice } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
+import { silentLogger } from '../logging/test-loggers';
 import { startNatsServer, type NatsServerHandle } from './nats-server';
 import { waitUntil } from './wait-until';
 
@@ -45,6 +46,7 @@ describe('JetStreamTransport (Nest @EventPattern handlers over a real JetStream 
     jsm = await jetstreamManager(nc);
     await applyTopology(jsm, berthTopology({ tuning: { ackWaitMs: 2_000, maxDeliver: 3 } }));
     const transport = new JetStreamTransport({
+      log: silentLogger,
       connection: nc,
       stream: Streams.commands,
       consumer: Consumers.kernel,
@@ -55,7 +57,7 @@ describe('JetStreamTransport (Nest @EventPattern handlers over a real JetStream 
         deadLetters.push(d);
       },
     });
-    app = await createJetStreamMicroservice(ProbeModule, transport, { logger: false });
+    app = await createJetStreamMicroservice(ProbeModule, transport, silentLogger);
     await app.listen();
   });
 

@@ -14,6 +14,8 @@ export type NatsServerHandle = Readonly<{
   restart(): Promise<void>;
   /** Stops without removing the store (to simulate an outage; `restart()` brings it back). */
   kill(): Promise<void>;
+  /** SIGKILLs the server, as a crash would (no clean shutdown of its store); `restart()` brings it back. */
+  crash(): Promise<void>;
 }>;
 
 const running = new Set<ChildProcess>();
@@ -78,12 +80,12 @@ export async function startNatsServer(options: { startTimeoutMs?: number } = {})
     await waitForPort(port, timeoutMs, () => (proc.exitCode !== null ? `nats-server exited: ${stderr}` : null));
   };
 
-  const halt = async (): Promise<void> => {
+  const halt = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
     const proc = child;
     child = null;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill('SIGTERM');
+    proc.kill(signal);
     const forced = setTimeout(() => proc.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(forced);
@@ -102,7 +104,8 @@ export async function startNatsServer(options: { startTimeoutMs?: number } = {})
       await halt();
       await start();
     },
-    kill: halt,
+    kill: () => halt(),
+    crash: () => halt('SIGKILL'),
   };
 }
 

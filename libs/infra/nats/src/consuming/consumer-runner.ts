@@ -1,5 +1,7 @@
-import { Headers } from '@berth/contracts';
-import type { JetStreamClient, JsMsg, ConsumerMessages } from '@nats-io/jetstream';
+import { Headers, parseSessionSubject } from '@berth/contracts';
+import type { Logger } from '@berth/ports';
+import { inSpan, SpanKind, traceContextOf } from '@berth/telemetry';
+import type { Consumer, JetStreamClient, JsMsg, ConsumerMessages } from '@nats-io/jetstream';
 import { decodeJson } from '../connection/codec';
 import type { JetStreamPublisher } from '../publishing/publisher';
 import { DeadLetterHeaders, deadLetterSubjectFor, headerSafe } from './dead-letters';
@@ -8,7 +10,11 @@ import type { DeadLetter, InboundMessage } from './inbound-message';
 
 export type MessageHandler = (message: InboundMessage) => Promise<HandlerResult>;
 
-export type RunnerLog = Readonly<{ warn(message: string): void; error(message: string): void }>;
+/** Told about every delivery and how it was answered (metrics). */
+export type ConsumerObserver = Readonly<{
+  delivered(redelivered: boolean): void;
+  answered(result: 'ack' | 'retry' | 'term' | 'working' | 'dead_letter'): void;
+}>;
 
 export type ConsumerRunnerOptions = Readonly<{
   js: JetStreamClient;
@@ -24,10 +30,11 @@ export type ConsumerRunnerOptions = Readonly<{
   retry?: RetryPolicy;
   /** Runs after the dead-letter copy is stored, before the message is terminated. */
   onDeadLetter?: (deadLetter: DeadLetter) => Promise<void>;
-  log?: RunnerLog;
+  log: Logger;
+  observer?: ConsumerObserver;
 }>;
 
-const consoleLog: RunnerLog = { warn: (m) => console.warn(m), error: (m) => console.error(m) };
+const noObserver: ConsumerObserver = { delivered: () => undefined, answered: () => undefined };
 
 /**
  * Pulls from one durable consumer and turns each handler's verdict into the JetStream reply:
@@ -40,24 +47,34 @@ const consoleLog: RunnerLog = { warn: (m) => console.warn(m), error: (m) => cons
  */
 export class ConsumerRunner {
   private messages: ConsumerMessages | null = null;
+  private consumer: Consumer | null = null;
   private stopping = false;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly waiters: (() => void)[] = [];
   private readonly concurrency: number;
-  private readonly log: RunnerLog;
+  private readonly log: Logger;
+  private readonly observer: ConsumerObserver;
 
   constructor(private readonly options: ConsumerRunnerOptions) {
     this.concurrency = Math.max(1, options.concurrency ?? 8);
-    this.log = options.log ?? consoleLog;
+    this.log = options.log.child({ stream: options.stream, consumer: options.consumer });
+    this.observer = options.observer ?? noObserver;
   }
 
   async start(): Promise<void> {
     if (this.loop) return;
     const consumer = await this.options.js.consumers.get(this.options.stream, this.options.consumer);
+    this.consumer = consumer;
     const messages = await consumer.consume({ max_messages: this.concurrency });
     this.messages = messages;
     this.loop = this.pump(messages);
+  }
+
+  /** The consumer's backlog as the broker reports it; null before start or when the broker does not answer. */
+  async pending(): Promise<Readonly<{ pending: number; ackPending: number }> | null> {
+    const info = await this.consumer?.info(true).catch(() => null);
+    return info ? { pending: info.num_pending, ackPending: info.num_ack_pending } : null;
   }
 
   /** Stops pulling, then waits for the messages already being handled. */
@@ -75,17 +92,38 @@ export class ConsumerRunner {
     for await (const m of messages) {
       while (this.inFlight.size >= this.concurrency) await new Promise<void>((r) => this.waiters.push(r));
       const task: Promise<void> = this.process(m)
-        .catch((e) => this.log.error(`consumer ${this.options.consumer}: message ${m.seq} left unanswered: ${String(e)}`))
+        .catch((e) => this.log.error('message left unanswered', { ...about(m.subject), stream_seq: m.seq, err: e }))
         .finally(() => {
           this.inFlight.delete(task);
           this.waiters.shift()?.();
         });
       this.inFlight.add(task);
     }
-    if (!this.stopping) this.log.error(`consumer ${this.options.consumer}: stopped pulling (consumer or stream gone?)`);
+    if (!this.stopping) this.log.error('stopped pulling (consumer or stream gone?)');
   }
 
-  private async process(m: JsMsg): Promise<void> {
+  private process(m: JsMsg): Promise<void> {
+    const headers = headersOf(m);
+    const subject = parseSessionSubject(m.subject);
+    this.observer.delivered(m.redelivered);
+    return inSpan(
+      `${this.options.stream} process ${subject?.type ?? m.subject}`,
+      {
+        kind: SpanKind.CONSUMER,
+        parent: traceContextOf(headers),
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.destination.name': m.subject,
+          'messaging.consumer.group.name': this.options.consumer,
+          'messaging.message.delivery_count': m.info.deliveryCount,
+          ...(subject ? { 'berth.session_id': subject.sessionId } : {}),
+        },
+      },
+      () => this.handle(m, headers),
+    );
+  }
+
+  private async handle(m: JsMsg, headers: Record<string, string>): Promise<void> {
     const deliveryCount = m.info.deliveryCount;
     let body: unknown;
     try {
@@ -100,7 +138,7 @@ export class ConsumerRunner {
       result = await this.options.handler({
         subject: m.subject,
         body,
-        headers: headersOf(m),
+        headers,
         deliveryCount,
         streamSeq: m.seq,
         redelivered: m.redelivered,
@@ -115,17 +153,21 @@ export class ConsumerRunner {
 
     switch (result.type) {
       case 'ack':
+        this.observer.answered('ack');
         return m.ack();
       case 'term':
-        this.log.warn(`consumer ${this.options.consumer}: terminating ${m.subject}: ${result.reason}`);
+        this.log.warn('terminating a message', { ...about(m.subject), reason: result.reason });
+        this.observer.answered('term');
         return m.term();
       case 'working':
+        this.observer.answered('working');
         return m.working();
       case 'retry':
         if (deliveryCount >= this.options.maxDeliver) {
           return this.deadLetter(m, body, `gave up after ${deliveryCount} deliveries: ${failure}`);
         }
-        this.log.warn(`consumer ${this.options.consumer}: ${m.subject} attempt ${deliveryCount} failed: ${failure}`);
+        this.log.warn('delivery failed, will be redelivered', { ...about(m.subject), attempt: deliveryCount, reason: failure });
+        this.observer.answered('retry');
         return m.nak(result.delayMs ?? retryDelayMs(deliveryCount, this.options.retry ?? defaultRetryPolicy));
     }
   }
@@ -140,7 +182,7 @@ export class ConsumerRunner {
       deliveryCount: m.info.deliveryCount,
       streamSeq: m.seq,
     };
-    this.log.error(`consumer ${this.options.consumer}: dead-lettering ${m.subject} (${reason})`);
+    this.log.error('dead-lettering a message', { ...about(m.subject), reason });
     // A failed copy leaves the message unanswered: it is redelivered rather than lost.
     await this.options.publisher.publish(deadLetter.deadLetterSubject, m.data, {
       msgId: `dlq-${this.options.stream}-${m.seq}`,
@@ -154,10 +196,17 @@ export class ConsumerRunner {
     try {
       await this.options.onDeadLetter?.(deadLetter);
     } catch (e) {
-      this.log.error(`consumer ${this.options.consumer}: dead-letter hook failed for ${m.subject}: ${String(e)}`);
+      this.log.error('dead-letter hook failed', { ...about(m.subject), err: e });
     }
+    this.observer.answered('dead_letter');
     m.term();
   }
+}
+
+/** Log fields naming what a message is about: its subject and, for session subjects, the session. */
+function about(subject: string): Record<string, string> {
+  const parsed = parseSessionSubject(subject);
+  return parsed ? { subject, session_id: parsed.sessionId } : { subject };
 }
 
 function headersOf(m: JsMsg): Record<string, string> {

@@ -59,6 +59,23 @@ export function isDuplicateOn(e: unknown, index: string, indexes: Readonly<Recor
 
 export const hasLabel = (e: unknown, label: MongoErrorLabel): boolean => e instanceof MongoError && e.hasErrorLabel(label);
 
+/** The server or the network is not there, not primary, or did not confirm in time: worth retrying. */
+export function isMongoUnavailable(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  return (
+    e instanceof MongoServerSelectionError ||
+    e instanceof MongoNetworkError ||
+    e.name === 'MongoWaitQueueTimeoutError' ||
+    (e instanceof MongoServerError && typeof e.code === 'number' && UNAVAILABLE_CODES.has(e.code)) ||
+    isOutcomeUnknown(e) ||
+    hasLabel(e, MongoErrorLabel.RetryableWriteError) ||
+    hasLabel(e, MongoErrorLabel.TransientTransactionError)
+  );
+}
+
+/** The write may have been applied (a write-concern timeout, an unknown commit result). */
+const isOutcomeUnknown = (e: unknown): boolean => e instanceof MongoWriteConcernError || hasLabel(e, MongoErrorLabel.UnknownTransactionCommitResult);
+
 /**
  * A driver error as the rest of Berth understands it: a coded 503 (retry) when the server or the
  * network is not there, not primary, or did not confirm the write in time (`outcome_unknown` when
@@ -69,17 +86,8 @@ export function asStoreError(e: unknown): unknown {
   if (isBerthError(e) || !(e instanceof Error)) return e;
   if (e instanceof MongoInvalidArgumentError && /larger than the maximum size/.test(e.message)) return tooLarge(e.message);
   if (e instanceof MongoServerError && e.code === BSON_OBJECT_TOO_LARGE) return tooLarge(e.message);
-  const unknownOutcome = e instanceof MongoWriteConcernError || hasLabel(e, MongoErrorLabel.UnknownTransactionCommitResult);
-  const unavailable =
-    e instanceof MongoServerSelectionError ||
-    e instanceof MongoNetworkError ||
-    e.name === 'MongoWaitQueueTimeoutError' ||
-    (e instanceof MongoServerError && typeof e.code === 'number' && UNAVAILABLE_CODES.has(e.code)) ||
-    unknownOutcome ||
-    hasLabel(e, MongoErrorLabel.RetryableWriteError) ||
-    hasLabel(e, MongoErrorLabel.TransientTransactionError);
-  if (!unavailable) return e;
-  return new BerthError(ErrorCodes.UNAVAILABLE, 503, `MongoDB did not complete the operation (${e.name}: ${e.message}); retry`, unknownOutcome ? { outcome_unknown: true } : {});
+  if (!isMongoUnavailable(e)) return e;
+  return new BerthError(ErrorCodes.UNAVAILABLE, 503, `MongoDB did not complete the operation (${e.name}: ${e.message}); retry`, isOutcomeUnknown(e) ? { outcome_unknown: true } : {});
 }
 
 const tooLarge = (message: string): BerthError => new BerthError(ErrorCodes.PAYLOAD_TOO_LARGE, 413, `MongoDB refused a document as too large: ${message}`);

@@ -7,11 +7,12 @@ import {
   type DeadLetter,
   type HandlerResult,
   type InboundMessage,
+  type ConsumerObserver,
   type RetryPolicy,
 } from '@berth/nats';
+import type { Logger } from '@berth/ports';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { Logger } from '@nestjs/common';
 import { Server, type CustomTransportStrategy } from '@nestjs/microservices';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { JetStreamContext } from './jetstream.context';
@@ -29,6 +30,9 @@ export type JetStreamTransportOptions = Readonly<{
   /** A message no handler claims: skipped (ack) by default, or dead-lettered as bad input. */
   unhandled?: 'ack' | 'dead-letter';
   onDeadLetter?: (deadLetter: DeadLetter) => Promise<void>;
+  log: Logger;
+  /** Told about every delivery and its answer (metrics). */
+  observer?: ConsumerObserver;
 }>;
 
 const typeOfSubject = (m: InboundMessage): string => parseSessionSubject(m.subject)?.type ?? m.subject;
@@ -42,7 +46,6 @@ const typeOfSubject = (m: InboundMessage): string => parseSessionSubject(m.subje
 export class JetStreamTransport extends Server implements CustomTransportStrategy {
   override readonly propagatesEventHandlerErrors = true;
   private runner: ConsumerRunner | null = null;
-  private readonly log = new Logger(JetStreamTransport.name);
 
   constructor(private readonly options: JetStreamTransportOptions) {
     super();
@@ -60,9 +63,15 @@ export class JetStreamTransport extends Server implements CustomTransportStrateg
       publisher: new JetStreamPublisher(js),
       onDeadLetter: this.options.onDeadLetter,
       handler: (m) => this.dispatch(m),
-      log: { warn: (m) => this.log.warn(m), error: (m) => this.log.error(m) },
+      log: this.options.log,
+      observer: this.options.observer,
     });
     this.runner.start().then(() => callback(), callback);
+  }
+
+  /** The consumer's backlog (metrics read it at scrape time); null before listen. */
+  pending(): Promise<Readonly<{ pending: number; ackPending: number }> | null> {
+    return this.runner?.pending() ?? Promise.resolve(null);
   }
 
   /** Stops pulling and waits for the messages in flight. */

@@ -1,0 +1,48 @@
+import { existsSync } from 'node:fs';
+import { checkDocker, checkGateway, checkModel, checkNats, checkStore, type DoctorTargets } from '../doctor/probes';
+import { renderReport, type CheckResult } from '../doctor/report';
+import { ReportedFailure } from '../exit-codes';
+import type { OptionValues } from '../args';
+import { str, type Command } from './command';
+
+/** The targets, from options first, then the variables the services read, then their defaults. */
+function targets(o: OptionValues, env: Readonly<Record<string, string | undefined>>, apiUrl: string | null): DoctorTargets {
+  const opt = (name: string) => str(o, name);
+  const seconds = Number(opt('timeout') ?? '3');
+  return {
+    // As npm start chooses: DOCKER_HOST, else the system engine's socket when there is one, else Berth's own.
+    dockerHost: opt('docker-host') ?? env.DOCKER_HOST ?? (existsSync('/var/run/docker.sock') ? 'unix:///var/run/docker.sock' : 'unix:///run/berth-docker.sock'),
+    sandboxImage: opt('image') ?? env.BERTH_SANDBOX_IMAGE ?? 'berth/harness:latest',
+    natsUrl: opt('nats-url') ?? env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    storeUrl: opt('store') ?? env.BERTH_STORE_URL ?? 'sqlite:./.berth/berth.db',
+    modelBaseUrl: opt('model-url') ?? (env.BERTH_MODEL_BASE_URL?.trim() || null),
+    apiUrl,
+    timeoutMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 3000,
+  };
+}
+
+export const doctorCommands: readonly Command[] = [
+  {
+    name: ['doctor'],
+    args: [],
+    options: {
+      'docker-host': { type: 'string', help: 'Docker engine (default: $DOCKER_HOST, else the system socket if any, else unix:///run/berth-docker.sock)' },
+      image: { type: 'string', help: 'sandbox image (default: $BERTH_SANDBOX_IMAGE, else berth/harness:latest)' },
+      'nats-url': { type: 'string', help: 'NATS (default: $NATS_URL, else nats://127.0.0.1:4222)' },
+      store: { type: 'string', help: 'store URL (default: $BERTH_STORE_URL, else sqlite:./.berth/berth.db)' },
+      'model-url': { type: 'string', help: 'model endpoint (default: $BERTH_MODEL_BASE_URL)' },
+      gateway: { type: 'boolean', help: 'also ask the gateway at --api-url for /readyz' },
+      timeout: { type: 'string', help: 'seconds each check may take (default 3)' },
+    },
+    summary: 'check the engine, images, NATS, store, model endpoint (and gateway) of this machine; says what is wrong',
+    local: true,
+    run: async (ctx, _a, o) => {
+      const t = targets(o, ctx.env, o['gateway'] === true ? ctx.api.baseUrl : null);
+      const [docker, nats, store, model, gateway] = await Promise.all([checkDocker(t), checkNats(t), checkStore(t), checkModel(t), checkGateway(t)]);
+      const results: CheckResult[] = [...docker, nats, store, model, ...(gateway ? [gateway] : [])];
+      const output = { json: { ok: results.every((r) => r.ok), checks: results }, human: renderReport(results) };
+      if (!output.json.ok) throw new ReportedFailure(output);
+      return output;
+    },
+  },
+];

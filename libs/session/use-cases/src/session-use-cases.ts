@@ -1,0 +1,291 @@
+import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
+import { jsonBytes, PayloadLimits, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent } from '@berth/contracts';
+import type { IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord } from '@berth/ports';
+import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
+import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
+import { recoverResult, type RecoverResult } from './recover-result';
+import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
+import type { AcceptedOutcome, SessionCommandSender } from './session-commands';
+
+export const sessionNotFound = () => new NotFoundError('session not found', 'SESSION_NOT_FOUND');
+
+export type SessionUseCasesDeps = Readonly<{
+  sessions: SessionReadModel;
+  idempotency: IdempotencyKeys;
+  /** Echoes read back what a command recorded; a recover's decision is read from its events. */
+  journal: Pick<SessionJournal, 'eventsOfCommand' | 'readEvents'>;
+  commands: SessionCommandSender;
+  probe: SandboxProbe;
+  clock: Clock;
+  ids: IdGenerator;
+  sleep?: (ms: number) => Promise<void>;
+  /** How long a write waits for the read model to show what the kernel just committed. Default 2 s. */
+  projectionWaitMs?: number;
+  /** Polling of the bounded wait for a rebuilt sandbox (its budget is the caller's). */
+  rebuildPollMs?: number;
+}>;
+
+/** A create, its agent and environment already resolved by the caller. */
+export type CreateSessionInput = Readonly<{
+  owner: string;
+  agent: Readonly<{ id: string; version: number }>;
+  environment_id: string;
+  harness: HarnessKind;
+  permission_mode: PermissionMode;
+  title: string | null;
+  metadata: Readonly<Record<string, string>>;
+  initial_messages: readonly (readonly ContentBlock[])[];
+  idempotency_key?: string;
+}>;
+
+export type SessionPatch = Readonly<{ title?: string | null; metadata?: Readonly<Record<string, string | null>> | null }>;
+
+/** What `POST …/events` accepts. */
+export type SendableEvent =
+  | Readonly<{ type: 'user.message'; content: readonly ContentBlock[] }>
+  | Readonly<{ type: 'user.interrupt'; session_thread_id?: string | null }>
+  | Readonly<{ type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string | null; session_thread_id?: string | null }>;
+
+export type RecoverAnswer = Readonly<{
+  record: SessionRecord;
+  recover: RecoverResult;
+  /** Present when the caller asked to wait for the rebuilt sandbox: how the wait ended. */
+  rebuild?: RebuildWaitEnd;
+}>;
+
+export type RebuildWaitEnd = 'ready' | 'terminal' | 'budget_exhausted';
+
+/** The kernel's view as the read model stores it (written by `deriveSessionView`). */
+const viewOf = (record: SessionRecord): SessionView => record.view as unknown as SessionView;
+
+/** The sandbox binding the kernel's view records (absent or malformed → none). */
+function probeTarget(record: SessionRecord): ProbeTarget {
+  const sandbox = viewOf(record).sandbox;
+  const bound = sandbox !== null && typeof sandbox === 'object' && typeof sandbox.generation === 'number' ? { generation: sandbox.generation, expires_at: sandbox.expires_at ?? null } : null;
+  return { sessionId: record.id, sandbox: bound };
+}
+
+const tooLarge = (bytes: number) =>
+  new BerthError(
+    ErrorCodes.PAYLOAD_TOO_LARGE,
+    413,
+    `a user.message's content may be at most ${PayloadLimits.userMessageBytes} bytes of JSON (this one is ${bytes}); send a large document as a file instead`,
+    { limit_bytes: PayloadLimits.userMessageBytes, bytes },
+  );
+
+/**
+ * The session use cases behind the HTTP API: each checks the caller's ownership, turns the write
+ * into kernel commands, and answers from the read model once it shows the commit. The rules the
+ * AstraBox seed pins live here (see docs/seed-map.md): idempotent create and sends, the recover
+ * before a message to a sandbox whose lease is past, the bounded wait for a rebuilt sandbox.
+ */
+export class SessionUseCases {
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly projectionWaitMs: number;
+
+  constructor(private readonly d: SessionUseCasesDeps) {
+    this.sleep = d.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.projectionWaitMs = d.projectionWaitMs ?? 2_000;
+  }
+
+  /** The caller's live session, or 404 (another owner's id and a deleted session look the same). */
+  async find(owner: string, id: string): Promise<SessionRecord> {
+    const record = await this.d.sessions.get(owner, id);
+    if (!record || record.deleted) throw sessionNotFound();
+    return record;
+  }
+
+  /**
+   * Idempotent on (owner, key): the key is bound to the agent, so the same key and agent answer
+   * the session already made without a second command (concurrent retries included), another
+   * agent is IDEMPOTENCY_KEY_CONFLICT. A retry after a half-done first attempt re-sends the same
+   * command ids, so the kernel applies the creation and each initial message once.
+   */
+  async create(input: CreateSessionInput): Promise<SessionRecord> {
+    const { owner } = input;
+    const key = input.idempotency_key;
+    let sessionId = this.d.ids.next('sesn');
+    if (key !== undefined) {
+      const held = await this.d.idempotency.claim({ owner_id: owner, key, subject: input.agent.id, session_id: sessionId, created_at: this.d.clock.now().toISOString() });
+      if (held.subject !== input.agent.id) {
+        throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used to create a session for another agent');
+      }
+      sessionId = held.session_id;
+      const existing = await this.d.sessions.get(owner, sessionId);
+      if (existing) return existing;
+    }
+    for (const content of input.initial_messages) this.checkMessageSize(content);
+    const baseId = key !== undefined ? IdempotentCommandIds.create(owner, key) : undefined;
+    const outcome = await this.d.commands.send(
+      owner,
+      sessionId,
+      'CreateSession',
+      {
+        owner_id: owner,
+        agent: input.agent,
+        environment_id: input.environment_id,
+        harness: input.harness,
+        title: input.title,
+        metadata: input.metadata,
+        idempotency_key: key ?? null,
+        permission_mode: input.permission_mode,
+      },
+      baseId,
+    );
+    let lastSeq = outcome.last_seq;
+    for (const [index, content] of input.initial_messages.entries()) {
+      const sent = await this.d.commands.send(owner, sessionId, 'SubmitUserMessage', { turn_id: this.d.ids.next('turn'), content: [...content] }, baseId && `${baseId}_m${index}`);
+      lastSeq = sent.last_seq;
+    }
+    return this.readAfter(owner, sessionId, lastSeq);
+  }
+
+  /** Title and metadata; `metadata: null` clears every key, a null value deletes one. Nothing to change sends nothing. */
+  async update(owner: string, id: string, patch: SessionPatch): Promise<SessionRecord> {
+    const record = await this.find(owner, id);
+    const metadata = patch.metadata === null ? Object.fromEntries(Object.keys(record.metadata).map((k) => [k, null])) : patch.metadata;
+    if (patch.title === undefined && (metadata === undefined || Object.keys(metadata).length === 0)) return record;
+    const outcome = await this.d.commands.send(owner, id, 'UpdateSession', {
+      ...(patch.title !== undefined ? { title: patch.title } : {}),
+      ...(metadata !== undefined ? { metadata } : {}),
+    } as CommandData<'UpdateSession'>);
+    return this.readAfter(owner, id, outcome.last_seq);
+  }
+
+  async archive(owner: string, id: string): Promise<SessionRecord> {
+    return this.lifecycle(owner, id, 'ArchiveSession');
+  }
+
+  /** The next turn starts a fresh harness conversation instead of resuming (refused while a turn runs). */
+  async endConversation(owner: string, id: string): Promise<SessionRecord> {
+    return this.lifecycle(owner, id, 'EndConversation');
+  }
+
+  /** Any state is accepted; a second delete answers the same. */
+  async delete(owner: string, id: string): Promise<void> {
+    await this.find(owner, id);
+    await this.d.commands.send(owner, id, 'DeleteSession', {});
+  }
+
+  /** Releases the sandbox; a TERMINATED session is accepted and answers the same. */
+  async terminate(owner: string, id: string): Promise<SessionRecord> {
+    return this.lifecycle(owner, id, 'TerminateSession');
+  }
+
+  /**
+   * Probes the sandbox first (the kernel's recover decision is pure and needs the facts), then
+   * sends RecoverSession. With `waitMs`, a recover that starts a new sandbox answers once it is
+   * bound and ready, a terminal state is reached, or the budget runs out (`rebuild` says which).
+   * A turn left waiting for its transcript is the turn-reconciler's to settle: it reacts to the
+   * recover's events like to any other.
+   */
+  async recover(owner: string, id: string, options: Readonly<{ waitMs?: number }> = {}): Promise<RecoverAnswer> {
+    const record = await this.find(owner, id);
+    const target = probeTarget(record);
+    const probe = target.sandbox === null ? NO_SANDBOX : await this.d.probe.probe(target);
+    const outcome = await this.d.commands.send(owner, id, 'RecoverSession', { probe });
+    const after = await this.readAfter(owner, id, outcome.last_seq);
+    const recover = recoverResult(await this.d.journal.eventsOfCommand(id, outcome.command_id), viewOf(after).lifecycle);
+    if (options.waitMs === undefined || options.waitMs <= 0) return { record: after, recover };
+    const waited = await this.awaitRuntimeRebuild(owner, id, { budgetMs: options.waitMs, pollMs: this.d.rebuildPollMs ?? DEFAULT_REBUILD_WAIT.pollMs });
+    return { record: waited.record, recover, rebuild: waited.because };
+  }
+
+  /**
+   * Waits, bounded by the clock, until a rebuilding session has a dispatchable sandbox. A terminal
+   * session returns at once; past the budget the last state seen is returned without another
+   * sleep or read.
+   */
+  async awaitRuntimeRebuild(owner: string, id: string, policy: RebuildWaitPolicy = DEFAULT_REBUILD_WAIT): Promise<Readonly<{ record: SessionRecord; because: RebuildWaitEnd }>> {
+    const startedAt = this.d.clock.now();
+    let record = await this.find(owner, id);
+    for (;;) {
+      const step = nextRebuildWaitStep(viewOf(record), startedAt, this.d.clock.now(), policy);
+      if (step.kind === 'stop') return { record, because: step.because };
+      await this.sleep(step.delayMs);
+      record = await this.find(owner, id);
+    }
+  }
+
+  /**
+   * Each event becomes one command, in order; the answer echoes them as the journal recorded them.
+   * A user message to a sandbox whose lease is past first recovers the session (expiry alone is
+   * not proof of death: the recover probes it), so the message never waits on a sandbox that is
+   * gone. With an Idempotency-Key (scoped to the owner and the session, bound to the exact batch)
+   * a retry re-sends the same command ids: each event is recorded once and answered the same.
+   */
+  async sendEvents(owner: string, sessionId: string, events: readonly SendableEvent[], idempotencyKey?: string): Promise<PublicEvent[]> {
+    for (const event of events) if (event.type === 'user.message') this.checkMessageSize(event.content);
+    const record = await this.find(owner, sessionId);
+    if (idempotencyKey !== undefined) await this.claimEventsKey(owner, sessionId, idempotencyKey, events);
+    const view = viewOf(record);
+    if (events.some((e) => e.type === 'user.message') && boundLeaseExpired(view.sandbox, this.d.clock.now()) && !view.runtime_unavailable) {
+      await this.recover(owner, sessionId);
+    }
+    const echoed: PublicEvent[] = [];
+    for (const [index, event] of events.entries()) {
+      const keyed = idempotencyKey === undefined ? undefined : { key: idempotencyKey, index };
+      const outcome = await this.sendOne(owner, sessionId, event, keyed);
+      echoed.push(await this.echo(sessionId, event, outcome));
+    }
+    return echoed;
+  }
+
+  private async claimEventsKey(owner: string, sessionId: string, key: string, events: readonly SendableEvent[]): Promise<void> {
+    const subject = batchFingerprint(events);
+    const held = await this.d.idempotency.claim({ owner_id: owner, key: eventsKeySlot(sessionId, key), subject, session_id: sessionId, created_at: this.d.clock.now().toISOString() });
+    if (held.subject !== subject) {
+      throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used on this session for other events');
+    }
+  }
+
+  private checkMessageSize(content: readonly ContentBlock[]): void {
+    const bytes = jsonBytes(content);
+    if (bytes > PayloadLimits.userMessageBytes) throw tooLarge(bytes);
+  }
+
+  private sendOne(owner: string, sessionId: string, event: SendableEvent, keyed?: Readonly<{ key: string; index: number }>): Promise<AcceptedOutcome> {
+    const commandId = keyed && IdempotentCommandIds.sendEvent(owner, sessionId, keyed.key, keyed.index);
+    switch (event.type) {
+      case 'user.message': {
+        const turnId = keyed ? IdempotentCommandIds.sendTurn(owner, sessionId, keyed.key, keyed.index) : this.d.ids.next('turn');
+        return this.d.commands.send(owner, sessionId, 'SubmitUserMessage', { turn_id: turnId, content: [...event.content] }, commandId);
+      }
+      case 'user.interrupt':
+        return this.d.commands.send(owner, sessionId, 'InterruptTurn', {}, commandId);
+      case 'user.tool_confirmation':
+        return this.d.commands.send(owner, sessionId, 'ConfirmToolUse', { tool_use_id: event.tool_use_id, result: event.result, deny_message: event.deny_message ?? null }, commandId);
+    }
+  }
+
+  private async echo(sessionId: string, sent: SendableEvent, outcome: AcceptedOutcome): Promise<PublicEvent> {
+    const seqs = outcome.events.map((e) => e.seq);
+    if (seqs.length > 0) {
+      const recorded = await this.d.journal.readEvents(sessionId, { afterSeq: Math.min(...seqs) - 1, limit: seqs.length, order: 'asc' });
+      const match = recorded.map(toPublicEvent).find((e) => e.type === sent.type);
+      if (match) return match;
+    }
+    // Accepted without a new event of its own (an interrupt with nothing running).
+    return { ...sent, id: outcome.events[0]?.id ?? '', processed_at: this.d.clock.now().toISOString() } as PublicEvent;
+  }
+
+  private async lifecycle(owner: string, id: string, type: 'ArchiveSession' | 'EndConversation' | 'TerminateSession'): Promise<SessionRecord> {
+    await this.find(owner, id);
+    const outcome = await this.d.commands.send(owner, id, type, {});
+    return this.readAfter(owner, id, outcome.last_seq);
+  }
+
+  /** The read model once it reflects `seq` (the kernel projects after commit; this bounds the lag). */
+  private async readAfter(owner: string, id: string, seq: number): Promise<SessionRecord> {
+    const deadline = Date.now() + this.projectionWaitMs;
+    for (;;) {
+      const record = await this.d.sessions.get(owner, id);
+      if (record && record.last_seq >= seq) return record;
+      if (Date.now() > deadline) {
+        if (record) return record;
+        throw new BerthError(ErrorCodes.UNAVAILABLE, 503, 'the session was accepted but is not visible yet; retry the read');
+      }
+      await this.sleep(5);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+/**
+ * deploy/compose as `docker compose config` sees it (Debian's docker-compose, installed by
+ * npm test): each variant is valid, and renders to what docs/deploy.md promises. Bringing the
+ * stack up needs the nats and mongo images from a registry, which cannot be reached here: the
+ * berth image itself is built and run in berth-image.int.spec.ts.
+ */
+const DIR = join(__dirname, '..', '..', 'deploy', 'compose');
+
+type Service = { profiles?: string[]; command?: string[]; read_only?: boolean; cap_drop?: string[]; image?: string; ports?: unknown[]; volumes?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown>; networks?: unknown };
+type Rendered = { services: Record<string, Service>; networks: Record<string, { internal?: boolean }> };
+
+function compose(files: string[], args: string[], env: Record<string, string> = {}) {
+  return spawnSync('docker-compose', ['--env-file', '.env.example', ...files.flatMap((f) => ['-f', f]), ...args], {
+    cwd: DIR,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+  });
+}
+
+/** The merged configuration as data (docker-compose's own YAML, read with the PyYAML it ships with). */
+function rendered(files: string[], env: Record<string, string> = {}): Rendered {
+  const result = compose(files, ['config'], env);
+  if (result.status !== 0) throw new Error(result.stderr);
+  return JSON.parse(execFileSync('python3', ['-c', 'import json,sys,yaml; print(json.dumps(yaml.safe_load(sys.stdin)))'], { input: result.stdout, encoding: 'utf8' })) as Rendered;
+}
+
+describe('deploy/compose', () => {
+  beforeAll(() => {
+    const version = spawnSync('docker-compose', ['version', '--short'], { encoding: 'utf8' });
+    if (version.status !== 0) throw new Error('docker-compose is not installed: npm test installs it (apt docker-compose)');
+  });
+
+  it.each([
+    ['SQLite (default)', ['docker-compose.yml'], {}],
+    ['MongoDB', ['docker-compose.yml', 'docker-compose.mongo.yml'], {}],
+    ['observability profile', ['docker-compose.yml'], { COMPOSE_PROFILES: 'observability' }],
+  ])('%s is valid', (_name, files, env) => {
+    const result = compose(files, ['config', '-q'], env);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+  });
+
+  it('runs NATS and the four services on SQLite by default, with only the gateway (and Grafana) published, on loopback', () => {
+    const c = rendered(['docker-compose.yml']);
+    const started = Object.entries(c.services).filter(([, s]) => s.profiles === undefined).map(([n]) => n);
+    expect(started.sort()).toEqual(['gateway', 'nats', 'sandbox-manager', 'session-kernel', 'turn-reconciler']);
+    expect(c.services['prometheus'].profiles).toEqual(['observability']);
+    for (const name of ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager']) {
+      expect(c.services[name]).toMatchObject({ read_only: true, cap_drop: ['ALL'] });
+      expect(c.services[name].environment).toMatchObject({ NATS_URL: 'nats://nats:4222', BERTH_STORE_URL: 'sqlite:/var/lib/berth/berth.db?synchronous=full', BERTH_LOG_FORMAT: 'json', BERTH_METRICS_PORT: '9464' });
+    }
+    const published = Object.entries(c.services).filter(([, s]) => (s.ports ?? []).length > 0).map(([n]) => n);
+    // Grafana only with --profile observability, also on loopback.
+    expect(published.sort()).toEqual(['gateway', 'grafana']);
+    expect(JSON.stringify(c.services['grafana'].ports)).toContain('127.0.0.1');
+    expect(JSON.stringify(c.services['gateway'].ports)).toContain('127.0.0.1');
+    expect(c.networks['backend'].internal).toBe(true);
+  });
+
+  it('gives the Docker socket to the sandbox-manager only', () => {
+    const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml']);
+    const withSocket = Object.entries(c.services).filter(([, s]) => (s.volumes ?? []).some((v) => v.startsWith('/var/run/docker.sock'))).map(([n]) => n);
+    expect(withSocket).toEqual(['sandbox-manager']);
+  });
+
+  it('points every service at MongoDB, a single-node replica set, after it is healthy, with the MongoDB overlay', () => {
+    const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml']);
+    expect(c.services['mongo'].command).toEqual(['mongod', '--replSet', 'rs0', '--keyFile', '/data/db/berth-replica.key', '--bind_ip_all']);
+    for (const name of ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager']) {
+      expect(c.services[name].environment?.['BERTH_STORE_URL']).toBe('mongodb://berth:change-me@mongo:27017/berth?authSource=admin&replicaSet=rs0');
+      expect(c.services[name].depends_on).toMatchObject({ mongo: { condition: 'service_healthy' }, nats: { condition: 'service_healthy' } });
+    }
+  });
+
+  it('refuses the MongoDB overlay without a password, naming the variable', () => {
+    const result = spawnSync('docker-compose', ['-f', 'docker-compose.yml', '-f', 'docker-compose.mongo.yml', 'config', '-q'], { cwd: DIR, encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' } });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('set MONGO_PASSWORD in .env');
+  });
+});

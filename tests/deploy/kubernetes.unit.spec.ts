@@ -1,0 +1,66 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+
+/**
+ * deploy/kubernetes against the Kubernetes 1.27 API schemas that kubernetes-models vendors (no
+ * cluster or kubectl here): every object validates, kustomization.yaml lists every file, and the
+ * pods run the way docs/deploy.md promises (non-root, no privilege escalation, read-only root,
+ * limits; only the sandbox-manager gets the Docker socket).
+ */
+const DIR = join(__dirname, '..', '..', 'deploy', 'kubernetes');
+
+type K8sObject = { apiVersion: string; kind: string; metadata?: { name?: string }; spec?: any };
+
+/** `apps/v1` + `Deployment` → the model class that validates it. */
+function modelFor(o: K8sObject): { new (data: unknown): { validate(): void } } {
+  const group = o.apiVersion.includes('/') ? o.apiVersion : `v1`;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const module = require(`kubernetes-models/${group}/${o.kind}`) as Record<string, { new (data: unknown): { validate(): void } }>;
+  return module[o.kind];
+}
+
+const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+const objects: { file: string; object: K8sObject }[] = files.flatMap((file) =>
+  parseAllDocuments(readFileSync(join(DIR, file), 'utf8')).map((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0].message}`);
+    return { file, object: doc.toJS() as K8sObject };
+  }),
+);
+const deployments = objects.filter((o) => o.object.kind === 'Deployment').map((o) => o.object);
+
+describe('deploy/kubernetes', () => {
+  it.each(objects.map((o) => [`${o.file}: ${o.object.kind} ${o.object.metadata?.name}`, o.object] as const))('%s validates against the API schema', (_name, object) => {
+    const Model = modelFor(object);
+    expect(() => new Model(object).validate()).not.toThrow();
+  });
+
+  it('catches a broken object (the check can fail)', () => {
+    const broken = structuredClone(deployments[0]);
+    broken.spec.replicas = 'two';
+    expect(() => new (modelFor(broken))(broken).validate()).toThrow();
+  });
+
+  it('lists every manifest in kustomization.yaml, and nothing else', () => {
+    const kustomization = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'))[0].toJS() as { resources: string[] };
+    expect([...kustomization.resources].sort()).toEqual([...files].sort());
+  });
+
+  it('runs the four services, each non-root, without privilege escalation, on a read-only root, with a memory limit', () => {
+    expect(deployments.map((d) => d.metadata?.name).sort()).toEqual(['gateway', 'sandbox-manager', 'session-kernel', 'turn-reconciler']);
+    for (const d of deployments) {
+      const pod = d.spec.template.spec;
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000 });
+      for (const c of pod.containers) {
+        expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+        expect(c.resources.limits.memory).toBeDefined();
+        expect(c.readinessProbe).toBeDefined();
+      }
+    }
+  });
+
+  it('gives the Docker socket to the sandbox-manager only', () => {
+    const withSocket = deployments.filter((d) => (d.spec.template.spec.volumes ?? []).some((v: { hostPath?: { path: string } }) => v.hostPath?.path === '/var/run/docker.sock'));
+    expect(withSocket.map((d) => d.metadata?.name)).toEqual(['sandbox-manager']);
+  });
+});
