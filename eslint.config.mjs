@@ -29,6 +29,7 @@ const frameworkFreeSources = [
   'libs/sandbox/domain/**/*.ts',
   'libs/sandbox/lifecycle/**/*.ts',
   'libs/turns/domain/**/*.ts',
+  'libs/webhooks/domain/**/*.ts',
 ];
 const ioBuiltins = ['fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'child_process', 'node:child_process'];
 const deepImportPatterns = ['@berth/*/src/*', '**/libs/*/src/*'];

@@ -30,6 +30,9 @@ Knobs (environment variables, all optional):
   BERTH_SANDBOX_IMAGE    sandbox image (default berth/harness:latest, built locally)
   BERTH_OWNER            owner of the API key printed at start (default local)
   BERTH_LOG_LEVEL        service log level: debug, info, warn, error (default info)
+  BERTH_SECRET_KEYS      key ring sealing webhook secrets at rest (default: one key made
+                         on the first run and kept in $BERTH_HOME/secret-keys)
+  BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS  true: webhooks may go to loopback/private addresses
   OTEL_EXPORTER_OTLP_ENDPOINT  send traces over OTLP/HTTP to this collector (default: off)
 
 Logs: $BERTH_HOME/logs/ (setup.log for the preparation steps; one JSON-lines file per service).
@@ -128,6 +131,12 @@ nats_port="${NATS_PORT:-$(free_port)}"
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
 export PORT="$port" HOST="$host"
+# The key that seals webhook secrets (and vault credentials) at rest: made once, kept with the data.
+keys_file="$home/secret-keys"
+if [ -z "${BERTH_SECRET_KEYS:-}" ] && [ -z "${BERTH_SECRET_KEYS_FILE:-}" ]; then
+  [ -s "$keys_file" ] || (umask 077 && printf 'k1:%s\n' "$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))')" >"$keys_file")
+  export BERTH_SECRET_KEYS_FILE="$keys_file"
+fi
 metrics_ports=()
 
 say "starting nats-server and the services…"

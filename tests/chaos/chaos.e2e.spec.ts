@@ -1,3 +1,4 @@
+import { runCli } from '../../apps/cli/src/cli';
 import { KNOWN_FAILURES } from './known-failures';
 import { chargedRecoveryMs, formatTable, RECOVERY_BOUND_MS, runScenario, startChaosPlatform, type ScenarioResult } from './run-scenario';
 import { SCENARIOS } from './scenarios';
@@ -45,4 +46,13 @@ describe('chaos', () => {
       180_000,
     );
   }
+
+  it('berth replay: every session the faults touched folds from its journal to exactly its stored snapshot and read model', async () => {
+    const out: string[] = [];
+    const code = await runCli(['replay', 'all', '--owner', 'chaos', '--store', sup.storeUrl, '--json'], { env: {}, io: { out: (t) => out.push(t), err: (t) => out.push(t) } });
+    const report = JSON.parse(out.join('\n')) as { ok: boolean; sessions: { session_id: string; differences: unknown[] }[] };
+    expect(report.sessions.length).toBeGreaterThan(0);
+    expect(report.sessions.filter((s) => s.differences.length > 0)).toEqual([]);
+    expect(code).toBe(0);
+  }, 120_000);
 });

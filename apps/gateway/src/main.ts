@@ -1,19 +1,26 @@
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { JetStreamPublisher, NatsCommandBus, connectNats } from '@berth/nats';
-import { loadConfig, onShutdownSignals } from '@berth/nest';
+import { JetStreamPublisher, NatsCommandBus, applyTopology, berthTopology, connectNats } from '@berth/nats';
+import { JetStreamTransport, createJetStreamMicroservice, loadConfig, onShutdownSignals } from '@berth/nest';
+import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
-import { failedToStart, startServiceTelemetry } from '@berth/telemetry';
-import { jetstream } from '@nats-io/jetstream';
+import { consumerMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
+import { defaultDeliveryPolicy } from '@berth/webhooks-domain';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createGatewayApp } from './app/create-gateway-app';
 import { consoleBuildExists } from './console/serve-console';
 import { GatewayConfigSchema } from './config/gateway.config';
 import { NatsSandboxProbe } from './sessions/nats-sandbox-probe';
 import { NatsEventFeed } from './stream/nats-event-feed';
+import { WebhookDispatcher } from './webhooks/delivery/webhook-dispatcher';
+import { WebhookEventsModule } from './webhooks/delivery/webhook-events.controller';
+import { WebhookPlanner } from './webhooks/delivery/webhook-planner';
+import { HttpWebhookSender } from './webhooks/delivery/webhook-sender';
 
-/** Composition root: the store, NATS (commands out, live events in, sandbox probes) and HTTP. */
+/** Composition root: the store, NATS (commands out, live events in, sandbox probes), HTTP, and the webhook delivery worker. */
 async function main(): Promise<void> {
   // The gateway serves /metrics on its own HTTP port.
   const telemetry = await startServiceTelemetry('gateway', { metricsPort: false });
@@ -22,9 +29,11 @@ async function main(): Promise<void> {
   ensureSqliteDir(config.storeUrl);
   const store = createStore(config.storeUrl);
   await store.init();
+  const secrets = secretBoxFromEnv();
 
-  // The kernel declares the streams (applyTopology); the gateway only publishes and listens.
   const nc = await connectNats({ url: config.natsUrl, name: 'gateway' });
+  // Declared by every service that consumes, so none depends on another's start order.
+  await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }));
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
 
   const app = await createGatewayApp({
@@ -41,15 +50,44 @@ async function main(): Promise<void> {
     pino: telemetry.pino,
     registry: telemetry.registry,
     consoleDir: config.consoleDir,
+    secrets,
+    webhookTargets: config.webhooks.targets,
+  });
+
+  // Webhooks: session events into the outbox (a durable consumer), and the outbox out to endpoints.
+  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
+  const consumers = consumerMetrics(telemetry.registry);
+  const webhookTransport = new JetStreamTransport({
+    connection: nc,
+    stream: Streams.events,
+    consumer: Consumers.webhooks,
+    maxDeliver: config.maxDeliver,
+    log,
+    observer: consumers.observer(Streams.events, Consumers.webhooks),
+  });
+  consumers.watch(Streams.events, Consumers.webhooks, () => webhookTransport.pending());
+  const webhookEvents = await createJetStreamMicroservice(WebhookEventsModule.forRoot(planner), webhookTransport, log);
+  const dispatcher = new WebhookDispatcher({
+    endpoints: store.webhookEndpoints,
+    deliveries: store.webhookDeliveries,
+    secrets,
+    sender: new HttpWebhookSender({ policy: config.webhooks.targets, timeoutMs: config.webhooks.timeoutMs }),
+    clock: systemClock,
+    log: log.child({ component: 'webhooks' }),
+    options: { policy: defaultDeliveryPolicy, leaseMs: config.webhooks.leaseMs, batchSize: config.webhooks.batchSize, retentionMs: config.webhooks.retentionMs },
   });
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },
+    { name: 'stop planning webhook deliveries', run: () => webhookEvents.close() },
+    { name: 'stop delivering webhooks and wait for attempts in flight', run: () => dispatcher.stop() },
     { name: 'stop waiting for command outcomes', run: async () => commandBus.close() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
     { name: 'flush traces', run: () => telemetry.shutdown() },
   ], log);
   await app.listen(config.port, config.host);
+  await webhookEvents.listen();
+  dispatcher.start(config.webhooks.tickMs);
   const address = app.getHttpServer().address() as { port: number };
   log.info(`ready: http://${config.host}:${address.port}`, { store: config.storeUrl, nats: config.natsUrl, console: consoleBuildExists(config.consoleDir), tracing: telemetry.tracing.exporting });
 }

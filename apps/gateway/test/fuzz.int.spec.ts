@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { RouteSpec } from '../src/http/route';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
-import { seedSession } from './support/api';
+import { seedResources } from './support/api';
 import { concretePath, routeTable, validBody, type OwnedIds } from './support/route-samples';
 
 type Attempt = Readonly<{ method: string; path: string; query: string; headers: Record<string, string>; body: string | undefined }>;
@@ -61,7 +61,7 @@ describe('property-based fuzz of every route: never a 5xx', () => {
 
   beforeAll(async () => {
     gw = await startGateway();
-    ids = await seedSession(gw.url, gw.keyA);
+    ids = await seedResources(gw, gw.keyA);
   });
   afterAll(() => gw.close());
 

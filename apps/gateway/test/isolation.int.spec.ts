@@ -1,5 +1,5 @@
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
-import { call, seedSession } from './support/api';
+import { call, seedResources } from './support/api';
 import { concretePath, expressRoutes, routeTable, validBody, type OwnedIds } from './support/route-samples';
 
 /**
@@ -12,7 +12,7 @@ describe('owner isolation over the whole route table', () => {
 
   beforeAll(async () => {
     gw = await startGateway();
-    a = await seedSession(gw.url, gw.keyA);
+    a = await seedResources(gw, gw.keyA);
   });
   afterAll(() => gw.close());
 
@@ -57,6 +57,8 @@ describe('owner isolation over the whole route table', () => {
     expect(session.json).toMatchObject({ title: null, archived_at: null });
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/agents/${a.agentId}`)).json).toMatchObject({ version: 1, archived_at: null });
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/environments/${a.envId}`)).json).toMatchObject({ name: 'e', archived_at: null });
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${a.webhookId}`)).json).toMatchObject({ name: '', state: 'enabled', enabled_events: ['session.created'] });
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${a.webhookId}/deliveries`)).json.data.map((d: { id: string }) => d.id)).toEqual([a.deliveryId]);
     const events = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${a.sessionId}/events`);
     expect(events.json.data.some((e: { type: string }) => e.type === 'user.message')).toBe(false);
   });

@@ -8,3 +8,5 @@ export * from './outcome';
 export * from './parse';
 export * from './public-events';
 export * from './queries';
+export * from './config/metadata';
+export * from './integrations';

@@ -16,6 +16,7 @@ export const Consumers = {
   kernel: 'session-kernel',
   sandboxManager: 'sandbox-manager',
   turnReconciler: 'turn-reconciler',
+  webhooks: 'webhooks',
 } as const;
 export type ConsumerName = (typeof Consumers)[keyof typeof Consumers];
 

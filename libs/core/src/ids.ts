@@ -41,5 +41,9 @@ export const IdPrefix = {
   command: 'cmd',
   sandbox: 'sbx',
   apiKey: 'bk',
+  webhook: 'whk',
+  webhookDelivery: 'whd',
+  vault: 'vlt',
+  credential: 'vcrd',
 } as const;
 export type IdPrefix = (typeof IdPrefix)[keyof typeof IdPrefix];

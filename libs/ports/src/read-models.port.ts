@@ -1,4 +1,6 @@
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
+import type { VaultStore } from './vaults.port';
+import type { WebhookDeliveryStore, WebhookEndpointStore } from './webhooks.port';
 
 /**
  * Read side for the gateway, plus the resources that are plain configuration (agents,
@@ -160,6 +162,9 @@ export interface BerthStore {
   readonly apiKeys: ApiKeys;
   readonly transcripts: TranscriptMirror;
   readonly inspection: StoreInspection;
+  readonly webhookEndpoints: WebhookEndpointStore;
+  readonly webhookDeliveries: WebhookDeliveryStore;
+  readonly vaults: VaultStore;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

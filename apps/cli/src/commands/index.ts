@@ -3,8 +3,10 @@ import type { Command } from './command';
 import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
+import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { storeCommands } from './store';
 import { streamCommands } from './stream';
+import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...doctorCommands, ...storeCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...doctorCommands, ...replayCommands, ...storeCommands];

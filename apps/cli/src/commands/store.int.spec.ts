@@ -77,8 +77,8 @@ describe('berth store check', () => {
   it('refuses a store file that does not exist instead of creating an empty one', async () => {
     const missing = join(dir, 'nope', 'berth.db');
     const { code, err } = await run(['store', 'check', '--store', `sqlite:${missing}`]);
-    expect(code).toBe(ExitCode.usage);
-    expect(err).toMatch(/no store at .*nope\/berth\.db/);
+    expect(code).toBe(ExitCode.apiError);
+    expect(err).toContain(`no database file at ${missing}`);
     expect(existsSync(missing)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
-import { backupStore, checkStore, createStore, parseStoreUrl } from '@berth/store';
-import { ReportedFailure, UsageError } from '../exit-codes';
+import { backupStore, checkStore } from '@berth/store';
+import { ReportedFailure } from '../exit-codes';
+import { DEFAULT_STORE_URL, openExistingStore } from '../local/existing-store';
 import { details } from '../output/format';
 import type { OptionValues } from '../args';
 import { str, type Command, type Context } from './command';
@@ -10,19 +10,9 @@ import { str, type Command, type Context } from './command';
  * check and an online backup.
  */
 
-const DEFAULT_STORE = 'sqlite:./.berth/berth.db';
-const storeOption = { store: { type: 'string', help: `store URL (default: $BERTH_STORE_URL, else ${DEFAULT_STORE})` } } as const;
+const storeOption = { store: { type: 'string', help: `store URL (default: $BERTH_STORE_URL, else ${DEFAULT_STORE_URL})` } } as const;
 
-async function openStore(url: string) {
-  const target = parseStoreUrl(url);
-  // Never create an empty database where the user pointed at a missing one.
-  if (target.kind === 'sqlite' && target.path !== ':memory:' && !existsSync(target.path)) throw new UsageError(`no store at ${target.path} (check --store or BERTH_STORE_URL)`);
-  const store = createStore(url);
-  await store.init();
-  return store;
-}
-
-const storeUrl = (ctx: Context, o: OptionValues): string => str(o, 'store') ?? ctx.env.BERTH_STORE_URL ?? DEFAULT_STORE;
+const storeUrl = (ctx: Context, o: OptionValues): string => str(o, 'store') ?? ctx.env.BERTH_STORE_URL ?? DEFAULT_STORE_URL;
 const redacted = (url: string): string => url.replace(/\/\/[^@/]*@/, '//***@');
 
 export const storeCommands: readonly Command[] = [
@@ -34,7 +24,7 @@ export const storeCommands: readonly Command[] = [
     local: true,
     run: async (ctx, _a, o) => {
       const url = storeUrl(ctx, o);
-      const store = await openStore(url);
+      const store = await openExistingStore(url);
       ctx.io.err(`checking ${redacted(url)} …`);
       try {
         const report = await checkStore(store.inspection, { progress: (what, n) => ctx.io.err(`  ${n} ${what} checked …`) });

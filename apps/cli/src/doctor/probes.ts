@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { Streams } from '@berth/contracts';
 import { createStore } from '@berth/store';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { missingSqliteFile } from '../local/existing-store';
 import type { CheckResult } from './report';
 
 /** What doctor checks, from the same variables the services read (see docs/deploy.md). */
@@ -99,9 +99,9 @@ export async function checkNats(t: DoctorTargets): Promise<CheckResult> {
 export async function checkStore(t: DoctorTargets): Promise<CheckResult> {
   const name = 'store';
   const shown = mask(t.storeUrl);
-  const sqlite = /^sqlite:(?:\/\/)?([^?]+)/.exec(t.storeUrl)?.[1];
+  const sqlite = missingSqliteFile(t.storeUrl);
   // Doctor reads; it never creates a database that was not there.
-  if (sqlite !== undefined && sqlite !== ':memory:' && !existsSync(sqlite)) {
+  if (sqlite !== null) {
     return { name, ok: false, detail: `${shown}: no database file at ${sqlite}. Has Berth run with this BERTH_STORE_URL? (npm start creates .berth/berth.db)` };
   }
   let store: ReturnType<typeof createStore>;

@@ -2,8 +2,10 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock, type Clock, type IdGenerator } from '@berth/core';
 import { nestLogger } from '@berth/nest';
-import type { CommandBus, Logger } from '@berth/ports';
+import type { CommandBus, Logger, SecretBox } from '@berth/ports';
+import { UnconfiguredSecretBox } from '@berth/secrets';
 import { httpMetrics } from '@berth/telemetry';
+import type { TargetPolicy } from '@berth/webhooks-domain';
 import type { Logger as Pino } from 'pino';
 import { Registry } from 'prom-client';
 import { consoleBuildExists, consoleHandlers } from '../console/serve-console';
@@ -32,6 +34,10 @@ export type CreateGatewayAppInput = Readonly<{
   registry?: Registry;
   /** The console's build directory, served at /console/ when it holds an index.html. */
   consoleDir?: string;
+  /** Seals webhook and vault secrets; without one, creating them answers 503 SECRETS_NOT_CONFIGURED. */
+  secrets?: SecretBox;
+  /** Where webhook endpoints may point; public addresses only by default. */
+  webhookTargets?: TargetPolicy;
 }>;
 
 /** The gateway, composed from its ports: production wires NATS and the store (main.ts), tests wire in-memory pieces. */
@@ -48,6 +54,8 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
     options: { ...DEFAULT_OPTIONS, ...input.options },
     log: input.log,
     metrics: httpMetrics(registry),
+    secrets: input.secrets ?? new UnconfiguredSecretBox(),
+    webhookTargets: input.webhookTargets ?? { allowPrivateTargets: false },
   };
   const app = await NestFactory.create<NestExpressApplication>(GatewayModule.with(deps, input.pino), new ExpressAdapter(), {
     bodyParser: false,

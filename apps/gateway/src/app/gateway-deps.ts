@@ -1,12 +1,13 @@
 import type { Clock, IdGenerator } from '@berth/core';
-import type { BerthStore, CommandBus, Logger } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SecretBox } from '@berth/ports';
 import type { HttpMetrics } from '@berth/telemetry';
+import type { TargetPolicy } from '@berth/webhooks-domain';
 import type { EventFeed } from '../stream/event-feed.port';
 import type { SandboxProbe } from '@berth/session-use-cases';
 import type { ReadinessCheck } from '../health/readiness';
 
 /** The parts of the store the gateway reads and writes. */
-export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys'>;
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'webhookEndpoints' | 'webhookDeliveries' | 'vaults'>;
 
 export type GatewayOptions = Readonly<{
   /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */
@@ -30,4 +31,8 @@ export type GatewayDeps = Readonly<{
   options: GatewayOptions;
   log: Logger;
   metrics: HttpMetrics;
+  /** Seals webhook signing secrets and vault credentials at rest. */
+  secrets: SecretBox;
+  /** Where webhook endpoints may point. */
+  webhookTargets: TargetPolicy;
 }>;

@@ -18,6 +18,8 @@ import { OpenApiController } from '../openapi/openapi.controller';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { WebhooksController } from '../webhooks/webhooks.controller';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -28,7 +30,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: pino ? [DiscoveryModule, requestLogging(pino)] : [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, WebhooksController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
@@ -50,6 +52,12 @@ export class GatewayModule {
           provide: EventsService,
           useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
           inject: [DEPS, SessionUseCases],
+        },
+        {
+          provide: WebhooksService,
+          useFactory: (d: GatewayDeps) =>
+            new WebhooksService({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, secrets: d.secrets, clock: d.clock, ids: d.ids, targets: d.webhookTargets }),
+          inject: [DEPS],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -14,6 +14,18 @@ export const GatewayConfigSchema = z
     BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
     BERTH_PROBE_TIMEOUT_MS: int(1_000),
     BERTH_CONSOLE_DIR: z.string().min(1).default('apps/console/dist'),
+    BERTH_NATS_ACK_WAIT_MS: int(30_000),
+    BERTH_NATS_MAX_DELIVER: int(5),
+    BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false'),
+    BERTH_WEBHOOK_TIMEOUT_MS: int(10_000),
+    BERTH_WEBHOOK_TICK_MS: int(1_000),
+    BERTH_WEBHOOK_LEASE_MS: int(60_000),
+    BERTH_WEBHOOK_BATCH: int(16),
+    BERTH_WEBHOOK_RETENTION_DAYS: int(30),
+  })
+  .refine((env) => env.BERTH_WEBHOOK_LEASE_MS > env.BERTH_WEBHOOK_TIMEOUT_MS, {
+    message: 'must exceed BERTH_WEBHOOK_TIMEOUT_MS (an attempt still running must not be claimed again)',
+    path: ['BERTH_WEBHOOK_LEASE_MS'],
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -25,4 +37,14 @@ export const GatewayConfigSchema = z
     bodyLimit: env.BERTH_BODY_LIMIT,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     consoleDir: env.BERTH_CONSOLE_DIR,
+    ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
+    maxDeliver: env.BERTH_NATS_MAX_DELIVER,
+    webhooks: {
+      targets: { allowPrivateTargets: env.BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true' || env.BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS === '1' },
+      timeoutMs: env.BERTH_WEBHOOK_TIMEOUT_MS,
+      tickMs: env.BERTH_WEBHOOK_TICK_MS,
+      leaseMs: env.BERTH_WEBHOOK_LEASE_MS,
+      batchSize: env.BERTH_WEBHOOK_BATCH,
+      retentionMs: env.BERTH_WEBHOOK_RETENTION_DAYS * 24 * 60 * 60 * 1000,
+    },
   }));

@@ -27,3 +27,22 @@ export async function seedSession(base: string, key: string) {
 }
 
 export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
+
+/**
+ * One of every resource owned by `key`'s owner, for the route sweeps: a webhook endpoint (at the
+ * harness's sink), then an agent, an environment and a session, and the session's first delivery.
+ */
+export async function seedResources(gw: Readonly<{ url: string; sinkUrl: string }>, key: string) {
+  const webhook = await call(gw.url, key, 'POST', '/v1/webhooks', { url: gw.sinkUrl, enabled_events: ['session.created'] });
+  if (webhook.status !== 200) throw new Error(`seed failed: ${webhook.text}`);
+  const ids = await seedSession(gw.url, key);
+  let deliveryId = '';
+  const deadline = Date.now() + 5_000;
+  while (!deliveryId) {
+    const log = await call(gw.url, key, 'GET', `/v1/webhooks/${webhook.json.id}/deliveries`);
+    deliveryId = log.json?.data?.[0]?.id ?? '';
+    if (!deliveryId && Date.now() > deadline) throw new Error('seed failed: no webhook delivery was planned');
+    if (!deliveryId) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return { ...ids, webhookId: webhook.json.id as string, deliveryId };
+}

@@ -1,6 +1,10 @@
 // The gateway must not import application code, but its tests need the real kernel behind the bus.
 /* eslint-disable @nx/enforce-module-boundaries */
+import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import { silentLogger } from '@berth/testing';
+import { AesGcmSecretBox, parseSecretKeys } from '@berth/secrets';
+import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
@@ -13,6 +17,12 @@ import { NO_SANDBOX } from '@berth/session-use-cases';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';
+import { WebhookDispatcher } from '../../src/webhooks/delivery/webhook-dispatcher';
+import { WebhookPlanner } from '../../src/webhooks/delivery/webhook-planner';
+import { HttpWebhookSender } from '../../src/webhooks/delivery/webhook-sender';
+
+/** Retries in milliseconds, so a test sees a delivery through its whole life. */
+const TEST_DELIVERY_POLICY: DeliveryPolicy = { retryDelaysMs: [50, 100], jitter: 0, disableAfterFailures: 20, attemptsKept: 20 };
 
 export type GatewayHarness = Readonly<{
   url: string;
@@ -23,20 +33,51 @@ export type GatewayHarness = Readonly<{
   /** API keys of two owners. */
   keyA: string;
   keyB: string;
+  /** The webhook delivery worker, composed as main.ts composes it (planner on the event feed, dispatcher ticking). */
+  dispatcher: WebhookDispatcher;
+  /** A loopback receiver that answers 204 to every webhook. */
+  sinkUrl: string;
   close(): Promise<void>;
 }>;
+
+export type GatewayHarnessOptions = {
+  turnRunner?: boolean;
+  gateway?: Partial<GatewayOptions>;
+  /** The operator setting BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: on by default here, for loopback receivers. */
+  allowPrivateWebhookTargets?: boolean;
+};
 
 /**
  * A running gateway on a free loopback port: SQLite in memory, the real session kernel in-process, the live feed
  * in memory and (unless disabled) a fake turn runner answering turns.
  */
-export async function startGateway(options: { turnRunner?: boolean; gateway?: Partial<GatewayOptions> } = {}): Promise<GatewayHarness> {
+export async function startGateway(options: GatewayHarnessOptions = {}): Promise<GatewayHarness> {
   const store = createStore('sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
+  const secrets = new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
+  const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };
+  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
+  const planning = new Set<Promise<unknown>>();
+  const unplan = feed.onEvent((event) => {
+    const p = planner.onEvent(event).finally(() => planning.delete(p));
+    planning.add(p);
+  });
+  const dispatcher = new WebhookDispatcher({
+    endpoints: store.webhookEndpoints,
+    deliveries: store.webhookDeliveries,
+    secrets,
+    // Receivers in tests are IP literals on loopback; a name (hooks.example.com in route samples) is never looked up.
+    sender: new HttpWebhookSender({ policy: targets, timeoutMs: 2_000, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
+    clock: systemClock,
+    log: silentLogger,
+    options: { policy: TEST_DELIVERY_POLICY, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
+  });
+  const sink: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   const app = await createGatewayApp({
     store,
     commandBus: bus,
@@ -45,8 +86,11 @@ export async function startGateway(options: { turnRunner?: boolean; gateway?: Pa
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
     log: silentLogger,
+    secrets,
+    webhookTargets: targets,
   });
   await app.listen(0, '127.0.0.1');
+  dispatcher.start(20);
   const address = app.getHttpServer().address() as { port: number };
   const key = async (owner: string) => {
     const issued = issueApiKey({ ownerId: owner, name: 'test', id: randomIds.next('bk'), now: new Date() });
@@ -61,8 +105,14 @@ export async function startGateway(options: { turnRunner?: boolean; gateway?: Pa
     feed,
     keyA: await key('owner_a'),
     keyB: await key('owner_b'),
+    dispatcher,
+    sinkUrl: `http://127.0.0.1:${(sink.address() as { port: number }).port}/hook`,
     async close() {
       runner?.close();
+      unplan();
+      await Promise.all(planning);
+      await dispatcher.stop();
+      await new Promise((resolve) => sink.close(resolve));
       await app.close();
       await store.close();
     },

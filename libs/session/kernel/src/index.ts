@@ -1,2 +1,3 @@
 export * from './kernel';
 export * from './session-record';
+export * from './replay';

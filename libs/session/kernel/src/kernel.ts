@@ -3,6 +3,7 @@ import { EVENT_SCHEMA_VERSIONS, eventIdFor, type CommandOutcome, type RecordedEv
 import type { SessionJournal, SessionSnapshot, SessionSnapshots } from '@berth/ports';
 import { decide, evolve, initialState, type SessionState } from '@berth/session-domain';
 import { projectSessionRecord } from './session-record';
+import { envelope, snapshotSession } from './snapshot-envelope';
 
 export type SessionKernelDeps = Readonly<{
   journal: SessionJournal;
@@ -43,12 +44,6 @@ export interface SessionKernel {
 export interface EventReportingKernel extends SessionKernel {
   executeWithEvents(command: SessionCommand): Promise<ExecutedCommand>;
 }
-
-/** Snapshots hold the state in a versioned envelope, so a change of state shape just ignores old ones. */
-const SNAPSHOT_FORMAT = 1;
-type SnapshotEnvelope = Readonly<{ format: number; session: SessionState }>;
-const isEnvelope = (value: unknown): value is SnapshotEnvelope =>
-  typeof value === 'object' && value !== null && (value as SnapshotEnvelope).format === SNAPSHOT_FORMAT && typeof (value as SnapshotEnvelope).session === 'object';
 
 const isConflict = (error: unknown): boolean => isBerthError(error) && error.code === ErrorCodes.CONCURRENCY_CONFLICT;
 /** A commit the store cannot hold: nothing was written, and trying again cannot help. */
@@ -104,11 +99,12 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       // The journal is the truth; without a snapshot the state is folded from the first event.
       bestEffortFailed('snapshot.load', sessionId, error);
     }
-    if (snapshot !== null && isEnvelope(snapshot.state)) {
+    const session = snapshot === null ? null : snapshotSession(snapshot);
+    if (snapshot !== null && session !== null) {
       const tail = await journal.readEvents(sessionId, { afterSeq: snapshot.version - 1, order: 'asc' });
       if (tail[0]?.seq === snapshot.version) {
         const rest = tail.slice(1);
-        return { state: rest.reduce<SessionState>(evolve, snapshot.state.session), lastSeq: rest.length > 0 ? rest[rest.length - 1].seq : snapshot.version };
+        return { state: rest.reduce<SessionState>(evolve, session), lastSeq: rest.length > 0 ? rest[rest.length - 1].seq : snapshot.version };
       }
       bestEffortFailed('snapshot.load', sessionId, new Error(`the snapshot at seq ${snapshot.version} is ahead of the journal; folding from the first event`));
     }
@@ -138,7 +134,7 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
     await journal.commit({
       sessionId,
       events: recorded,
-      snapshot: { sessionId, version: lastSeq, state: { format: SNAPSHOT_FORMAT, session: state }, updatedAt: clock.now().toISOString() },
+      snapshot: { sessionId, version: lastSeq, state: envelope(state), updatedAt: clock.now().toISOString() },
       record: state.exists ? projectSessionRecord(state, lastSeq, sessionId) : undefined,
     });
   }

@@ -7,6 +7,8 @@ import { MemoryApiKeys, MemoryIdempotencyKeys } from './memory-keys';
 import { MemorySessions } from './memory-sessions';
 import { MemorySnapshots } from './memory-snapshots';
 import { MemoryTranscripts } from './memory-transcripts';
+import { MemoryVaults } from './memory-vaults';
+import { MemoryWebhookDeliveries, MemoryWebhookEndpoints, MemoryWebhooks } from './memory-webhooks';
 
 /**
  * A BerthStore in plain Maps for fast wiring tests. It passes the same contract suite as the SQLite
@@ -23,6 +25,10 @@ export class MemoryStore implements BerthStore {
   readonly apiKeys = new MemoryApiKeys();
   readonly transcripts = new MemoryTranscripts();
   readonly inspection = new MemoryInspection(this);
+  private readonly webhooks = new MemoryWebhooks();
+  readonly webhookEndpoints = new MemoryWebhookEndpoints(this.webhooks);
+  readonly webhookDeliveries = new MemoryWebhookDeliveries(this.webhooks);
+  readonly vaults = new MemoryVaults();
 
   async init(): Promise<void> {}
 

@@ -127,6 +127,7 @@ export function berthTopology(options: TopologyOptions = {}): Topology {
         'Turn reconciler: drives stalled turns to completed or failed',
         options.filters?.turnReconciler ?? [Subjects.allEvents],
       ),
+      consumer(Streams.events, Consumers.webhooks, 'Webhooks: session events into the webhook delivery outbox', [Subjects.allEvents]),
     ],
   };
 }

@@ -6,6 +6,8 @@ import { keysContract } from './keys.contract';
 import { limitsContract } from './limits.contract';
 import { readModelsContract } from './read-models.contract';
 import { transcriptsContract } from './transcripts.contract';
+import { vaultsContract } from './vaults.contract';
+import { webhooksContract } from './webhooks.contract';
 
 /**
  * A fresh, empty store per test, and how to throw it away afterwards. `failRowWrites` makes the
@@ -49,5 +51,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     transcriptsContract(store);
     limitsContract(store);
     inspectionContract(store);
+    webhooksContract(store);
+    vaultsContract(store);
   });
 }

@@ -60,6 +60,26 @@ export type ApiKeyDoc = { _id: string; owner_id: string; prefix: string; hash: s
 /** One piece of a mirrored transcript file (at most StoreLimits.transcriptPieceBytes). */
 export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: string; offset: number; bytes: number; data: string };
 
+export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string };
+
+export type WebhookDeliveryDoc = {
+  _id: string;
+  owner_id: string;
+  endpoint_id: string;
+  subject: string | null;
+  position: number;
+  state: string;
+  next_attempt_at: string | null;
+  lease_until: string | null;
+  lease_token: string | null;
+  created_at: string;
+  record: string;
+};
+
+export type VaultDoc = { _id: string; owner_id: string; created_at: string; archived: boolean; record: string };
+
+export type VaultCredentialDoc = { _id: string; owner_id: string; vault_id: string; created_at: string; archived: boolean; record: string };
+
 export const collectionsOf = (db: Db) => ({
   journal: db.collection<JournalDoc>('journal'),
   outbox: db.collection<OutboxDoc>('outbox'),
@@ -71,6 +91,10 @@ export const collectionsOf = (db: Db) => ({
   idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
   apiKeys: db.collection<ApiKeyDoc>('api_keys'),
   transcripts: db.collection<TranscriptChunkDoc>('transcript_chunks'),
+  webhookEndpoints: db.collection<WebhookEndpointDoc>('webhook_endpoints'),
+  webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhook_deliveries'),
+  vaults: db.collection<VaultDoc>('vaults'),
+  vaultCredentials: db.collection<VaultCredentialDoc>('vault_credentials'),
 });
 export type Collections = ReturnType<typeof collectionsOf>;
 
@@ -103,6 +127,15 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
     { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
   ],
   transcripts: [{ key: Unique.transcriptPiece.key, name: Unique.transcriptPiece.name, unique: true }],
+  webhookEndpoints: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
+  webhookDeliveries: [
+    { key: { endpoint_id: 1, created_at: 1, _id: 1 }, name: 'endpoint_created' },
+    { key: { next_attempt_at: 1 }, name: 'due', partialFilterExpression: { state: 'pending' } },
+    { key: { endpoint_id: 1, subject: 1, position: 1 }, name: 'in_order', partialFilterExpression: { state: 'pending' } },
+    { key: { state: 1, created_at: 1 }, name: 'settled' },
+  ],
+  vaults: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
+  vaultCredentials: [{ key: { vault_id: 1, created_at: 1, _id: 1 }, name: 'vault_created' }],
 };
 
 export async function ensureIndexes(collections: Collections): Promise<void> {

@@ -16,6 +16,8 @@ import { clientOptionsFor, commitDeadlineMs, databaseOf } from './settings';
 import { MongoSnapshots } from './snapshots';
 import { inTransaction } from './transaction';
 import { MongoTranscripts } from './transcripts';
+import { MongoVaults } from './vaults';
+import { MongoWebhookDeliveries, MongoWebhookEndpoints } from './webhooks';
 
 export type MongoStoreOptions = Readonly<{
   /** Defaults to the database named in the URL, else `berth`. */
@@ -41,6 +43,9 @@ export class MongoStore implements BerthStore {
   readonly apiKeys: MongoApiKeys;
   readonly transcripts: MongoTranscripts;
   readonly inspection: MongoInspection;
+  readonly webhookEndpoints: MongoWebhookEndpoints;
+  readonly webhookDeliveries: MongoWebhookDeliveries;
+  readonly vaults: MongoVaults;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, clientOptionsFor(url));
@@ -68,6 +73,9 @@ export class MongoStore implements BerthStore {
     this.apiKeys = withStoreErrors(new MongoApiKeys(context));
     this.transcripts = withStoreErrors(new MongoTranscripts(context));
     this.inspection = withStoreErrors(new MongoInspection(context));
+    this.webhookEndpoints = withStoreErrors(new MongoWebhookEndpoints(this.c));
+    this.webhookDeliveries = withStoreErrors(new MongoWebhookDeliveries(this.c));
+    this.vaults = withStoreErrors(new MongoVaults(this.c));
   }
 
   /**

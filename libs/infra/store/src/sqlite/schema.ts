@@ -92,4 +92,51 @@ CREATE TABLE IF NOT EXISTS transcript_chunks (
   data       TEXT    NOT NULL,
   PRIMARY KEY (session_id, path, "offset")
 );
+
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
+  id         TEXT    PRIMARY KEY,
+  owner_id   TEXT    NOT NULL,
+  state      TEXT    NOT NULL,
+  version    INTEGER NOT NULL,
+  created_at TEXT    NOT NULL,
+  record     TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_endpoints_by_owner ON webhook_endpoints (owner_id, created_at, id);
+
+-- The webhook outbox and delivery log. Only pending rows are indexed for the worker.
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  id              TEXT    PRIMARY KEY,
+  owner_id        TEXT    NOT NULL,
+  endpoint_id     TEXT    NOT NULL,
+  subject         TEXT,
+  position        INTEGER NOT NULL,
+  state           TEXT    NOT NULL,
+  next_attempt_at TEXT,
+  lease_until     TEXT,
+  created_at      TEXT    NOT NULL,
+  record          TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at, id);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_deliveries_in_order ON webhook_deliveries (endpoint_id, subject, position) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_deliveries_settled ON webhook_deliveries (created_at) WHERE state <> 'pending';
+
+CREATE TABLE IF NOT EXISTS vaults (
+  id         TEXT    PRIMARY KEY,
+  owner_id   TEXT    NOT NULL,
+  created_at TEXT    NOT NULL,
+  archived   INTEGER NOT NULL,
+  record     TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vaults_by_owner ON vaults (owner_id, created_at, id);
+
+CREATE TABLE IF NOT EXISTS vault_credentials (
+  id         TEXT    PRIMARY KEY,
+  owner_id   TEXT    NOT NULL,
+  vault_id   TEXT    NOT NULL,
+  created_at TEXT    NOT NULL,
+  archived   INTEGER NOT NULL,
+  record     TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS vault_credentials_by_vault ON vault_credentials (vault_id, created_at, id);
 `;

@@ -9,6 +9,8 @@ import { SqliteSessions } from './sessions';
 import { SqliteSnapshots } from './snapshots';
 import { SqliteDb, type SqliteOptions } from './sqlite-db';
 import { SqliteTranscripts } from './transcripts';
+import { SqliteVaults } from './vaults';
+import { SqliteWebhookDeliveries, SqliteWebhookEndpoints } from './webhooks';
 
 /**
  * The embedded store: one SQLite file (or `:memory:`) in WAL mode. better-sqlite3 is synchronous,
@@ -26,6 +28,9 @@ export class SqliteStore implements BerthStore {
   readonly apiKeys: SqliteApiKeys;
   readonly transcripts: SqliteTranscripts;
   readonly inspection: SqliteInspection;
+  readonly webhookEndpoints: SqliteWebhookEndpoints;
+  readonly webhookDeliveries: SqliteWebhookDeliveries;
+  readonly vaults: SqliteVaults;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.db = new SqliteDb(path, options);
@@ -38,6 +43,9 @@ export class SqliteStore implements BerthStore {
     this.apiKeys = new SqliteApiKeys(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
     this.inspection = new SqliteInspection(this.db);
+    this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
+    this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
+    this.vaults = new SqliteVaults(this.db);
   }
 
   async init(): Promise<void> {

@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { ConcurrencyError, type Clock } from '@berth/core';
+import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
+import type { Logger, SecretBox, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
+import { settleAttempt, signedWebhookHeaders, type AttemptOutcome, type DeliveryPolicy } from '@berth/webhooks-domain';
+import type { WebhookSender } from './webhook-sender';
+
+export type WebhookDispatcherOptions = Readonly<{
+  policy: DeliveryPolicy;
+  /** How long a claimed delivery stays this worker's; past it (a crashed worker) another one attempts it. */
+  leaseMs: number;
+  /** Deliveries attempted at once. */
+  batchSize: number;
+  /** Delivered and failed deliveries older than this leave the log. */
+  retentionMs: number;
+}>;
+
+export type WebhookDispatcherDeps = Readonly<{
+  endpoints: Pick<WebhookEndpointStore, 'getById' | 'update'>;
+  deliveries: Pick<WebhookDeliveryStore, 'claimDue' | 'settle' | 'prune'>;
+  secrets: SecretBox;
+  sender: WebhookSender;
+  clock: Clock;
+  log: Logger;
+  options: WebhookDispatcherOptions;
+}>;
+
+/**
+ * The second half of the delivery worker, a thin shell around the pure rules: claim the due
+ * deliveries (a lease, so several workers never send the same one and a dead worker's claim runs
+ * out), sign each one anew, send it, and store what `settleAttempt` makes of the outcome.
+ */
+export class WebhookDispatcher {
+  private readonly token = randomUUID();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> = Promise.resolve();
+  private prunedAt = 0;
+
+  constructor(private readonly d: WebhookDispatcherDeps) {}
+
+  /** Attempts every delivery due now (up to one batch); returns how many were attempted. */
+  async tick(): Promise<number> {
+    const now = this.now();
+    const claimed = await this.d.deliveries.claimDue(now, new Date(Date.parse(now) + this.d.options.leaseMs).toISOString(), this.token, this.d.options.batchSize);
+    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    return claimed.length;
+  }
+
+  /** Ticks every `intervalMs`, and again at once while a batch came back full; prunes the log hourly. */
+  start(intervalMs: number): void {
+    const loop = async () => {
+      try {
+        while ((await this.tick()) === this.d.options.batchSize && this.timer) {
+          // a full batch: more may be due
+        }
+        await this.pruneHourly();
+      } catch (e) {
+        this.d.log.warn('webhook delivery tick failed; retrying on the next one', { err: e });
+      }
+      if (this.timer) this.timer = setTimeout(() => (this.running = loop()), intervalMs);
+    };
+    this.timer = setTimeout(() => (this.running = loop()), 0);
+  }
+
+  /** Stops ticking and waits for the attempts in flight. */
+  async stop(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+
+  private async pruneHourly(): Promise<void> {
+    const now = this.d.clock.now().getTime();
+    if (now - this.prunedAt < 60 * 60 * 1000) return;
+    this.prunedAt = now;
+    const pruned = await this.d.deliveries.prune(new Date(now - this.d.options.retentionMs).toISOString());
+    if (pruned > 0) this.d.log.info('pruned old webhook deliveries', { pruned });
+  }
+
+  private async attempt(delivery: WebhookDeliveryRecord): Promise<void> {
+    const endpoint = await this.d.endpoints.getById(delivery.endpoint_id);
+    // The endpoint was deleted meanwhile: its deliveries went with it.
+    if (!endpoint) return;
+    let outcome: AttemptOutcome;
+    if (endpoint.state !== 'enabled') {
+      outcome = { kind: 'skipped', reason: 'the endpoint is disabled' };
+    } else {
+      const headers = this.sign(endpoint, delivery);
+      outcome = headers ? await this.d.sender.send(endpoint.url, headers, delivery.payload) : { kind: 'failed', status_code: null, error: 'the signing secret does not open (see the service log)', duration_ms: 0 };
+    }
+    const now = this.now();
+    const settled = settleAttempt(delivery, endpoint, outcome, now, this.d.options.policy);
+    if (!(await this.d.deliveries.settle(settled.delivery, this.token))) {
+      this.d.log.warn('a webhook delivery outlived its lease; another worker owns it now', { delivery_id: delivery.id });
+      return;
+    }
+    if (outcome.kind === 'failed') this.d.log.info('webhook delivery attempt failed', { delivery_id: delivery.id, webhook_id: endpoint.id, status_code: outcome.status_code, error: outcome.error, next_attempt_at: settled.delivery.next_attempt_at });
+    if (settled.endpoint) await this.updateEndpoint(delivery, outcome, now);
+  }
+
+  /** Signature headers for this attempt; null when the secret does not open (a key removed from BERTH_SECRET_KEYS): a failed attempt, so still bounded. */
+  private sign(endpoint: WebhookEndpointRecord, delivery: WebhookDeliveryRecord): Readonly<Record<string, string>> | null {
+    try {
+      const secret = this.d.secrets.open(endpoint.secret, endpoint.id);
+      return signedWebhookHeaders(secret, delivery.event_id, Math.floor(this.d.clock.now().getTime() / 1000), delivery.payload);
+    } catch (e) {
+      this.d.log.error('a webhook signing secret does not open', { webhook_id: endpoint.id, err: e });
+      return null;
+    }
+  }
+
+  /** Writes the endpoint's new streak or state on its latest version (the owner or another delivery may have written it meanwhile). */
+  private async updateEndpoint(delivery: WebhookDeliveryRecord, outcome: AttemptOutcome, now: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.d.endpoints.getById(delivery.endpoint_id);
+      if (!current) return;
+      const next = settleAttempt(delivery, current, outcome, now, this.d.options.policy).endpoint;
+      if (!next) return;
+      try {
+        await this.d.endpoints.update(next, current.version);
+        if (next.state === 'disabled' && current.state === 'enabled') this.d.log.warn('webhook endpoint disabled', { webhook_id: next.id, reason: next.disabled_reason });
+        return;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError)) throw e;
+      }
+    }
+  }
+
+  private now(): string {
+    return this.d.clock.now().toISOString();
+  }
+}

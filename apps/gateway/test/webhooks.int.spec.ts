@@ -1,0 +1,203 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import Anthropic from '@anthropic-ai/sdk';
+import type { WebhookDeliveryRecord } from '@berth/contracts';
+import { startGateway, type GatewayHarness } from './support/gateway-harness';
+import { call, seedSession, userMessage } from './support/api';
+import { waitFor } from './support/wait-for';
+import { WebhookDispatcher } from '../src/webhooks/delivery/webhook-dispatcher';
+import { HttpWebhookSender } from '../src/webhooks/delivery/webhook-sender';
+import { silentLogger } from '@berth/testing';
+import { systemClock } from '@berth/core';
+
+type Received = Readonly<{ headers: IncomingHttpHeaders; body: string }>;
+
+/** A loopback webhook receiver: answers each request with the next status of `answers` (the last one repeats). */
+async function receiver(answers: number[] = [204]) {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(answers[Math.min(received.length - 1, answers.length - 1)] ?? 204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return { url: `http://127.0.0.1:${port}/hooks`, port, received, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+/** What the official SDK makes of a delivery, verified with the endpoint's signing secret. */
+const unwrap = (secret: string, r: Received) =>
+  new Anthropic({ apiKey: 'unused', webhookKey: secret }).beta.webhooks.unwrap(r.body, { headers: r.headers as Record<string, string> }) as unknown as { id: string; type: string; data: { type: string; id: string; organization_id: string } };
+
+describe('webhooks: endpoints, signed at-least-once delivery, delivery log', () => {
+  let gw: GatewayHarness;
+  beforeAll(async () => {
+    gw = await startGateway();
+  });
+  afterAll(() => gw.close());
+
+  it('answers the signing secret once; it is never read back, nor stored in the clear', async () => {
+    const created = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: 'https://hooks.example.com/a', enabled_events: ['session.status_idled'], name: 'ci' });
+    expect(created.status).toBe(200);
+    expect(created.json).toMatchObject({ type: 'webhook_endpoint', url: 'https://hooks.example.com/a', name: 'ci', state: 'enabled', enabled_events: ['session.status_idled'] });
+    const secret = created.json.signing_secret as string;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const got = await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${created.json.id}`);
+    const listed = await call(gw.url, gw.keyA, 'GET', '/v1/webhooks');
+    const stored = await gw.store.webhookEndpoints.get('owner_a', created.json.id);
+    for (const text of [got.text, listed.text, JSON.stringify(stored)]) expect(text).not.toContain(secret.slice(6));
+    expect(got.json).not.toHaveProperty('signing_secret');
+    const rotated = await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${created.json.id}/regenerate_signing_secret`);
+    expect(rotated.json.signing_secret).toMatch(/^whsec_/);
+    expect(rotated.json.signing_secret).not.toBe(secret);
+  });
+
+  it('refuses bad input with stable codes: unknown event types, no types, a URL with credentials', async () => {
+    const bad = [
+      { url: 'https://h.example.com', enabled_events: ['session.budget_reached'] },
+      { url: 'https://h.example.com', enabled_events: [] },
+      { url: 'https://user:pw@h.example.com', enabled_events: ['session.created'] },
+      { url: 'ftp://h.example.com', enabled_events: ['session.created'] },
+    ];
+    for (const body of bad) {
+      const res = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', body);
+      expect([res.status, res.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    }
+  });
+
+  it('delivers the session’s events signed, in order, verified by the SDK’s unwrap(); another owner’s endpoint gets none of them', async () => {
+    const mine = await receiver();
+    const theirs = await receiver();
+    const a = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: mine.url, enabled_events: ['session.created', 'session.status_run_started', 'session.status_idled', 'session.idled'] });
+    const b = await call(gw.url, gw.keyB, 'POST', '/v1/webhooks', { url: theirs.url, enabled_events: ['session.created', 'session.status_run_started', 'session.status_idled', 'session.idled'] });
+    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/events`, userMessage('hi'));
+    await waitFor(() => mine.received.length >= 4, 10_000, 'four deliveries');
+
+    const events = mine.received.map((r) => unwrap(a.json.signing_secret, r));
+    expect(events.map((e) => e.data.type)).toEqual(['session.created', 'session.status_run_started', 'session.status_idled', 'session.idled']);
+    expect(events.every((e) => e.type === 'event' && e.data.id === sessionId && e.data.organization_id === 'owner_a' && /^wevt_/.test(e.id))).toBe(true);
+    expect(mine.received.map((r) => r.headers['webhook-id'])).toEqual(events.map((e) => e.id));
+    expect(() => unwrap(b.json.signing_secret, mine.received[0] as Received)).toThrow();
+
+    const log = await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${a.json.id}/deliveries`);
+    expect(log.json.data).toHaveLength(4);
+    expect(log.json.data.every((d: { state: string; attempts: { status_code: number }[] }) => d.state === 'delivered' && d.attempts[0]?.status_code === 204)).toBe(true);
+    expect(theirs.received).toEqual([]);
+    expect((await call(gw.url, gw.keyB, 'GET', `/v1/webhooks/${b.json.id}/deliveries`)).json.data).toEqual([]);
+    await Promise.all([mine.close(), theirs.close()]);
+  });
+
+  it('retries a failed attempt with the same event id until the receiver takes it, then redelivers on request', async () => {
+    const flaky = await receiver([500, 503, 200]);
+    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: flaky.url, enabled_events: ['session.created'] });
+    await seedSession(gw.url, gw.keyA);
+    const delivered = async () => (await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries?state=delivered`)).json.data[0];
+    await waitFor(async () => (await delivered()) !== undefined, 10_000, 'the delivery to go through');
+    const d = await delivered();
+    expect(d).toMatchObject({ attempt_count: 3, state: 'delivered' });
+    expect(d.attempts.map((x: { status_code: number }) => x.status_code)).toEqual([500, 503, 200]);
+    expect(new Set(flaky.received.map((r) => r.headers['webhook-id']))).toEqual(new Set([d.event_id]));
+
+    const again = await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${hook.json.id}/deliveries/${d.id}/redeliver`);
+    expect(again.json).toMatchObject({ redelivery_of: d.id, event_id: d.event_id, state: 'pending' });
+    await waitFor(() => flaky.received.length === 4, 10_000, 'the redelivery');
+    expect(unwrap(hook.json.signing_secret, flaky.received[3] as Received).id).toBe(d.event_id);
+    await flaky.close();
+  });
+
+  it('gives up after the policy’s attempts: the delivery is failed and nothing more is sent', async () => {
+    const down = await receiver([500]);
+    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: down.url, enabled_events: ['session.created'] });
+    await seedSession(gw.url, gw.keyA);
+    const failed = async () => (await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries?state=failed`)).json.data[0];
+    await waitFor(async () => (await failed()) !== undefined, 10_000, 'the delivery to fail');
+    expect(await failed()).toMatchObject({ attempt_count: 3, next_attempt_at: null });
+    // A full retry period later, still three requests: no loop.
+    await gw.dispatcher.tick();
+    expect(down.received).toHaveLength(3);
+    await down.close();
+  });
+
+  it('sends nothing to a disabled endpoint, and enabling it again resumes new deliveries', async () => {
+    const r = await receiver();
+    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: r.url, enabled_events: ['session.created'] });
+    await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${hook.json.id}`, { state: 'disabled' });
+    await seedSession(gw.url, gw.keyA);
+    await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${hook.json.id}`, { state: 'enabled' });
+    await seedSession(gw.url, gw.keyA);
+    await waitFor(() => r.received.length === 1, 10_000, 'one delivery');
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries`)).json.data).toHaveLength(1);
+    await r.close();
+  });
+
+});
+
+describe('webhook delivery across a worker crash', () => {
+  it('a delivery a crashed worker held is sent by the next one once its lease runs out (durable outbox)', async () => {
+    const own = await startGateway({ turnRunner: false });
+    const r = await receiver();
+    const hook = await call(own.url, own.keyA, 'POST', '/v1/webhooks', { url: r.url, enabled_events: ['session.created'] });
+    await own.dispatcher.stop();
+    await seedSession(own.url, own.keyA);
+    const list = async (): Promise<WebhookDeliveryRecord[]> => (await own.store.webhookDeliveries.list('owner_a', hook.json.id, { limit: 10, page: null })).data as WebhookDeliveryRecord[];
+    await waitFor(async () => (await list()).length === 1, 5_000, 'the delivery to be planned');
+    // A worker claims it and dies mid-attempt: it never answers.
+    const hung = new WebhookDispatcher({
+      endpoints: own.store.webhookEndpoints,
+      deliveries: own.store.webhookDeliveries,
+      secrets: { seal: () => ({ key_id: '', iv: '', ciphertext: '', tag: '' }), open: () => 'whsec_AAAA' },
+      sender: { send: () => new Promise(() => undefined) },
+      clock: systemClock,
+      log: silentLogger,
+      options: { policy: { retryDelaysMs: [], jitter: 0, disableAfterFailures: 5, attemptsKept: 5 }, leaseMs: 300, batchSize: 8, retentionMs: 1 },
+    });
+    void hung.tick();
+    await waitFor(async () => (await list())[0]?.lease !== null, 5_000, 'the hung worker to claim it');
+    own.dispatcher.start(20);
+    await waitFor(() => r.received.length === 1, 10_000, 'the next worker to deliver it');
+    expect((await list())[0]).toMatchObject({ state: 'delivered', attempt_count: 1 });
+    await r.close();
+    await own.close();
+  }, 30_000);
+});
+
+describe('webhook targets: the platform’s own network is off limits unless the operator allows it', () => {
+  let gw: GatewayHarness;
+  beforeAll(async () => {
+    gw = await startGateway({ allowPrivateWebhookTargets: false });
+  });
+  afterAll(() => gw.close());
+
+  it.each(['http://127.0.0.1:4222/', 'http://localhost:8080/x', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data', 'http://10.0.0.7/', 'http://nats:4222/'])('refuses to register %s', async (url) => {
+    const res = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url, enabled_events: ['session.created'] });
+    expect([res.status, res.json.error.code]).toEqual([400, 'WEBHOOK_TARGET_NOT_ALLOWED']);
+  });
+
+  it('refuses to move an endpoint there', async () => {
+    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: 'https://hooks.example.com/x', enabled_events: ['session.created'] });
+    const res = await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${hook.json.id}`, { url: 'http://127.0.0.1:9/' });
+    expect(res.json.error.code).toBe('WEBHOOK_TARGET_NOT_ALLOWED');
+  });
+
+  it('never connects to a public-looking name that resolves to loopback, and disables the endpoint', async () => {
+    const r = await receiver();
+    const sender = new HttpWebhookSender({ policy: { allowPrivateTargets: false }, timeoutMs: 2_000, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const outcome = await sender.send(`http://hooks.example.test:${r.port}/x`, {}, '{}');
+    expect(outcome).toMatchObject({ kind: 'failed', status_code: null, disable: 'target_not_allowed' });
+    expect(r.received).toEqual([]);
+    const allowed = new HttpWebhookSender({ policy: { allowPrivateTargets: true }, timeoutMs: 2_000, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+    expect(await allowed.send(`http://hooks.example.test:${r.port}/x`, {}, '{}')).toMatchObject({ kind: 'delivered', status_code: 204 });
+    await r.close();
+  });
+
+  it('does not follow a redirect', async () => {
+    const moved = createServer((req, res) => req.resume().on('end', () => res.writeHead(307, { location: 'http://127.0.0.1:4222/' }).end()));
+    await new Promise<void>((resolve) => moved.listen(0, '127.0.0.1', resolve));
+    const sender = new HttpWebhookSender({ policy: { allowPrivateTargets: true }, timeoutMs: 2_000 });
+    expect(await sender.send(`http://127.0.0.1:${(moved.address() as { port: number }).port}/`, {}, '{}')).toMatchObject({ kind: 'failed', status_code: 307, disable: 'redirect' });
+    await new Promise((resolve) => moved.close(resolve));
+  });
+});

@@ -1,0 +1,3 @@
+export * from './webhooks';
+export * from './vaults';
+export * from './secrets';

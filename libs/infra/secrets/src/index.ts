@@ -1,0 +1,2 @@
+export { AesGcmSecretBox, parseSecretKeys, UnconfiguredSecretBox, type SecretKeyRing } from './secret-box';
+export { secretBoxFromEnv } from './secret-box-config';

@@ -1,0 +1,84 @@
+import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
+import { checkLimit, orderOf, pageOf } from '../shared/paging';
+import { keysetPage } from './keyset';
+import type { SqliteDb } from './sqlite-db';
+
+const parse = <T>(row: unknown): T | null => (row ? (JSON.parse((row as { record: string }).record) as T) : null);
+
+export class SqliteVaults implements VaultStore {
+  constructor(private readonly db: SqliteDb) {}
+
+  async put(vault: VaultRecord): Promise<void> {
+    this.db
+      .stmt(
+        `INSERT INTO vaults (id, owner_id, created_at, archived, record) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET archived = excluded.archived, record = excluded.record WHERE vaults.owner_id = excluded.owner_id`,
+      )
+      .run(vault.id, vault.owner_id, vault.created_at, vault.archived_at === null ? 0 : 1, JSON.stringify(vault));
+  }
+
+  async get(ownerId: string, id: string): Promise<VaultRecord | null> {
+    return parse(this.db.stmt('SELECT record FROM vaults WHERE id = ? AND owner_id = ?').get(id, ownerId));
+  }
+
+  async list(ownerId: string, query: VaultListQuery): Promise<Page<VaultRecord>> {
+    const limit = checkLimit(query.limit);
+    const order = orderOf(query.order);
+    const page = keysetPage('vaults', order, query.page);
+    const where = ['owner_id = ?', ...(query.include_archived ? [] : ['archived = 0']), ...page.where].join(' AND ');
+    const rows = this.db.stmt(`SELECT record FROM vaults WHERE ${where} ${page.orderBy} LIMIT ?`).all(ownerId, ...page.params, limit + 1);
+    return pageOf('vaults', order, limit, rows.map((r) => parse<VaultRecord>(r) as VaultRecord), (v) => [v.created_at, v.id]);
+  }
+
+  async delete(ownerId: string, id: string): Promise<boolean> {
+    return this.db.write(() => {
+      const removed = this.db.stmt('DELETE FROM vaults WHERE id = ? AND owner_id = ?').run(id, ownerId).changes === 1;
+      if (removed) this.db.stmt('DELETE FROM vault_credentials WHERE vault_id = ? AND owner_id = ?').run(id, ownerId);
+      return removed;
+    });
+  }
+
+  async putCredential(credential: CredentialRecord): Promise<void> {
+    this.db
+      .stmt(
+        `INSERT INTO vault_credentials (id, owner_id, vault_id, created_at, archived, record) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET archived = excluded.archived, record = excluded.record
+         WHERE vault_credentials.owner_id = excluded.owner_id AND vault_credentials.vault_id = excluded.vault_id`,
+      )
+      .run(credential.id, credential.owner_id, credential.vault_id, credential.created_at, credential.archived_at === null ? 0 : 1, JSON.stringify(credential));
+  }
+
+  async getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null> {
+    return parse(this.db.stmt('SELECT record FROM vault_credentials WHERE id = ? AND vault_id = ? AND owner_id = ?').get(id, vaultId, ownerId));
+  }
+
+  async listCredentials(ownerId: string, vaultId: string, query: VaultListQuery): Promise<Page<CredentialRecord>> {
+    const limit = checkLimit(query.limit);
+    const order = orderOf(query.order);
+    const list = `vault_credentials:${vaultId}`;
+    const page = keysetPage(list, order, query.page);
+    const where = ['vault_id = ?', 'owner_id = ?', ...(query.include_archived ? [] : ['archived = 0']), ...page.where].join(' AND ');
+    const rows = this.db.stmt(`SELECT record FROM vault_credentials WHERE ${where} ${page.orderBy} LIMIT ?`).all(vaultId, ownerId, ...page.params, limit + 1);
+    return pageOf(list, order, limit, rows.map((r) => parse<CredentialRecord>(r) as CredentialRecord), (c) => [c.created_at, c.id]);
+  }
+
+  async countCredentials(ownerId: string, vaultId: string): Promise<number> {
+    return (this.db.stmt('SELECT COUNT(*) AS n FROM vault_credentials WHERE vault_id = ? AND owner_id = ?').get(vaultId, ownerId) as { n: number }).n;
+  }
+
+  async deleteCredential(ownerId: string, vaultId: string, id: string): Promise<boolean> {
+    return this.db.stmt('DELETE FROM vault_credentials WHERE id = ? AND vault_id = ? AND owner_id = ?').run(id, vaultId, ownerId).changes === 1;
+  }
+
+  async activeCredentials(ownerId: string, vaultIds: readonly string[]): Promise<readonly CredentialRecord[]> {
+    const found: CredentialRecord[] = [];
+    for (const vaultId of vaultIds) {
+      const vault = this.db.stmt('SELECT archived FROM vaults WHERE id = ? AND owner_id = ?').get(vaultId, ownerId) as { archived: number } | undefined;
+      if (!vault || vault.archived) continue;
+      const rows = this.db.stmt('SELECT record FROM vault_credentials WHERE vault_id = ? AND owner_id = ? AND archived = 0 ORDER BY created_at, id').all(vaultId, ownerId);
+      found.push(...rows.map((r) => parse<CredentialRecord>(r) as CredentialRecord));
+    }
+    return found;
+  }
+}

@@ -1,0 +1,22 @@
+import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import type { Page, PageQuery } from './read-models.port';
+
+export type VaultListQuery = PageQuery & Readonly<{ include_archived?: boolean }>;
+
+export interface VaultStore {
+  /** Inserts or replaces (same owner only). */
+  put(vault: VaultRecord): Promise<void>;
+  get(ownerId: string, id: string): Promise<VaultRecord | null>;
+  list(ownerId: string, query: VaultListQuery): Promise<Page<VaultRecord>>;
+  /** Removes the vault and every credential in it; false when the owner has no such vault. */
+  delete(ownerId: string, id: string): Promise<boolean>;
+
+  /** Inserts or replaces (same owner and vault only). */
+  putCredential(credential: CredentialRecord): Promise<void>;
+  getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null>;
+  listCredentials(ownerId: string, vaultId: string, query: VaultListQuery): Promise<Page<CredentialRecord>>;
+  countCredentials(ownerId: string, vaultId: string): Promise<number>;
+  deleteCredential(ownerId: string, vaultId: string, id: string): Promise<boolean>;
+  /** The credentials in use for a session: not archived, in vaults of `ownerId` that are not archived, in vault order. */
+  activeCredentials(ownerId: string, vaultIds: readonly string[]): Promise<readonly CredentialRecord[]>;
+}
