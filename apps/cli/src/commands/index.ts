@@ -7,6 +7,7 @@ import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { storeCommands } from './store';
 import { streamCommands } from './stream';
+import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...doctorCommands, ...replayCommands, ...storeCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands, ...storeCommands];
