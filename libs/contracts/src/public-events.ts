@@ -37,6 +37,7 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionDeleted: 'session.deleted',
   PermissionModeSet: 'berth.permission_mode_set',
   SessionErrorRaised: 'session.error',
+  EgressDenied: 'berth.egress_denied',
 };
 
 export const publicTypesToDomain = (publicType: string): EventType[] =>
@@ -78,6 +79,8 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     case 'SessionTerminated':
     case 'SessionDeleted':
       return head;
+    case 'EgressDenied':
+      return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };
     default:
       return { ...head, ...event.data };
   }
