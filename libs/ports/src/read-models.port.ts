@@ -108,6 +108,21 @@ export interface ApiKeys {
 }
 
 /**
+ * An outside subscriber's NATS credential (docs/events.md). Only its public key is stored: the
+ * credential itself (JWT + seed) is shown once, when it is minted.
+ */
+export type NatsCredentialRecord = Readonly<{ id: string; owner_id: string; name: string; public_key: string; created_at: string; revoked_at: string | null }>;
+
+export interface NatsCredentials {
+  insert(credential: NatsCredentialRecord): Promise<void>;
+  list(ownerId: string): Promise<readonly NatsCredentialRecord[]>;
+  /** The record as now stored (revoking again keeps the first time); null when the owner has no such credential. */
+  revoke(ownerId: string, id: string, at: string): Promise<NatsCredentialRecord | null>;
+  /** Every revoked credential of every owner: the revocation list the NATS server enforces. */
+  revoked(): Promise<readonly NatsCredentialRecord[]>;
+}
+
+/**
  * The harness transcript mirror: appended as the transcript grows, so a new sandbox can resume. An
  * append is stored in pieces small enough for any store, all or nothing, so a file of any size fits.
  */
@@ -160,6 +175,7 @@ export interface BerthStore {
   readonly environments: EnvironmentStore;
   readonly idempotency: IdempotencyKeys;
   readonly apiKeys: ApiKeys;
+  readonly natsCredentials: NatsCredentials;
   readonly transcripts: TranscriptMirror;
   readonly inspection: StoreInspection;
   readonly webhookEndpoints: WebhookEndpointStore;

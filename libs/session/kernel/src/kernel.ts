@@ -25,8 +25,11 @@ export type KernelObserver = Readonly<{ decided(seconds: number): void; committe
 /** A session's state as the kernel sees it: folded up to `lastSeq`. */
 export type LoadedSession = Readonly<{ state: SessionState; lastSeq: number }>;
 
-/** An outcome plus the events this call committed (none for a duplicate, a refusal or a no-op). */
-export type ExecutedCommand = Readonly<{ outcome: CommandOutcome; events: readonly RecordedEvent[] }>;
+/**
+ * An outcome plus the events this call committed (none for a duplicate, a refusal or a no-op), and
+ * the session's owner (their event subjects carry it; '' for a session that does not exist).
+ */
+export type ExecutedCommand = Readonly<{ outcome: CommandOutcome; events: readonly RecordedEvent[]; ownerId: string }>;
 
 export interface SessionKernel {
   /**
@@ -148,7 +151,13 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       const already = await journal.eventsOfCommand(session_id, command_id);
       if (already.length > 0) {
         // Redelivery: the commit that made these events also wrote the snapshot and the row.
-        return { outcome: { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: await journal.lastSeq(session_id) }, events: [] };
+        cache.forget(session_id);
+        const loaded = await load(session_id);
+        return {
+          outcome: { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: loaded.lastSeq },
+          events: [],
+          ownerId: loaded.state.owner_id,
+        };
       }
       const cached = trustCache ? cache.get(session_id) : undefined;
       const loaded = cached ?? (await load(session_id));
@@ -164,14 +173,14 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
           trustCache = false;
           continue;
         }
-        return { outcome: refusal(command, error), events: [] };
+        return { outcome: refusal(command, error), events: [], ownerId: loaded.state.owner_id };
       }
       if (events.length === 0) {
         if (cached) {
           trustCache = false;
           continue;
         }
-        return { outcome: { ok: true, command_id, session_id, events: [], duplicate: false, last_seq: loaded.lastSeq }, events: [] };
+        return { outcome: { ok: true, command_id, session_id, events: [], duplicate: false, last_seq: loaded.lastSeq }, events: [], ownerId: loaded.state.owner_id };
       }
       const recorded = stamp(command, events, loaded.lastSeq);
       const state = recorded.reduce<SessionState>(evolve, loaded.state);
@@ -183,12 +192,16 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
         cache.forget(session_id);
         trustCache = false;
         if (isConflict(error) && attempt++ < maxRetries) continue;
-        if (isTooLarge(error)) return { outcome: refusal(command, error), events: [] };
+        if (isTooLarge(error)) return { outcome: refusal(command, error), events: [], ownerId: loaded.state.owner_id };
         throw error;
       }
       const lastSeq = recorded[recorded.length - 1].seq;
       cache.remember(session_id, { state, lastSeq });
-      return { outcome: { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq }, events: recorded };
+      return {
+        outcome: { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq },
+        events: recorded,
+        ownerId: state.owner_id,
+      };
     }
   }
 

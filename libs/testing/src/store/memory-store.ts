@@ -3,7 +3,7 @@ import { MemoryAgents } from './memory-agents';
 import { MemoryEnvironments } from './memory-environments';
 import { MemoryInspection } from './memory-inspection';
 import { MemoryJournal } from './memory-journal';
-import { MemoryApiKeys, MemoryIdempotencyKeys } from './memory-keys';
+import { MemoryApiKeys, MemoryIdempotencyKeys, MemoryNatsCredentials } from './memory-keys';
 import { MemorySessions } from './memory-sessions';
 import { MemorySnapshots } from './memory-snapshots';
 import { MemoryTranscripts } from './memory-transcripts';
@@ -23,6 +23,7 @@ export class MemoryStore implements BerthStore {
   readonly environments = new MemoryEnvironments();
   readonly idempotency = new MemoryIdempotencyKeys();
   readonly apiKeys = new MemoryApiKeys();
+  readonly natsCredentials = new MemoryNatsCredentials();
   readonly transcripts = new MemoryTranscripts();
   readonly inspection = new MemoryInspection(this);
   private readonly webhooks = new MemoryWebhooks();

@@ -57,6 +57,8 @@ export type IdempotencyDoc = { _id: string; owner_id: string; key: string; subje
 
 export type ApiKeyDoc = { _id: string; owner_id: string; prefix: string; hash: string; name: string; created_at: string; revoked_at: string | null };
 
+export type NatsCredentialDoc = { _id: string; owner_id: string; name: string; public_key: string; created_at: string; revoked_at: string | null };
+
 /** One piece of a mirrored transcript file (at most StoreLimits.transcriptPieceBytes). */
 export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: string; offset: number; bytes: number; data: string };
 
@@ -90,6 +92,7 @@ export const collectionsOf = (db: Db) => ({
   environments: db.collection<EnvironmentDoc>('environments'),
   idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
   apiKeys: db.collection<ApiKeyDoc>('api_keys'),
+  natsCredentials: db.collection<NatsCredentialDoc>('nats_credentials'),
   transcripts: db.collection<TranscriptChunkDoc>('transcript_chunks'),
   webhookEndpoints: db.collection<WebhookEndpointDoc>('webhook_endpoints'),
   webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhook_deliveries'),
@@ -125,6 +128,11 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
   apiKeys: [
     { key: Unique.apiKeyPrefix.key, name: Unique.apiKeyPrefix.name, unique: true },
     { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
+  ],
+  natsCredentials: [
+    { key: { public_key: 1 }, name: 'public_key', unique: true },
+    { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
+    { key: { revoked_at: 1 }, name: 'revoked', partialFilterExpression: { revoked_at: { $type: 'string' } } },
   ],
   transcripts: [{ key: Unique.transcriptPiece.key, name: Unique.transcriptPiece.name, unique: true }],
   webhookEndpoints: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],

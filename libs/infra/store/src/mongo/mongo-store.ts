@@ -3,6 +3,7 @@ import type { BerthStore } from '@berth/ports';
 import { MongoClient, type ClientSession } from 'mongodb';
 import { MongoAgents } from './agents';
 import { MongoApiKeys } from './api-keys';
+import { MongoNatsCredentials } from './nats-credentials';
 import { collectionsOf, ensureIndexes, type Collections } from './collections';
 import type { MongoContext } from './context';
 import { MongoEnvironments } from './environments';
@@ -41,6 +42,7 @@ export class MongoStore implements BerthStore {
   readonly environments: MongoEnvironments;
   readonly idempotency: MongoIdempotencyKeys;
   readonly apiKeys: MongoApiKeys;
+  readonly natsCredentials: MongoNatsCredentials;
   readonly transcripts: MongoTranscripts;
   readonly inspection: MongoInspection;
   readonly webhookEndpoints: MongoWebhookEndpoints;
@@ -71,6 +73,7 @@ export class MongoStore implements BerthStore {
     this.environments = withStoreErrors(new MongoEnvironments(context));
     this.idempotency = withStoreErrors(new MongoIdempotencyKeys(context));
     this.apiKeys = withStoreErrors(new MongoApiKeys(context));
+    this.natsCredentials = withStoreErrors(new MongoNatsCredentials(this.c));
     this.transcripts = withStoreErrors(new MongoTranscripts(context));
     this.inspection = withStoreErrors(new MongoInspection(context));
     this.webhookEndpoints = withStoreErrors(new MongoWebhookEndpoints(this.c));
