@@ -39,6 +39,11 @@ export class SessionEventsController {
     return this.reactor.toolUseConfirmed(eventOf(context, 'ToolUseConfirmed'));
   }
 
+  @EventPattern('SessionPaused')
+  sessionPaused(@Ctx() context: JetStreamContext): Promise<void> {
+    return this.reactor.sessionPaused(eventOf(context, 'SessionPaused'));
+  }
+
   @EventPattern(['SessionTerminated', 'SessionDeleted'])
   sessionEnded(@Ctx() context: JetStreamContext): Promise<void> {
     const event = parseRecordedEvent(context.message.body);

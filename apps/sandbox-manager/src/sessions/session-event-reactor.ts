@@ -136,15 +136,30 @@ export class SessionEventReactor {
     if (!answered) this.deps.log.warn('tool use had no pending confirmation to answer', { session_id: event.session_id, turn_id: event.data.turn_id, tool_use_id: harnessId });
   }
 
+  /**
+   * A pause takes the session's sandboxes away like a terminate; its workspace and transcript mirror
+   * live outside the sandbox and stay. A late (or redelivered) pause of a session resumed since
+   * releases only the sandbox it named, never the new one.
+   */
+  async sessionPaused(event: EventOf<'SessionPaused'>): Promise<void> {
+    const { state } = await this.deps.facts.load(event.session_id);
+    if (state.paused) return this.sessionEnded(event);
+    const named = event.data.sandbox_id;
+    if (named !== null && state.sandbox?.sandbox_id !== named) {
+      this.deps.bound.forget(named);
+      await this.deps.sandboxes.release(named);
+    }
+  }
+
   /** Terminate and delete take every sandbox of the session away (a running harness goes with it). */
-  async sessionEnded(event: EventOf<'SessionTerminated'> | EventOf<'SessionDeleted'>): Promise<void> {
+  async sessionEnded(event: EventOf<'SessionTerminated'> | EventOf<'SessionDeleted'> | EventOf<'SessionPaused'>): Promise<void> {
     const sessionId = event.session_id;
     this.deps.running.get(sessionId)?.interrupt();
     this.deps.bound.forgetSession(sessionId);
     const labelled = await this.deps.runtime.list({ ...this.deps.scopeLabels, [SandboxLabels.session]: sessionId });
     const { state } = await this.deps.facts.load(sessionId);
     const names = new Set(labelled.map((c) => c.name));
-    if (event.type === 'SessionTerminated' && event.data.sandbox_id !== null) names.add(event.data.sandbox_id);
+    if (event.type !== 'SessionDeleted' && event.data.sandbox_id !== null) names.add(event.data.sandbox_id);
     if (state.sandbox !== null) names.add(state.sandbox.sandbox_id);
     await Promise.all([...names].map((name) => this.deps.sandboxes.release(name)));
   }

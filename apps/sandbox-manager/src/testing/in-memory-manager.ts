@@ -117,6 +117,8 @@ export class InMemoryManager implements CommandBus {
       case 'SessionTerminated':
       case 'SessionDeleted':
         return this.reactor.sessionEnded(event);
+      case 'SessionPaused':
+        return this.reactor.sessionPaused(event);
       case 'SandboxLost':
         return this.reactor.sandboxLost(event);
       default:
