@@ -28,6 +28,7 @@ const frameworkFreeSources = [
   'libs/session/**/*.ts',
   'libs/sandbox/domain/**/*.ts',
   'libs/sandbox/lifecycle/**/*.ts',
+  'libs/sandbox/workflow/**/*.ts',
   'libs/turns/domain/**/*.ts',
   'libs/webhooks/domain/**/*.ts',
 ];

@@ -51,7 +51,7 @@ export async function runLocalTurn(options: LocalTurnOptions): Promise<LocalTurn
   const stdoutLines: string[] = [];
   const outputs: AgentOutput[] = [];
   let stderr = '';
-  let state = adapter.initialState(input.permissionMode);
+  let state = adapter.initialState(input.permissionMode, input.prompt);
   let harnessSessionId: string | null = null;
   let terminal: TurnTerminal | null = null;
 
@@ -77,6 +77,7 @@ export async function runLocalTurn(options: LocalTurnOptions): Promise<LocalTurn
       state = step.state;
       if (step.harnessSessionId) harnessSessionId = step.harnessSessionId;
       outputs.push(...step.outputs);
+      for (const reply of step.stdinLines ?? []) child.stdin.write(`${reply}\n`);
       if (step.confirmation) {
         const decision = options.onConfirmation?.(step.confirmation) ?? { result: 'deny' as const, denyMessage: 'no confirmation handler' };
         const answer = adapter.answerConfirmation(step.confirmation, decision);

@@ -142,19 +142,35 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
   }, 90_000);
 });
 
-describe('real claude-code in always_ask mode', () => {
-  const { binDir, reason } = harnessBinDir('claude');
+interface AskCase {
+  readonly kind: 'claude-code' | 'codex' | 'pi';
+  readonly cli: 'claude' | 'codex' | 'pi';
+  readonly server: () => ScriptedModelServer;
+  /** The model's tool call that writes `asked.txt`, a call each harness asks about. */
+  readonly writeCall: { name: string; input: Record<string, unknown> };
+  /** The harness hands the deny message to the model (Codex's approval protocol has no message). */
+  readonly relaysDenyMessage: boolean;
+}
+
+const askCases: AskCase[] = [
+  { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), writeCall: { name: 'Bash', input: { command: 'echo asked > asked.txt', description: 'write asked.txt' } }, relaysDenyMessage: true },
+  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), writeCall: { name: 'exec_command', input: { cmd: 'echo asked > asked.txt' } }, relaysDenyMessage: false },
+  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), writeCall: { name: 'bash', input: { command: 'echo asked > asked.txt' } }, relaysDenyMessage: true },
+];
+
+describe.each(askCases)('real $kind in always_ask mode', ({ kind, cli, server: makeServer, writeCall, relaysDenyMessage }) => {
+  const { binDir, reason } = harnessBinDir(cli);
   if (binDir === null) {
     it.skip(`skipped: ${reason}`, () => undefined);
-    console.warn(`real claude-code always_ask tests skipped: ${reason}`);
+    console.warn(`real ${kind} always_ask tests skipped: ${reason}`);
     return;
   }
-  const adapter = harnessAdapterFor('claude-code');
-  let server: AnthropicMessagesServer;
+  const adapter = harnessAdapterFor(kind);
+  let server: ScriptedModelServer;
   let root: string;
   beforeEach(async () => {
-    server = await new AnthropicMessagesServer().start();
-    root = mkdtempSync(join(tmpdir(), 'berth-claude-ask-'));
+    server = await makeServer().start();
+    root = mkdtempSync(join(tmpdir(), `berth-${kind}-ask-`));
   });
   afterEach(async () => {
     await server.close();
@@ -162,7 +178,7 @@ describe('real claude-code in always_ask mode', () => {
   });
 
   const askTurn = (decision: 'allow' | 'deny') => {
-    server.script(reply.toolCall('Bash', { command: 'echo asked > asked.txt', description: 'write asked.txt' }), reply.text(`after ${decision}`));
+    server.script(reply.toolCall(writeCall.name, writeCall.input), reply.text(`after ${decision}`));
     const input: TurnInput = {
       prompt: 'write asked.txt',
       resumeId: null,
@@ -179,6 +195,8 @@ describe('real claude-code in always_ask mode', () => {
       secrets: SECRETS,
       onConfirmation: (pending) => {
         asked.push(pending.toolUseId);
+        // Nothing ran before the answer.
+        expect(existsSync(join(input.cwd, 'asked.txt'))).toBe(false);
         return { result: decision, denyMessage: decision === 'deny' ? 'not this time' : null };
       },
     });
@@ -188,23 +206,54 @@ describe('real claude-code in always_ask mode', () => {
   it('holds the tool use for confirmation, runs it when allowed', async () => {
     const { turn, asked, cwd } = askTurn('allow');
     const result = await turn;
-    recordFixture('claude-code', 'ask-allowed', result.stdoutLines, root);
+    recordFixture(kind, 'ask-allowed', result.stdoutLines, root);
 
     const toolUse = result.outputs.find((o) => o.kind === 'tool_use');
-    expect(toolUse).toMatchObject({ name: 'Bash', needs_confirmation: true });
+    expect(toolUse).toMatchObject({ needs_confirmation: true });
     expect(asked).toEqual([toolUse?.kind === 'tool_use' ? toolUse.tool_use_id : '']);
     expect(readFileSync(join(cwd, 'asked.txt'), 'utf8')).toBe('asked\n');
     expect(messages(result.outputs).at(-1)).toBe('after allow');
-  }, 60_000);
-
-  it('does not run a denied tool, and the model sees the deny message', async () => {
-    const { turn, cwd } = askTurn('deny');
-    const result = await turn;
-    recordFixture('claude-code', 'ask-denied', result.stdoutLines, root);
-
-    expect(existsSync(join(cwd, 'asked.txt'))).toBe(false);
-    expect(result.outputs.find((o) => o.kind === 'tool_result')).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'not this time' }] });
-    expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('not this time');
     expect(result.terminal).toEqual({ ok: true, interrupted: false, error: null });
-  }, 60_000);
+  }, 90_000);
+
+  it('continues the same conversation in a second always_ask turn', async () => {
+    const first = await askTurn('allow').turn;
+    expect(first.harnessSessionId).not.toBeNull();
+    server.script(reply.text('second answer'));
+    const second = await runLocalTurn({
+      adapter,
+      input: {
+        prompt: 'and now?',
+        resumeId: first.harnessSessionId,
+        model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+        permissionMode: 'always_ask',
+        cwd: join(root, 'work'),
+        home: join(root, 'home'),
+      },
+      binDir,
+      secrets: SECRETS,
+    });
+    expect(messages(second.outputs).at(-1)).toBe('second answer');
+    expect(second.harnessSessionId).toBe(first.harnessSessionId);
+    // The model sees the first turn: its prompt, the tool call and the answer.
+    expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('write asked.txt');
+    expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('after allow');
+  }, 120_000);
+
+  it('does not run a denied tool, and the model hears of it', async () => {
+    const { turn, asked, cwd } = askTurn('deny');
+    const result = await turn;
+    recordFixture(kind, 'ask-denied', result.stdoutLines, root);
+
+    expect(asked).toHaveLength(1);
+    expect(existsSync(join(cwd, 'asked.txt'))).toBe(false);
+    expect(result.outputs.find((o) => o.kind === 'tool_result')).toMatchObject({ is_error: true });
+    if (relaysDenyMessage) {
+      expect(result.outputs.find((o) => o.kind === 'tool_result')).toMatchObject({ content: [{ type: 'text', text: 'not this time' }] });
+      expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain('not this time');
+    }
+    expect(server.modelRequests).toHaveLength(2);
+    expect(result.terminal).toEqual({ ok: true, interrupted: false, error: null });
+  }, 90_000);
 });
+

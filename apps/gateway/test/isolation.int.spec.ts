@@ -59,6 +59,11 @@ describe('owner isolation over the whole route table', () => {
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/environments/${a.envId}`)).json).toMatchObject({ name: 'e', archived_at: null });
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${a.webhookId}`)).json).toMatchObject({ name: '', state: 'enabled', enabled_events: ['session.created'] });
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${a.webhookId}/deliveries`)).json.data.map((d: { id: string }) => d.id)).toEqual([a.deliveryId]);
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/vaults/${a.vaultId}`)).json).toMatchObject({ display_name: 'v', archived_at: null });
+    const credential = await gw.store.vaults.getCredential('owner_a', a.vaultId, a.credentialId);
+    if (!credential) throw new Error('A lost its credential');
+    expect(credential).toMatchObject({ archived_at: null, display_name: null });
+    expect(JSON.parse(gw.secrets.open(credential.secret, a.credentialId))).toEqual({ value: 'tok_seed' });
     const events = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${a.sessionId}/events`);
     expect(events.json.data.some((e: { type: string }) => e.type === 'user.message')).toBe(false);
   });

@@ -157,8 +157,9 @@ describe('webhook delivery across a worker crash', () => {
     void hung.tick();
     await waitFor(async () => (await list())[0]?.lease !== null, 5_000, 'the hung worker to claim it');
     own.dispatcher.start(20);
-    await waitFor(() => r.received.length === 1, 10_000, 'the next worker to deliver it');
+    await waitFor(async () => (await list())[0]?.state === 'delivered', 10_000, 'the next worker to deliver it');
     expect((await list())[0]).toMatchObject({ state: 'delivered', attempt_count: 1 });
+    expect(r.received).toHaveLength(1);
     await r.close();
     await own.close();
   }, 30_000);

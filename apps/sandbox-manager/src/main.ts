@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { DockerSandboxRuntime } from '@berth/docker';
 import { connectNats } from '@berth/nats';
@@ -9,7 +10,7 @@ import { startSandboxManager } from './app/start-sandbox-manager';
 import { crashPointsArmedAt } from './config/crash-points';
 import { ManagerConfigSchema } from './config/manager.config';
 
-/** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT. */
+/** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT through its two consumers. */
 async function main(): Promise<void> {
   const telemetry = await startServiceTelemetry('sandbox-manager');
   const { log } = telemetry;
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     warmPoolSize: config.warmPoolSize,
     scopeLabels,
     crash: crashPointsArmedAt(config.crashPoint),
-    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency },
+    delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency, controlConcurrency: config.controlConcurrency },
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
     registry: telemetry.registry,
@@ -44,7 +45,12 @@ async function main(): Promise<void> {
     { name: 'close the store', run: () => store.close() },
     { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
   ], log);
-  log.info('ready: consuming SESSION_EVT/sandbox-manager', { nats: config.natsUrl, docker: config.dockerHost, metrics: telemetry.metrics?.url ?? null });
+  log.info('ready: consuming SESSION_EVT', {
+    consumers: [Consumers.sandboxManagerTurns, Consumers.sandboxManagerControl],
+    nats: config.natsUrl,
+    docker: config.dockerHost,
+    metrics: telemetry.metrics?.url ?? null,
+  });
 }
 
 main().catch(failedToStart('sandbox-manager'));

@@ -14,7 +14,10 @@ export const Streams = {
 
 export const Consumers = {
   kernel: 'session-kernel',
-  sandboxManager: 'sandbox-manager',
+  /** The sandbox-manager's control events (everything but `TurnStarted`); named as before the turns moved out. */
+  sandboxManagerControl: 'sandbox-manager',
+  /** The sandbox-manager's turns: `TurnStarted` only, each delivery in flight for as long as its turn runs. */
+  sandboxManagerTurns: 'sandbox-manager-turns',
   turnReconciler: 'turn-reconciler',
   webhooks: 'webhooks',
 } as const;

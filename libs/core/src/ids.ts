@@ -14,6 +14,19 @@ export type AgentId = Brand<string, 'AgentId'>;
 export type EnvironmentId = Brand<string, 'EnvironmentId'>;
 export type SandboxId = Brand<string, 'SandboxId'>;
 
+/** 32-bit FNV-1a; two seeds give a 64-bit digest (16 hex digits), plenty to keep derived ids apart. */
+const fnv1a = (text: string, seed: number): string => {
+  let h = seed >>> 0;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, '0');
+};
+
+/** A short stable digest of `text`, for ids derived from parts that may not fit a token. */
+export const digest64 = (text: string): string => `${fnv1a(text, 0x811c9dc5)}${fnv1a(text, 0x050c5d1f)}`;
+
 export const isSafeToken = (value: unknown): value is string => typeof value === 'string' && SAFE_TOKEN.test(value);
 
 export function safeToken<B extends string>(value: unknown, field: string): Brand<string, B> {

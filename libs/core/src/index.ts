@@ -3,3 +3,4 @@ export * from './errors';
 export * from './ids';
 export * from './ports';
 export * from './time';
+export * from './keyed-lock';

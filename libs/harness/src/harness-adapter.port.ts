@@ -66,7 +66,7 @@ export interface TurnTerminal {
 export interface PendingConfirmation {
   /** The harness's tool use id (`toolu_…`), matching the `tool_use` output just emitted. */
   readonly toolUseId: string;
-  /** The harness's request id to echo in the answer. */
+  /** The harness's request id to echo in the answer (as the adapter encodes it). */
   readonly requestId: string;
   readonly input: Readonly<Record<string, unknown>>;
 }
@@ -84,6 +84,12 @@ export interface ParseStep {
   readonly harnessSessionId?: string;
   readonly terminal?: TurnTerminal;
   readonly confirmation?: PendingConfirmation;
+  /**
+   * Lines to write to the harness's stdin now, in answer to this line (a protocol that needs the
+   * conversation id before it takes the prompt). Deterministic, so a runner replaying the output
+   * after a restart can tell they were written already.
+   */
+  readonly stdinLines?: readonly string[];
 }
 
 /** Where a harness keeps its own transcript, for mirroring into the store and restoring later. */
@@ -111,7 +117,8 @@ export interface HarnessAdapter {
   readonly kind: HarnessKind;
   readonly capabilities: HarnessCapabilities;
   buildTurn(input: TurnInput): TurnPlan;
-  initialState(permissionMode: PermissionMode): ParseState;
+  /** `prompt`: the turn's user message, for a protocol that sends it in answer to a line (see `ParseStep.stdinLines`). */
+  initialState(permissionMode: PermissionMode, prompt?: string): ParseState;
   parseLine(line: string, state: ParseState): ParseStep;
   /** The stdin line that answers a pending confirmation, or null when the harness cannot be asked. */
   answerConfirmation(pending: PendingConfirmation, decision: ConfirmationDecision): string | null;

@@ -21,7 +21,7 @@ class BoundedOutputs implements HarnessAdapter {
     return this.inner.capabilities;
   }
   buildTurn: HarnessAdapter['buildTurn'] = (input) => this.inner.buildTurn(input);
-  initialState: HarnessAdapter['initialState'] = (mode) => this.inner.initialState(mode);
+  initialState: HarnessAdapter['initialState'] = (mode, prompt) => this.inner.initialState(mode, prompt);
   answerConfirmation: HarnessAdapter['answerConfirmation'] = (pending, decision) => this.inner.answerConfirmation(pending, decision);
   interruptLine: HarnessAdapter['interruptLine'] = () => this.inner.interruptLine();
   transcriptLocations: HarnessAdapter['transcriptLocations'] = (home, cwd, sessionId) => this.inner.transcriptLocations(home, cwd, sessionId);

@@ -8,6 +8,8 @@ type ToolUseOutput = Extract<AgentOutput, { kind: 'tool_use' }>;
  */
 export interface ParseState {
   readonly permissionMode: PermissionMode;
+  /** The user message of this turn, for a harness whose protocol sends it only once it said which conversation it opened. */
+  readonly prompt?: string;
   readonly sessionId: string | null;
   /** Tool uses seen but not emitted yet: in `always_ask` we wait to learn whether the harness asks. */
   readonly held: readonly ToolUseOutput[];
@@ -21,8 +23,8 @@ export interface ParseState {
 
 export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
-export function freshState(permissionMode: PermissionMode): ParseState {
-  return { permissionMode, sessionId: null, held: [], emitted: [], usage: ZERO_USAGE, lastError: null };
+export function freshState(permissionMode: PermissionMode, prompt?: string): ParseState {
+  return { permissionMode, ...(prompt === undefined ? {} : { prompt }), sessionId: null, held: [], emitted: [], usage: ZERO_USAGE, lastError: null };
 }
 
 export function addUsage(a: Usage, b: Partial<Usage>): Usage {
@@ -38,4 +40,36 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 export function emitToolUse(state: ParseState, toolUse: ToolUseOutput): { state: ParseState; outputs: AgentOutput[] } {
   if (state.emitted.includes(toolUse.tool_use_id)) return { state, outputs: [] };
   return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id] }, outputs: [toolUse] };
+}
+
+type Step = { state: ParseState; outputs: AgentOutput[] };
+
+/**
+ * A tool use the harness is about to run. In `always_ask` it is held until the harness either asks
+ * about it (`releaseToolUse(…, true)`) or shows its result without asking (`releaseToolUse(…, false)`:
+ * a tool the harness never asks about, such as a read), so it is emitted once, marked right.
+ */
+export function holdToolUse(state: ParseState, toolUse: ToolUseOutput): Step {
+  if (state.permissionMode !== 'always_ask') return emitToolUse(state, toolUse);
+  if (state.emitted.includes(toolUse.tool_use_id) || state.held.some((t) => t.tool_use_id === toolUse.tool_use_id)) return { state, outputs: [] };
+  return { state: { ...state, held: [...state.held, toolUse] }, outputs: [] };
+}
+
+/** Emits a held tool use (or `fallback` for one never seen), marked as waiting for confirmation or not. */
+export function releaseToolUse(state: ParseState, toolUseId: string, needsConfirmation: boolean, fallback: ToolUseOutput): Step {
+  const held = state.held.find((t) => t.tool_use_id === toolUseId);
+  const rest = { ...state, held: state.held.filter((t) => t.tool_use_id !== toolUseId) };
+  return emitToolUse(rest, { ...(held ?? fallback), needs_confirmation: needsConfirmation });
+}
+
+/** At the turn's end, whatever is still held never asked and never ran (an interrupt): show it rather than lose it. */
+export function releaseAllHeld(state: ParseState): Step {
+  let next: ParseState = { ...state, held: [] };
+  const outputs: AgentOutput[] = [];
+  for (const held of state.held) {
+    const step = emitToolUse(next, held);
+    next = step.state;
+    outputs.push(...step.outputs);
+  }
+  return { state: next, outputs };
 }

@@ -75,6 +75,8 @@ export interface SandboxRuntime {
   relabel?(nameOrId: string, newName: string): Promise<void>;
   readFile(nameOrId: string, path: string): Promise<Buffer | null>;
   writeFile(nameOrId: string, path: string, data: Buffer | string, mode?: number): Promise<void>;
+  /** Appends to a file (created when missing) in one write, as the container's user: a harness's stdin feed grows this way. */
+  appendFile(nameOrId: string, path: string, data: string): Promise<void>;
   /** Docker's event stream for Berth containers; the iterator ends when `signal` aborts. */
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent>;
 }

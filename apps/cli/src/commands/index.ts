@@ -6,6 +6,7 @@ import { keyCommands } from './keys';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
+import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...doctorCommands, ...replayCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands];

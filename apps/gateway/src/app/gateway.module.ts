@@ -18,6 +18,8 @@ import { OpenApiController } from '../openapi/openapi.controller';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
+import { VaultsController } from '../vaults/vaults.controller';
+import { VaultsService } from '../vaults/vaults.service';
 import { WebhooksController } from '../webhooks/webhooks.controller';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import type { GatewayDeps } from './gateway-deps';
@@ -30,7 +32,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: pino ? [DiscoveryModule, requestLogging(pino)] : [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, WebhooksController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, WebhooksController, VaultsController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
@@ -57,6 +59,11 @@ export class GatewayModule {
           provide: WebhooksService,
           useFactory: (d: GatewayDeps) =>
             new WebhooksService({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, secrets: d.secrets, clock: d.clock, ids: d.ids, targets: d.webhookTargets }),
+          inject: [DEPS],
+        },
+        {
+          provide: VaultsService,
+          useFactory: (d: GatewayDeps) => new VaultsService({ vaults: d.store.vaults, secrets: d.secrets, clock: d.clock, ids: d.ids }),
           inject: [DEPS],
         },
         RouteTable,

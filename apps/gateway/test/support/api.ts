@@ -30,7 +30,8 @@ export const userMessage = (text: string) => ({ events: [{ type: 'user.message',
 
 /**
  * One of every resource owned by `key`'s owner, for the route sweeps: a webhook endpoint (at the
- * harness's sink), then an agent, an environment and a session, and the session's first delivery.
+ * harness's sink), then an agent, an environment and a session, the session's first delivery, and
+ * a vault with a credential.
  */
 export async function seedResources(gw: Readonly<{ url: string; sinkUrl: string }>, key: string) {
   const webhook = await call(gw.url, key, 'POST', '/v1/webhooks', { url: gw.sinkUrl, enabled_events: ['session.created'] });
@@ -44,5 +45,8 @@ export async function seedResources(gw: Readonly<{ url: string; sinkUrl: string 
     if (!deliveryId && Date.now() > deadline) throw new Error('seed failed: no webhook delivery was planned');
     if (!deliveryId) await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  return { ...ids, webhookId: webhook.json.id as string, deliveryId };
+  const vault = await call(gw.url, key, 'POST', '/v1/vaults', { display_name: 'v' });
+  const credential = await call(gw.url, key, 'POST', `/v1/vaults/${vault.json.id}/credentials`, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/sse', token: 'tok_seed' } });
+  if (credential.status !== 200) throw new Error(`seed failed: ${credential.text}`);
+  return { ...ids, webhookId: webhook.json.id as string, deliveryId, vaultId: vault.json.id as string, credentialId: credential.json.id as string };
 }

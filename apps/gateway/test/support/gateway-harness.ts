@@ -3,11 +3,11 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '@berth/testing';
-import { AesGcmSecretBox, parseSecretKeys } from '@berth/secrets';
+import { AesGcmSecretBox, UnconfiguredSecretBox, parseSecretKeys } from '@berth/secrets';
 import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
-import type { BerthStore } from '@berth/ports';
+import type { BerthStore, SecretBox } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../src/app/create-gateway-app';
@@ -35,6 +35,8 @@ export type GatewayHarness = Readonly<{
   keyB: string;
   /** The webhook delivery worker, composed as main.ts composes it (planner on the event feed, dispatcher ticking). */
   dispatcher: WebhookDispatcher;
+  /** The box that seals secrets at rest (tests open what the API stored). */
+  secrets: SecretBox;
   /** A loopback receiver that answers 204 to every webhook. */
   sinkUrl: string;
   close(): Promise<void>;
@@ -45,6 +47,8 @@ export type GatewayHarnessOptions = {
   gateway?: Partial<GatewayOptions>;
   /** The operator setting BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: on by default here, for loopback receivers. */
   allowPrivateWebhookTargets?: boolean;
+  /** false: no BERTH_SECRET_KEYS, as on a server that never set one. */
+  secretKeys?: boolean;
 };
 
 /**
@@ -58,7 +62,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
-  const secrets = new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
+  const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };
   const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
   const planning = new Set<Promise<unknown>>();
@@ -106,6 +110,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     keyA: await key('owner_a'),
     keyB: await key('owner_b'),
     dispatcher,
+    secrets,
     sinkUrl: `http://127.0.0.1:${(sink.address() as { port: number }).port}/hook`,
     async close() {
       runner?.close();

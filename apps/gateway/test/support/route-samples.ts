@@ -2,7 +2,7 @@ import type { RouteSpec } from '../../src/http/route';
 import { RouteTable } from '../../src/http/route-table';
 import type { GatewayHarness } from './gateway-harness';
 
-export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; webhookId: string; deliveryId: string }>;
+export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; webhookId: string; deliveryId: string; vaultId: string; credentialId: string }>;
 
 /** Every route the running app serves, from Nest's own controller registry. */
 export const routeTable = (gw: GatewayHarness): RouteSpec[] => gw.app.get(RouteTable).routes();
@@ -26,6 +26,8 @@ export function concretePath(route: RouteSpec, ids: OwnedIds): string {
     if (name === 'session_id') return ids.sessionId;
     if (name === 'webhook_id') return ids.webhookId;
     if (name === 'delivery_id') return ids.deliveryId;
+    if (name === 'vault_id') return ids.vaultId;
+    if (name === 'credential_id') return ids.credentialId;
     throw new Error(`route ${route.path}: no sample id for {${name}}; add one in route-samples.ts`);
   });
 }
@@ -44,6 +46,10 @@ export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
     'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
     'POST /v1/webhooks': { url: 'https://hooks.example.com/berth', enabled_events: ['session.created'] },
     'POST /v1/webhooks/{webhook_id}': { name: 'changed' },
+    'POST /v1/vaults': { display_name: 'n' },
+    'POST /v1/vaults/{vault_id}': { display_name: 'changed' },
+    'POST /v1/vaults/{vault_id}/credentials': { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp2.example.com/', token: 'tok_other' } },
+    'POST /v1/vaults/{vault_id}/credentials/{credential_id}': { auth: { type: 'static_bearer', token: 'tok_changed' } },
   };
   if (!(key in samples)) throw new Error(`route ${key}: no sample body; add one in route-samples.ts`);
   return samples[key];

@@ -5,11 +5,12 @@ import { applyTopology, berthTopology, JetStreamPublisher, NatsCommandBus } from
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxRuntime } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { ManagerPolicy } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import type { Registry } from 'prom-client';
 import type { INestMicroservice } from '@nestjs/common';
+import type { Registry } from 'prom-client';
 import { noCrashPoints, type CrashPoints } from '../config/crash-points';
 import type { ModelDefaults } from '../config/manager.config';
 import { WarmPools } from '../pool/warm-pools';
@@ -21,15 +22,14 @@ import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } f
 import { JournalBindings } from '../sandboxes/journal-bindings';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { countSandboxStates } from '../sandboxes/sandbox-states';
-import { ManagerCommands } from '../sessions/manager-commands';
-import { SessionEventReactor } from '../sessions/session-event-reactor';
-import { SessionFactsReader } from '../sessions/session-facts';
-import { RunningTurns } from '../turns/running-turns';
 import { TranscriptSync } from '../turns/transcript-sync';
-import { TurnRunner, type TurnTuning } from '../turns/turn-runner';
+import type { TurnTuning } from '../turns/turn-execution';
+import { TurnExecutions } from '../turns/turn-executions';
 import { DeathReporter } from '../watchers/death-reporter';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
-import { SandboxManagerModule } from './sandbox-manager.module';
+import { managerSender } from '../workflow/manager-sender';
+import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
+import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
@@ -46,10 +46,12 @@ export type SandboxManagerInput = Readonly<{
   /** The model key and any key an environment names, by secret name. */
   secrets?: Readonly<Record<string, string>>;
   crash?: CrashPoints;
-  delivery: Readonly<{ ackWaitMs: number; maxDeliver: number; concurrency: number }>;
+  /** `concurrency`: turns run at once (the turns consumer); `controlConcurrency`: control events handled at once. */
+  delivery: Readonly<{ ackWaitMs: number; maxDeliver: number; concurrency: number; controlConcurrency: number }>;
   leaseSweepMs: number;
   poolSweepMs: number;
   turnTuning?: Partial<TurnTuning>;
+  policy?: ManagerPolicy;
   /** Defaults to a NatsCommandBus on `nc`. */
   bus?: CommandBus;
   /** Where the manager's metrics are registered (its /metrics). */
@@ -57,16 +59,17 @@ export type SandboxManagerInput = Readonly<{
 }>;
 
 export type RunningSandboxManager = Readonly<{
-  app: INestMicroservice;
+  apps: readonly INestMicroservice[];
   runtime: SandboxRuntime;
-  running: RunningTurns;
+  turns: TurnExecutions;
   /** Stops consuming, lets running turns finish their current step, and stops the watchers. */
   stop(): Promise<void>;
 }>;
 
 /**
  * Composes the sandbox-manager from its ports and starts it: adopt what the engine already runs,
- * start the watchers and the probe responder, then consume SESSION_EVT.
+ * start the watchers and the probe responder, then consume SESSION_EVT through two durable
+ * consumers — turns, and control events — so neither waits for the other.
  */
 export async function startSandboxManager(input: SandboxManagerInput): Promise<RunningSandboxManager> {
   const { nc, store, runtime, clock, log } = input;
@@ -76,8 +79,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const bus = input.bus ?? (ownBus as NatsCommandBus);
   await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: input.delivery.ackWaitMs, maxDeliver: input.delivery.maxDeliver } }));
 
-  const commands = new ManagerCommands(clock);
-  const facts = new SessionFactsReader(store.journal);
+  const send = managerSender(bus, clock, log);
   const settings = new EnvironmentSettingsReader(store.environments, { image: input.sandboxImage, model: input.model, warmPoolSize: input.warmPoolSize });
   const pool = new WarmPool({
     runtime,
@@ -87,53 +89,53 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     scopeLabels: input.scopeLabels,
     onError: (error, context) => log.warn(`warm pool: ${context}`, { err: error }),
   });
-  const pools = new WarmPools(pool);
   const bound = new BoundSandboxes(clock);
-  const running = new RunningTurns();
+  // Read at scrape time: `turns` is assigned before the first scrape can happen.
   const metrics = sandboxMetrics(input.registry, {
-    turnsRunning: () => running.all().length,
+    turnsRunning: () => turns.unsettled(),
     sandboxes: async () => countSandboxStates(await runtime.list({ 'berth.managed': 'true', ...input.scopeLabels })),
   });
   const sandboxes = new SandboxService({
+    runtime,
     provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels: input.scopeLabels }),
-    pools,
+    pools: new WarmPools(pool),
     settings,
-    bus,
-    commands,
     bound,
     clock,
     crash,
     log,
     metrics,
+    scopeLabels: input.scopeLabels,
   });
   const secrets: Record<string, string> = { ...input.secrets };
   if (input.model.apiKey !== null) secrets[DEFAULT_KEY_SECRET] = input.model.apiKey;
-  const turns = new TurnRunner({
+  const turns = new TurnExecutions({
     runtime,
-    bus,
-    commands,
+    journal: store.journal,
+    settings,
     transcripts: new TranscriptSync(runtime, store.transcripts),
-    running,
+    send,
     secret: (name) => secrets[name] ?? (name !== DEFAULT_KEY_SECRET && isModelKeySecretName(name) ? (process.env[name] ?? null) : null),
     crash,
     log,
     metrics,
+    now: () => clock.now().toISOString(),
     tuning: input.turnTuning,
   });
-  const deaths = new DeathReporter({ runtime, sandboxes, bus, commands, pool, log, scopeLabels: input.scopeLabels });
-  const reactor = new SessionEventReactor({ facts, sandboxes, turns, running, bound, settings, runtime, commands, bus, log, scopeLabels: input.scopeLabels });
+  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, bound, settings, clock, log, policy: input.policy });
+  const deaths = new DeathReporter({ runtime, sandboxes, send, pool, log, scopeLabels: input.scopeLabels });
 
   const plan = await reconcileAtStart({
     runtime,
-    bindings: new JournalBindings(runtime, facts, input.scopeLabels),
+    bindings: new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels),
     pool,
     clock,
     scopeLabels: input.scopeLabels,
     onDead: (death) => deaths.report(death),
   });
   for (const adopted of plan.adopt) {
-    const { state } = await facts.load(adopted.sessionId);
-    const idle = (await settings.read(state.owner_id, state.environment_id)).sandbox.idle;
+    const view = await shell.view(adopted.sessionId);
+    const idle = (await settings.read(view.owner_id, view.environment_id)).sandbox.idle;
     bound.track({ sessionId: adopted.sessionId, generation: adopted.generation, sandboxId: adopted.sandbox.name, idle, startedAt: clock.now() });
   }
   if (plan.adopt.length + plan.dead.length + plan.reap.length > 0) {
@@ -142,37 +144,44 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
-  const leases = new LeaseSweeper({ bound, running, sandboxes, bus, commands, clock, log });
+  const leases = new LeaseSweeper({ bound, turns, sandboxes, send, clock, log });
   leases.start(input.leaseSweepMs);
   const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
   poolSweep.unref();
-  const probe = new TurnProbe({ runtime, sandboxes, running, facts });
-  const queries = new TurnQueries({ probe, reactor, runtime, facts, transcripts: store.transcripts, bus, commands, log });
+  const probe = new TurnProbe({ runtime, sandboxes, turns, view: (sessionId) => shell.view(sessionId) });
+  const queries = new TurnQueries({ probe, shell, runtime, transcripts: store.transcripts, send });
   const probes = new ProbeResponder(nc, probe, queries, log);
   probes.start();
 
-  const consumers = consumerMetrics(input.registry);
-  const transport = new JetStreamTransport({
-    connection: nc,
-    stream: Streams.events,
-    consumer: Consumers.sandboxManager,
-    maxDeliver: input.delivery.maxDeliver,
-    concurrency: input.delivery.concurrency,
-    log,
-    observer: consumers.observer(Streams.events, Consumers.sandboxManager),
-  });
-  consumers.watch(Streams.events, Consumers.sandboxManager, () => transport.pending());
   const heartbeatMs = Math.max(100, Math.floor(input.delivery.ackWaitMs / 3));
-  const app = await createJetStreamMicroservice(SandboxManagerModule.forRoot(reactor, heartbeatMs), transport, log);
-  await app.listen();
+  const consumers = consumerMetrics(input.registry);
+  const consumer = (name: string, concurrency: number) => {
+    const transport = new JetStreamTransport({
+      connection: nc,
+      stream: Streams.events,
+      consumer: name,
+      maxDeliver: input.delivery.maxDeliver,
+      concurrency,
+      log,
+      observer: consumers.observer(Streams.events, name),
+    });
+    consumers.watch(Streams.events, name, () => transport.pending());
+    return transport;
+  };
+  const apps = [
+    await createJetStreamMicroservice(ControlEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerControl, input.delivery.controlConcurrency), log),
+    await createJetStreamMicroservice(TurnEventsModule.forRoot(shell, heartbeatMs), consumer(Consumers.sandboxManagerTurns, input.delivery.concurrency), log),
+  ];
+  for (const app of apps) await app.listen();
 
   return {
-    app,
+    apps,
     runtime,
-    running,
+    turns,
     async stop() {
       probes.stop();
-      await app.close();
+      for (const app of apps) await app.close();
+      shell.stop();
       await leases.stop();
       clearInterval(poolSweep);
       watching.abort();

@@ -22,7 +22,10 @@ export const ManagerConfigSchema = z
     /** Warm sandboxes kept per environment in use, unless the environment's `config.warm_pool.size` says otherwise. */
     BERTH_WARM_POOL_SIZE: z.coerce.number().int().min(0).max(64).default(0),
     BERTH_CRASH_POINT: z.preprocess((v) => (v === '' ? undefined : v), z.enum(CRASH_POINTS).optional()),
+    /** Turns run at once (the turns consumer's window). */
     BERTH_MANAGER_CONCURRENCY: int(64),
+    /** Control events (sandbox requests, interrupts, confirmations, terminate, delete) handled at once. */
+    BERTH_MANAGER_CONTROL_CONCURRENCY: int(32),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),
     BERTH_LEASE_SWEEP_MS: int(15_000),
@@ -38,6 +41,7 @@ export const ManagerConfigSchema = z
     warmPoolSize: env.BERTH_WARM_POOL_SIZE,
     crashPoint: env.BERTH_CRASH_POINT ?? null,
     concurrency: env.BERTH_MANAGER_CONCURRENCY,
+    controlConcurrency: env.BERTH_MANAGER_CONTROL_CONCURRENCY,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
     leaseSweepMs: env.BERTH_LEASE_SWEEP_MS,

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { Consumers } from '@berth/contracts';
 import { AnthropicMessagesServer, OtlpTraceReceiver, parsePrometheusText, reply, sumOf, type Sample } from '@berth/testing';
 import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
 
@@ -123,7 +124,10 @@ describe('an operator watching one turn', () => {
     const named = (service: string, name: string) => spans.find((s) => s.service === service && s.name === name);
     const publish = named('gateway', 'publish SubmitUserMessage');
     const handled = named('session-kernel', 'SESSION_CMD process SubmitUserMessage');
-    const turnStarted = named('sandbox-manager', 'SESSION_EVT process TurnStarted');
+    // The control consumer also receives TurnStarted (one filter subject for all events) and skips it; the turns consumer runs the turn.
+    const turnStarted = spans.find(
+      (s) => s.service === 'sandbox-manager' && s.name === 'SESSION_EVT process TurnStarted' && s.attributes['messaging.consumer.group.name'] === Consumers.sandboxManagerTurns,
+    );
     const turn = named('sandbox-manager', 'turn');
     expect([publish, handled, turnStarted, turn].every(Boolean)).toBe(true);
     // The chain of parents: HTTP request → publish → kernel → (its publish of TurnStarted) → manager → turn.

@@ -29,12 +29,10 @@ describe('sandbox-manager queries over NATS request/reply', () => {
     nats = await startNatsServer();
     nc = await connectNats({ url: nats.url, name: 'probe-test' });
     manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
-    await manager.send(
-      manager.commands.make('CreateSession', SESSION, 'create', createSessionData()),
-    );
+    await manager.command('CreateSession', SESSION, createSessionData());
     await manager.settled();
-    const probe = new TurnProbe({ runtime: manager.runtime, sandboxes: manager.sandboxes, running: manager.running, facts: manager.facts });
-    const queries = new TurnQueries({ probe, reactor: manager.reactor, runtime: manager.runtime, facts: manager.facts, transcripts: manager.store.transcripts, bus: manager, commands: manager.commands, log: quiet });
+    const probe = new TurnProbe({ runtime: manager.runtime, sandboxes: manager.sandboxes, turns: manager.turns, view: (id) => manager.shell.view(id) });
+    const queries = new TurnQueries({ probe, shell: manager.shell, runtime: manager.runtime, transcripts: manager.store.transcripts, send: manager.sendCommand });
     responder = new ProbeResponder(nc, probe, queries, quiet);
     responder.start();
   });

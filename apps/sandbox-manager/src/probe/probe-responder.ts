@@ -1,4 +1,3 @@
-import type { Logger } from '@berth/ports';
 import {
   SandboxManagerQueries,
   SandboxStateRequestSchema,
@@ -9,6 +8,7 @@ import {
   TurnReattachRequestSchema,
   type SandboxManagerQuery,
 } from '@berth/contracts';
+import type { Logger } from '@berth/ports';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { TurnProbe } from './turn-probe';
 import type { TurnQueries } from './turn-queries';

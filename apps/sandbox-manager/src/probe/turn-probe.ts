@@ -3,10 +3,10 @@ import { harnessAdapterFor } from '@berth/harness';
 import type { SandboxRuntime } from '@berth/ports';
 import { sessionSandboxName } from '@berth/sandbox-domain';
 import { execAndCollect } from '../sandboxes/sandbox-exec';
+import type { SessionView } from '@berth/sandbox-workflow';
 import type { SandboxService } from '../sandboxes/sandbox-service';
-import type { SessionFactsReader } from '../sessions/session-facts';
-import type { RunningTurns } from '../turns/running-turns';
-import { parseTurnStatus, turnFiles, turnStatusCommand } from '../turns/turn-files';
+import type { TurnExecutions } from '../turns/turn-executions';
+import { parseTurnStatus, turnFiles, turnStatusCommand, wholeLines } from '../turns/turn-files';
 
 /**
  * What the manager can see of one turn right now, for the turn-reconciler: the container at the
@@ -17,7 +17,7 @@ import { parseTurnStatus, turnFiles, turnStatusCommand } from '../turns/turn-fil
  */
 export class TurnProbe {
   constructor(
-    private readonly deps: Readonly<{ runtime: SandboxRuntime; sandboxes: SandboxService; running: RunningTurns; facts: SessionFactsReader }>,
+    private readonly deps: Readonly<{ runtime: SandboxRuntime; sandboxes: SandboxService; turns: TurnExecutions; view: (sessionId: string) => Promise<SessionView> }>,
   ) {}
 
   async probe(request: TurnProbeRequest): Promise<TurnProbeReply> {
@@ -40,7 +40,7 @@ export class TurnProbe {
     const state = await this.container(request.session_id, request.generation);
     if (state === 'missing' || state === 'starting') return { ...unknown, sandbox: state };
     const name = sessionSandboxName(request.session_id, request.generation);
-    const running = this.deps.running.get(request.session_id);
+    const running = this.deps.turns.get(request.session_id);
     const attached = running !== undefined && running.turnId === request.turn_id && running.generation === request.generation && running.attached;
     const status = state === 'running' ? parseTurnStatus((await execAndCollect(this.deps.runtime, name, turnStatusCommand(request.turn_id))).lines[0]) : null;
     return {
@@ -54,13 +54,12 @@ export class TurnProbe {
   private async output(name: string, request: TurnProbeRequest): Promise<TurnProbeFacts['output']> {
     const file = await this.deps.runtime.readFile(name, turnFiles(request.turn_id).output);
     if (file === null) return null;
-    const { state: session } = await this.deps.facts.load(request.session_id);
+    const session = await this.deps.view(request.session_id);
     const adapter = harnessAdapterFor(session.harness);
     let state = adapter.initialState(session.permission_mode);
     let outputs = 0;
     let complete = false;
-    for (const line of file.subarray(0, file.lastIndexOf(0x0a) + 1).toString('utf8').split('\n')) {
-      if (line === '') continue;
+    for (const line of wholeLines(file).lines) {
       const step = adapter.parseLine(line, state);
       state = step.state;
       outputs += step.outputs.length;

@@ -1,16 +1,16 @@
 import type { SandboxRuntime } from '@berth/ports';
 import type { BoundSandbox, SandboxBindings } from '@berth/sandbox-lifecycle';
 import { SandboxLabels, sandboxOwner } from '@berth/sandbox-domain';
-import type { SessionFactsReader } from '../sessions/session-facts';
+import type { SessionView } from '@berth/sandbox-workflow';
 
 /**
- * Which of this manager's containers the kernel still binds, read from each session's journal
- * (the truth) rather than from memory: what a restarted manager adopts.
+ * Which of this manager's containers the kernel still binds, read from each session's view (folded
+ * from the journal, the truth) rather than from memory: what a restarted manager adopts.
  */
 export class JournalBindings implements SandboxBindings {
   constructor(
     private readonly runtime: SandboxRuntime,
-    private readonly facts: SessionFactsReader,
+    private readonly view: (sessionId: string) => Promise<SessionView>,
     private readonly scopeLabels: Readonly<Record<string, string>>,
   ) {}
 
@@ -23,10 +23,8 @@ export class JournalBindings implements SandboxBindings {
     }
     const bound: BoundSandbox[] = [];
     for (const sessionId of sessions) {
-      const { state } = await this.facts.load(sessionId);
-      if (state.sandbox !== null && !state.runtime_unavailable) {
-        bound.push({ sessionId, generation: state.sandbox.generation, sandboxId: state.sandbox.sandbox_id, expiresAt: state.sandbox.expires_at });
-      }
+      const { sandbox } = await this.view(sessionId);
+      if (sandbox !== null) bound.push({ sessionId, generation: sandbox.generation, sandboxId: sandbox.sandbox_id, expiresAt: sandbox.expires_at });
     }
     return bound;
   }

@@ -1,65 +1,70 @@
 import type { Clock } from '@berth/core';
-import type { CommandBus, Logger, SandboxInfo } from '@berth/ports';
+import type { Logger, SandboxRuntime } from '@berth/ports';
 import type { SandboxProvisioner } from '@berth/sandbox-lifecycle';
-import { leaseExpiresAt } from '@berth/sandbox-domain';
+import { leaseExpiresAt, SandboxLabels } from '@berth/sandbox-domain';
 import type { SandboxMetrics } from '@berth/telemetry';
+import type { AcquireSandbox, ReleaseSandboxes, SandboxAcquired, SandboxAcquireFailed } from '@berth/sandbox-workflow';
 import type { CrashPoints } from '../config/crash-points';
-import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably } from '../sessions/send-reliably';
+import type { WarmPools } from '../pool/warm-pools';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
-import type { WarmPools } from '../pool/warm-pools';
-
-export type SandboxRequest = Readonly<{ sessionId: string; generation: number; ownerId: string; environmentId: string }>;
-
-export type ProvidedSandbox = Readonly<{ sandboxId: string; generation: number; bound: boolean }>;
 
 /**
- * Gives sessions their sandboxes and takes them away. Starting is idempotent three ways: one
- * promise per (session, generation) in this process, a deterministic container name across
- * processes, and a `BindSandbox` command id derived from both, so the `SandboxRequested` handler
- * and a `TurnStarted` that needs the same sandbox never create two.
+ * Gets sessions their containers and takes them away. Getting one is idempotent three ways: one
+ * acquisition per (session, generation) in this process, a deterministic container name across
+ * processes (a restarted manager finds the container it started), and a `BindSandbox` id derived
+ * from both (the workflow's), so a sandbox request and a turn that needs the same sandbox never
+ * create two.
  */
 export class SandboxService {
-  private readonly starting = new Map<string, Promise<ProvidedSandbox>>();
+  private readonly acquiring = new Map<string, Promise<SandboxAcquired | SandboxAcquireFailed>>();
   /** Containers this manager stops on purpose: their `die` is not a death to report. */
   private readonly releasing = new Set<string>();
 
   constructor(
     private readonly deps: Readonly<{
+      runtime: SandboxRuntime;
       provisioner: SandboxProvisioner;
       pools: WarmPools;
       settings: EnvironmentSettingsReader;
-      bus: CommandBus;
-      commands: ManagerCommands;
       bound: BoundSandboxes;
       clock: Clock;
       crash: CrashPoints;
       log: Logger;
       metrics: Pick<SandboxMetrics, 'warmPoolClaims'>;
+      scopeLabels: Readonly<Record<string, string>>;
     }>,
   ) {}
 
-  provide(request: SandboxRequest): Promise<ProvidedSandbox> {
-    const key = `${request.sessionId}:${request.generation}`;
-    let started = this.starting.get(key);
-    if (started === undefined) {
-      started = this.start(request).finally(() => this.starting.delete(key));
-      this.starting.set(key, started);
+  acquire(o: AcquireSandbox): Promise<SandboxAcquired | SandboxAcquireFailed> {
+    const key = `${o.session_id}:${o.generation}`;
+    let acquiring = this.acquiring.get(key);
+    if (acquiring === undefined) {
+      acquiring = this.start(o).finally(() => this.acquiring.delete(key));
+      this.acquiring.set(key, acquiring);
     }
-    return started;
+    return acquiring;
   }
 
-  /** A start for this generation is in progress here. */
+  /** A container for this generation is being started here. */
   isStarting(sessionId: string, generation: number): boolean {
-    return this.starting.has(`${sessionId}:${generation}`);
+    return this.acquiring.has(`${sessionId}:${generation}`);
   }
 
   isReleasing(sandboxId: string): boolean {
     return this.releasing.has(sandboxId);
   }
 
-  /** Stops and removes a sandbox on purpose (terminate, delete, a bind the kernel refused). */
+  /** Stops and removes the named containers, and with `whole_session` every container labelled with the session. */
+  async releaseAll(o: ReleaseSandboxes): Promise<void> {
+    const names = new Set(o.sandbox_ids);
+    if (o.whole_session) {
+      for (const c of await this.deps.runtime.list({ ...this.deps.scopeLabels, [SandboxLabels.session]: o.session_id })) names.add(c.name);
+    }
+    await Promise.all([...names].map((name) => this.release(name)));
+  }
+
+  /** Stops and removes a container on purpose (terminate, delete, a bind the kernel refused, an expired lease). */
   async release(sandboxId: string): Promise<void> {
     this.releasing.add(sandboxId);
     try {
@@ -71,45 +76,27 @@ export class SandboxService {
     }
   }
 
-  private async start(request: SandboxRequest): Promise<ProvidedSandbox> {
-    const { sessionId, generation, environmentId } = request;
-    let sandbox: SandboxInfo;
-    let warm = false;
-    let idle: Awaited<ReturnType<EnvironmentSettingsReader['read']>>['sandbox']['idle'];
+  private async start(o: AcquireSandbox): Promise<SandboxAcquired | SandboxAcquireFailed> {
+    const { session_id: sessionId, generation, environment_id: environmentId } = o;
     try {
-      const settings = await this.deps.settings.read(request.ownerId, environmentId);
+      const settings = await this.deps.settings.read(o.owner_id, environmentId);
       this.deps.pools.ensure(environmentId, settings.sandbox);
-      idle = settings.sandbox.idle;
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
-      sandbox = provisioned.sandbox;
-      warm = provisioned.source === 'warm';
-      if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: warm ? 'hit' : 'miss' });
+      if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
+      this.deps.crash.reached('after-sandbox-start-before-bind');
+      const now = this.deps.clock.now();
+      return {
+        kind: 'sandbox_acquired',
+        generation,
+        sandbox_id: provisioned.sandbox.name,
+        warm: provisioned.source === 'warm',
+        expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: settings.sandbox.idle }).toISOString(),
+        now: now.toISOString(),
+      };
     } catch (error) {
       const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
       this.deps.log.error(message, { session_id: sessionId, generation, err: error });
-      await sendReliably(
-        this.deps.bus,
-        this.deps.commands.make('ReportSandboxStartFailed', sessionId, `startfail_${sessionId}_g${generation}`, { generation, message: message.slice(0, 4096) }),
-        this.deps.log,
-      );
-      throw error;
+      return { kind: 'sandbox_acquire_failed', generation, message, now: this.deps.clock.now().toISOString() };
     }
-    this.deps.crash.reached('after-sandbox-start-before-bind');
-    const now = this.deps.clock.now();
-    const expiresAt = leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle }).toISOString();
-    const outcome = await sendReliably(
-      this.deps.bus,
-      this.deps.commands.make('BindSandbox', sessionId, `bind_${sessionId}_g${generation}`, { sandbox_id: sandbox.name, generation, expires_at: expiresAt, warm }),
-      this.deps.log,
-    );
-    const bound = outcome.ok && (outcome.duplicate || outcome.events.some((e) => e.type === 'SandboxBound'));
-    if (!bound) {
-      // The kernel no longer wants this generation (terminated, deleted, superseded): give it back.
-      this.deps.log.info(`generation ${generation} was not bound; releasing its sandbox`, { session_id: sessionId, generation, sandbox_id: sandbox.name });
-      await this.release(sandbox.name);
-      return { sandboxId: sandbox.name, generation, bound: false };
-    }
-    this.deps.bound.track({ sessionId, generation, sandboxId: sandbox.name, idle, startedAt: now });
-    return { sandboxId: sandbox.name, generation, bound: true };
   }
 }

@@ -2,7 +2,6 @@ import { silentLogger } from '@berth/testing';
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { FixedClock } from '@berth/core/testing';
-import { RunningTurns } from '../turns/running-turns';
 import { InMemoryManager } from '../testing/in-memory-manager';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { BoundSandboxes } from './bound-sandboxes';
@@ -34,7 +33,7 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     await manager.settled();
     const requested = (await manager.events('sesn_twice')).find((e) => e.type === 'SandboxRequested');
     if (requested?.type !== 'SandboxRequested') throw new Error('no SandboxRequested');
-    await manager.reactor.sandboxRequested(requested);
+    await manager.redeliver(requested);
     expect(manager.runtime.created).toBe(1);
     expect((await manager.events('sesn_twice')).filter((e) => e.type === 'SandboxBound')).toHaveLength(1);
   });
@@ -46,7 +45,7 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     const clock = new FixedClock();
     const leases = new BoundSandboxes(clock);
     leases.track({ sessionId: 'sesn_lease', generation: 1, sandboxId: 'berth-s-sesn_lease-g1', idle: { idleTimeoutSeconds: 60, maxLifetimeSeconds: null }, startedAt: clock.now() });
-    const sweeper = new LeaseSweeper({ bound: leases, running: new RunningTurns(), sandboxes: manager.sandboxes, bus: manager, commands: manager.commands, clock, log: quiet });
+    const sweeper = new LeaseSweeper({ bound: leases, turns: manager.turns, sandboxes: manager.sandboxes, send: manager.sendCommand, clock, log: quiet });
 
     clock.advance(59_000);
     expect(await sweeper.sweep()).toEqual([]);

@@ -18,6 +18,9 @@ export type E2ePlatform = Readonly<{
   manager(): ServiceProcess;
   /** Kills the sandbox-manager with SIGKILL and starts a new one (same configuration). */
   restartManager(extraEnv?: Record<string, string>): Promise<void>;
+  /** Kills the sandbox-manager with SIGKILL (`startManager` brings one back). */
+  killManager(): Promise<void>;
+  startManager(extraEnv?: Record<string, string>): Promise<void>;
   logs(): string;
   stop(): Promise<void>;
 }>;
@@ -72,6 +75,10 @@ export async function startE2ePlatform(options: { modelBaseUrl: string; managerE
       manager: () => services[1],
       async restartManager(extraEnv = {}) {
         await services[1].kill();
+        services[1] = await startService('sandbox-manager', { ...managerEnv, ...extraEnv });
+      },
+      killManager: () => services[1].kill(),
+      async startManager(extraEnv = {}) {
         services[1] = await startService('sandbox-manager', { ...managerEnv, ...extraEnv });
       },
       logs,

@@ -1,4 +1,5 @@
-import type { CommandOutcome, RecordedEvent, SessionCommand } from '@berth/contracts';
+import type { CommandData, CommandOutcome, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { commandFor } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
@@ -6,74 +7,108 @@ import { createSessionKernel } from '@berth/session-kernel';
 import { sandboxMetrics } from '@berth/telemetry';
 import { InMemorySandboxRuntime, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
 import { Registry } from 'prom-client';
+import { CONTROL_EVENT_TYPES } from '../app/control-events.controller';
+import { noCrashPoints } from '../config/crash-points';
 import { WarmPools } from '../pool/warm-pools';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { SandboxService } from '../sandboxes/sandbox-service';
-import { noCrashPoints } from '../config/crash-points';
-import { ManagerCommands } from '../sessions/manager-commands';
-import { SessionEventReactor } from '../sessions/session-event-reactor';
-import { SessionFactsReader } from '../sessions/session-facts';
-import { RunningTurns } from '../turns/running-turns';
 import { TranscriptSync } from '../turns/transcript-sync';
-import { TurnRunner } from '../turns/turn-runner';
+import { TurnExecutions } from '../turns/turn-executions';
+import { managerSender, type SendManagerCommand } from '../workflow/manager-sender';
+import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
+
+const DELIVERED = new Set<string>(['TurnStarted', ...CONTROL_EVENT_TYPES]);
 
 /**
  * The sandbox-manager's logic wired to the real session kernel in this process, an in-memory
- * store and the in-memory sandbox runtime: each command's events are handed to the reactor the
- * way SESSION_EVT would deliver them. No NATS, no Docker.
+ * store and the in-memory sandbox runtime: each command's events are handed to the shell the
+ * way the two SESSION_EVT consumers would deliver them. No NATS, no Docker.
  */
-export class InMemoryManager implements CommandBus {
-  readonly store = new MemoryStore();
-  readonly runtime: InMemorySandboxRuntime;
-  readonly running = new RunningTurns();
-  readonly sent: SessionCommand[] = [];
-  readonly reactor: SessionEventReactor;
-  readonly sandboxes: SandboxService;
-  readonly facts: SessionFactsReader;
-  readonly commands = new ManagerCommands(systemClock);
-  readonly pool: WarmPool;
-  private readonly kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
-  private readonly handling = new Set<Promise<void>>();
+export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }>;
 
-  constructor(options: { execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }) {
-    this.runtime = new InMemorySandboxRuntime({ execScript: options.execScript });
+export class InMemoryManager implements CommandBus {
+  readonly store: MemoryStore;
+  readonly runtime: InMemorySandboxRuntime;
+  readonly sent: SessionCommand[] = [];
+  readonly shell: SandboxManagerShell;
+  readonly sandboxes: SandboxService;
+  readonly turns: TurnExecutions;
+  readonly pool: WarmPool;
+  readonly bound = new BoundSandboxes(systemClock);
+  /** The manager's metrics, as its /metrics would serve them. */
+  readonly registry = new Registry();
+  readonly sendCommand: SendManagerCommand;
+  private readonly kernel: ReturnType<typeof createSessionKernel>;
+  private readonly handling = new Set<Promise<void>>();
+  private crashed = false;
+
+  /** `previous`: a manager process that died (see `restart`); its store and sandboxes live on. */
+  constructor(
+    private readonly options: InMemoryManagerOptions,
+    previous?: InMemoryManager,
+  ) {
+    this.store = previous?.store ?? new MemoryStore();
+    this.runtime = previous?.runtime ?? new InMemorySandboxRuntime({ execScript: options.execScript });
+    this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
     const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
-    const commands = this.commands;
     let slots = 0;
-    const facts = (this.facts = new SessionFactsReader(this.store.journal));
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
-    const bound = new BoundSandboxes(systemClock);
-    const metrics = sandboxMetrics(new Registry(), { turnsRunning: () => this.running.all().length, sandboxes: async () => ({}) });
-    const sandboxes = (this.sandboxes = new SandboxService({
+    const send = (this.sendCommand = managerSender(this, systemClock, quiet));
+    const metrics = sandboxMetrics(this.registry, { turnsRunning: () => this.turns.unsettled(), sandboxes: async () => ({}) });
+    this.sandboxes = new SandboxService({
+      runtime: this.runtime,
       provisioner: new SandboxProvisioner({ runtime: this.runtime, pool }),
       pools: new WarmPools(pool),
       settings,
-      bus: this,
-      commands,
-      bound,
+      bound: this.bound,
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
       metrics,
-    }));
-    const turns = new TurnRunner({
+      scopeLabels: {},
+    });
+    this.turns = new TurnExecutions({
       runtime: this.runtime,
-      bus: this,
-      commands,
+      journal: this.store.journal,
+      settings,
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
-      running: this.running,
-      secret: (name) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
+      send,
+      secret: (name: string) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
       crash: noCrashPoints,
       log: quiet,
       metrics,
-      tuning: { batchDelayMs: 5, interruptGraceMs: 50, interruptDeadlineMs: 300 },
+      now: () => new Date().toISOString(),
+      tuning: { batchDelayMs: 5, interruptGraceMs: 50 },
     });
-    this.reactor = new SessionEventReactor({ facts, sandboxes, turns, running: this.running, bound, settings, runtime: this.runtime, commands, bus: this, log: quiet, scopeLabels: {} });
+    this.shell = new SandboxManagerShell({
+      journal: this.store.journal,
+      send,
+      sandboxes: this.sandboxes,
+      turns: this.turns,
+      bound: this.bound,
+      settings,
+      clock: systemClock,
+      log: quiet,
+      policy: { interruptDeadlineMs: 300 },
+    });
+  }
+
+  /**
+   * This process dies as under `kill -9`: it stops following its turns and nothing it still tries
+   * to send reaches the kernel. A new manager takes over the same store and sandboxes, whose
+   * harnesses keep running.
+   */
+  restart(): InMemoryManager {
+    this.crashed = true;
+    for (const execution of this.turns.all()) execution.abandon();
+    this.shell.stop();
+    return new InMemoryManager(this.options, this);
   }
 
   async send(command: SessionCommand): Promise<CommandOutcome> {
+    if (this.crashed) throw new Error('this manager process is dead');
     this.sent.push(command);
     const outcome = await this.kernel.execute(command);
     if (outcome.ok && outcome.events.length > 0) {
@@ -88,6 +123,11 @@ export class InMemoryManager implements CommandBus {
     await this.send(command);
   }
 
+  /** A command from a test (the user or another service), in the kernel's envelope. */
+  command<T extends CommandType>(type: T, sessionId: string, data: CommandData<T>): Promise<CommandOutcome> {
+    return this.send(commandFor(type, sessionId, data));
+  }
+
   events(sessionId: string): Promise<RecordedEvent[]> {
     return this.store.journal.readEvents(sessionId);
   }
@@ -97,32 +137,21 @@ export class InMemoryManager implements CommandBus {
     while (this.handling.size > 0) await Promise.allSettled([...this.handling]);
   }
 
+  /** Delivers an event again, as JetStream would after a crash (the handler's promise is returned). */
+  redeliver(event: RecordedEvent): Promise<void> {
+    return this.handle(event, true);
+  }
+
   private deliver(event: RecordedEvent): void {
-    const handled = Promise.resolve().then(() => this.route(event));
+    if (!DELIVERED.has(event.type) || this.crashed) return;
+    // As if redelivered: the manager looks for a harness an earlier process started.
+    const handled = Promise.resolve().then(() => this.handle(event, event.type === 'TurnStarted'));
     const tracked = handled.catch(() => undefined).finally(() => this.handling.delete(tracked));
     this.handling.add(tracked);
   }
 
-  private route(event: RecordedEvent): Promise<void> {
-    switch (event.type) {
-      case 'SandboxRequested':
-        return this.reactor.sandboxRequested(event);
-      case 'TurnStarted':
-        // As if redelivered: the manager looks for a harness an earlier process started.
-        return this.reactor.turnStarted(event, { redelivered: true });
-      case 'InterruptRequested':
-        return this.reactor.interruptRequested(event);
-      case 'ToolUseConfirmed':
-        return this.reactor.toolUseConfirmed(event);
-      case 'SessionTerminated':
-      case 'SessionDeleted':
-        return this.reactor.sessionEnded(event);
-      case 'SessionPaused':
-        return this.reactor.sessionPaused(event);
-      case 'SandboxLost':
-        return this.reactor.sandboxLost(event);
-      default:
-        return Promise.resolve();
-    }
+  private async handle(event: RecordedEvent, redelivered: boolean): Promise<void> {
+    await this.shell.deliver(event, redelivered);
+    if (event.type === 'TurnStarted') await this.shell.turnSettled(event.session_id, event.data.turn_id);
   }
 }

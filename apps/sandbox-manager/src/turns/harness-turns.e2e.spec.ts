@@ -58,11 +58,11 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
     await model?.close();
   });
 
-  const newSession = async () => {
+  const newSession = async (permission_mode: 'always_allow' | 'always_ask' = 'always_allow') => {
     const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5' });
     const env = await client.beta.environments.create({
       name: `${harness}-env`,
-      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness, network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness, network: 'host', permission_mode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };
@@ -138,6 +138,48 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
       }, 5_000, platform.logs);
       expect(Date.now() - interruptedAt).toBeLessThan(2_000);
       expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    },
+    300_000,
+  );
+  it(
+    'in always_ask holds a tool use (requires_action) until the user denies it, then runs the next one the user allows',
+    async () => {
+      const session = await newSession('always_ask');
+      const sandbox = `berth-s-${session.id}-g1`;
+      const waitingFor = (n: number) =>
+        waitFor(`confirmation request ${n}`, async () => {
+          const e = await allEvents(client, session.id);
+          const asks = e.filter((x) => x.type === 'session.status_idle' && (x['stop_reason'] as { type: string }).type === 'requires_action');
+          return asks.length >= n ? asks[n - 1] : null;
+        }, TURN_TIMEOUT_MS, platform.logs);
+      const confirm = async (waiting: PublicEvent, result: 'allow' | 'deny') => {
+        const toolUseId = (waiting['stop_reason'] as { event_ids: string[] }).event_ids[0];
+        await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result, ...(result === 'deny' ? { deny_message: 'not this one' } : {}) }] });
+      };
+      model.script(
+        reply.toolCall(writeFileCall.name, writeFileCall.input),
+        reply.toolCall(writeFileCall.name, writeFileCall.input),
+        reply.text('written after the second ask'),
+      );
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write out.txt' }] }] });
+
+      const first = await waitingFor(1);
+      expect(await platform.runtime.readFile(sandbox, '/workspace/out.txt')).toBeNull();
+      await confirm(first, 'deny');
+      const second = await waitingFor(2);
+      expect(await platform.runtime.readFile(sandbox, '/workspace/out.txt')).toBeNull();
+      await confirm(second, 'allow');
+
+      const events = await waitFor('the turn to end', async () => {
+        const e = await allEvents(client, session.id);
+        const last = e.at(-1);
+        return last?.type === 'session.status_idle' && (last['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
+      }, TURN_TIMEOUT_MS, platform.logs);
+      const toolUses = events.filter((e) => e.type === 'agent.tool_use');
+      expect(toolUses.map((e) => e['evaluated_permission'])).toEqual(['ask', 'ask']);
+      expect(events.filter((e) => e.type === 'agent.tool_result').map((e) => e['is_error'])).toEqual([true, false]);
+      expect(texts(events).at(-1)).toBe('written after the second ask');
+      expect((await platform.runtime.readFile(sandbox, '/workspace/out.txt'))?.toString()).toBe('hello\n');
     },
     300_000,
   );

@@ -3,8 +3,8 @@ import { AnthropicMessagesServer, reply } from '@berth/testing';
 import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
 
 /**
- * Claude Code through the whole platform where the sandbox-manager itself is the fault (SIGKILL
- * in the middle of a turn, then a new manager) and where the environment asks before each tool use.
+ * Claude Code through the whole platform where the sandbox-manager itself is the fault: SIGKILL in
+ * the middle of a turn, and while a tool use waits for the user's confirmation (then a new manager).
  */
 type PublicEvent = { id: string; type: string; [key: string]: unknown };
 
@@ -14,7 +14,7 @@ async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEv
   return events;
 }
 
-describe('claude-code: manager restart mid-turn, tool approvals, terminate and delete', () => {
+describe('claude-code: manager killed mid-turn and while a confirmation waits; terminate and delete', () => {
   let model: AnthropicMessagesServer;
   let platform: E2ePlatform;
   let client: Anthropic;
@@ -65,25 +65,36 @@ describe('claude-code: manager restart mid-turn, tool approvals, terminate and d
   );
 
   it(
-    'in always_ask a tool use waits as requires_action until the user allows it, then runs',
+    'a tool confirmation answered while the manager is down (kill -9) reaches the waiting harness after its restart, and the turn completes',
     async () => {
       const session = await newSession('always_ask');
-      model.script(reply.toolCall('Bash', { command: 'echo asked > asked.txt', description: 'write asked.txt' }), reply.text('after allow'));
-      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write asked.txt' }] }] });
+      const requestsBefore = model.modelRequests.length;
+      model.script(reply.toolCall('Bash', { command: 'echo survived > survived.txt', description: 'write survived.txt' }), reply.text('survived.txt is written'));
+      await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write survived.txt' }] }] });
       const waiting = await waitFor('the tool use to wait for confirmation', async () => {
         const e = await allEvents(client, session.id);
         return e.find((x) => x.type === 'session.status_idle' && (x['stop_reason'] as { type: string }).type === 'requires_action');
       }, 90_000, platform.logs);
       const toolUseId = (waiting['stop_reason'] as { event_ids: string[] }).event_ids[0];
-      expect(await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/asked.txt')).toBeNull();
 
+      await platform.killManager();
+      // The harness keeps waiting in its sandbox; the user's answer is recorded while no manager runs.
       await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result: 'allow' }] });
-      const events = await waitFor('the turn to end', async () => {
+      expect(await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/survived.txt')).toBeNull();
+      await platform.startManager({ BERTH_CRASH_POINT: '' });
+
+      const events = await waitFor('the turn to end after the restart', async () => {
         const e = await allEvents(client, session.id);
-        return e.at(-1)?.type === 'session.status_idle' && (e.at(-1)?.['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
+        const last = e.at(-1);
+        return last?.type === 'session.status_idle' && (last['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
       }, 90_000, platform.logs);
-      expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['agent.tool_use', 'user.tool_confirmation', 'agent.tool_result', 'agent.message']));
-      expect((await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/asked.txt'))?.toString()).toBe('asked\n');
+      const outputs = events.filter((e) => ['agent.tool_use', 'agent.tool_result', 'agent.message'].includes(e.type));
+      expect(outputs.map((e) => e.type)).toEqual(['agent.tool_use', 'agent.tool_result', 'agent.message']);
+      expect(JSON.stringify(outputs.at(-1))).toContain('survived.txt is written');
+      expect((await platform.runtime.readFile(`berth-s-${session.id}-g1`, '/workspace/survived.txt'))?.toString()).toBe('survived\n');
+      // The new manager followed the same harness process rather than starting a second one.
+      expect(platform.manager().output()).toContain('reattaching (harness still running)');
+      expect(model.modelRequests.length - requestsBefore).toBe(2);
     },
     300_000,
   );

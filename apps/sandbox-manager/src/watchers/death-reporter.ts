@@ -1,15 +1,14 @@
-import type { CommandBus, Logger, SandboxRuntime } from '@berth/ports';
+import type { Logger, SandboxRuntime } from '@berth/ports';
 import { watchSandboxDeaths, type SandboxDeath, type WarmPool } from '@berth/sandbox-lifecycle';
+import { managerCommands } from '@berth/sandbox-workflow';
 import type { SandboxService } from '../sandboxes/sandbox-service';
-import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably } from '../sessions/send-reliably';
-import { sandboxDiedCommand } from './sandbox-died-command';
+import type { SendManagerCommand } from '../workflow/manager-sender';
 
 const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
 
 /**
  * Docker's `die` / `oom` / `destroy` of a session's container becomes `ReportSandboxDied` at once
- * (the kernel fences it by sandbox id and generation). Containers the manager stops on purpose
+ * (the kernel fences it by sandbox id and generation; a turn that sees its container die sends the same command). Containers the manager stops on purpose
  * are not deaths. Runs until `signal` aborts; a broken event stream is reopened.
  */
 export class DeathReporter {
@@ -17,8 +16,7 @@ export class DeathReporter {
     private readonly deps: Readonly<{
       runtime: SandboxRuntime;
       sandboxes: SandboxService;
-      bus: CommandBus;
-      commands: ManagerCommands;
+      send: SendManagerCommand;
       pool: WarmPool;
       log: Logger;
       scopeLabels: Readonly<Record<string, string>>;
@@ -47,13 +45,8 @@ export class DeathReporter {
   async report(death: SandboxDeath): Promise<void> {
     if (this.deps.sandboxes.isReleasing(death.sandboxId)) return;
     this.deps.log.info(`sandbox ${death.reason}`, { session_id: death.sessionId, sandbox_id: death.sandboxId, reason: death.reason });
-    const command = sandboxDiedCommand(this.deps.commands, {
-      sessionId: death.sessionId,
-      sandboxId: death.sandboxId,
-      generation: death.generation,
-      cause: CAUSE[death.reason],
-      exitCode: death.exitCode,
-    });
-    await sendReliably(this.deps.bus, command, this.deps.log);
+    await this.deps.send(
+      managerCommands.sandboxDied(death.sessionId, { sandbox_id: death.sandboxId, generation: death.generation, cause: CAUSE[death.reason], exit_code: death.exitCode }),
+    );
   }
 }

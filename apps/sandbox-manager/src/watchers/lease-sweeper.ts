@@ -1,11 +1,11 @@
 import type { Clock } from '@berth/core';
-import type { CommandBus, Logger } from '@berth/ports';
+import type { Logger } from '@berth/ports';
 import { sweepExpiredLeases, type BoundSandbox } from '@berth/sandbox-lifecycle';
+import { managerCommands } from '@berth/sandbox-workflow';
 import type { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import type { SandboxService } from '../sandboxes/sandbox-service';
-import type { ManagerCommands } from '../sessions/manager-commands';
-import { sendReliably } from '../sessions/send-reliably';
-import type { RunningTurns } from '../turns/running-turns';
+import type { TurnExecutions } from '../turns/turn-executions';
+import type { SendManagerCommand } from '../workflow/manager-sender';
 
 /**
  * Periodically reports sandboxes whose lease ran out (idle past the environment's timeout, or past
@@ -19,10 +19,9 @@ export class LeaseSweeper {
   constructor(
     private readonly deps: Readonly<{
       bound: BoundSandboxes;
-      running: RunningTurns;
+      turns: Pick<TurnExecutions, 'get'>;
       sandboxes: SandboxService;
-      bus: CommandBus;
-      commands: ManagerCommands;
+      send: SendManagerCommand;
       clock: Clock;
       log: Logger;
     }>,
@@ -43,7 +42,7 @@ export class LeaseSweeper {
 
   sweep(): Promise<readonly BoundSandbox[]> {
     return sweepExpiredLeases({
-      bindings: { listBound: async () => (await this.deps.bound.listBound()).filter((b) => this.deps.running.get(b.sessionId) === undefined) },
+      bindings: { listBound: async () => (await this.deps.bound.listBound()).filter((b) => this.deps.turns.get(b.sessionId) === undefined) },
       clock: this.deps.clock,
       onExpired: (binding) => this.expire(binding),
       onError: (error, binding) => this.deps.log.error('lease expiry not reported', { sandbox_id: binding.sandboxId, err: error }),
@@ -51,11 +50,7 @@ export class LeaseSweeper {
   }
 
   private async expire(binding: BoundSandbox): Promise<void> {
-    const command = this.deps.commands.make('ReportSandboxExpired', binding.sessionId, `expired_${binding.sessionId}_g${binding.generation}`, {
-      sandbox_id: binding.sandboxId,
-      generation: binding.generation,
-    });
-    await sendReliably(this.deps.bus, command, this.deps.log);
+    await this.deps.send(managerCommands.sandboxExpired(binding.sessionId, { sandbox_id: binding.sandboxId, generation: binding.generation }));
     await this.deps.sandboxes.release(binding.sandboxId);
   }
 }

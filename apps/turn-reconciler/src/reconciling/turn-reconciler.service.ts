@@ -1,5 +1,5 @@
 import type { RecordedEvent, SessionCommand } from '@berth/contracts';
-import type { Clock, Workflow } from '@berth/core';
+import { KeyedLock, type Clock, type Workflow } from '@berth/core';
 import type { CommandBus, Logger, SessionJournal, TranscriptMirror } from '@berth/ports';
 import type { ReconcilerMetrics } from '@berth/telemetry';
 import {
@@ -14,7 +14,6 @@ import {
   type TurnReconcileState,
 } from '@berth/turns-domain';
 import type { ReconcilerCrashPoint } from '../config/reconciler.config';
-import { KeyedLock } from './keyed-lock';
 import type { OpenTurnDirectory, SandboxManagerClient } from './sandbox-manager.port';
 
 export type TurnReconcilerDeps = Readonly<{

@@ -1,2 +1,3 @@
 export * from './decider-spec';
 export * from './fakes';
+export * from './workflow-spec';

@@ -9,7 +9,7 @@ import type {
   TurnPlan,
 } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { emitToolUse, freshState, type ParseState } from '../parse-state';
+import { freshState, holdToolUse, releaseAllHeld, releaseToolUse, type ParseState } from '../parse-state';
 import { claudeProjectKey } from './claude-project-key';
 
 const DEFAULT_MODEL = 'claude-sonnet-4-5';
@@ -133,14 +133,10 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
             input: { ...obj(block['input']) },
             needs_confirmation: false,
           };
-          if (state.permissionMode === 'always_ask') {
-            // Hold it: a `can_use_tool` request (ask) or its result (no ask needed) decides how it is emitted.
-            state = { ...state, held: [...state.held, toolUse] };
-          } else {
-            const step = emitToolUse(state, toolUse);
-            state = step.state;
-            outputs.push(...step.outputs);
-          }
+          // In always_ask a `can_use_tool` request (ask) or its result (no ask needed) decides how it is emitted.
+          const step = holdToolUse(state, toolUse);
+          state = step.state;
+          outputs.push(...step.outputs);
           break;
         }
       }
@@ -155,7 +151,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       const block = obj(raw);
       if (block['type'] !== 'tool_result') continue;
       const toolUseId = str(block['tool_use_id']) ?? '';
-      const released = this.release(state, toolUseId, false);
+      const released = releaseToolUse(state, toolUseId, false, unseenToolUse(toolUseId));
       state = released.state;
       outputs.push(...released.outputs, {
         kind: 'tool_result',
@@ -172,28 +168,13 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
     const requestId = str(message['request_id']);
     const toolUseId = str(request['tool_use_id']);
     if (request['subtype'] !== 'can_use_tool' || requestId === undefined || toolUseId === undefined) return { state, outputs: [] };
-    const released = this.release(state, toolUseId, true, str(request['tool_name']), obj(request['input']));
+    const released = releaseToolUse(state, toolUseId, true, unseenToolUse(toolUseId, str(request['tool_name']), obj(request['input'])));
     return { ...released, confirmation: { toolUseId, requestId, input: { ...obj(request['input']) } } };
   }
 
-  /** Emits a held tool use (or a fresh one for an unseen id), marked as waiting or not. */
-  private release(state: ParseState, toolUseId: string, needsConfirmation: boolean, name?: string, input?: JsonObject): { state: ParseState; outputs: AgentOutput[] } {
-    const held = state.held.find((t) => t.tool_use_id === toolUseId);
-    const toolUse = held ?? { kind: 'tool_use' as const, tool_use_id: toolUseId, name: name ?? 'unknown', input: { ...(input ?? {}) }, needs_confirmation: false };
-    const rest = { ...state, held: state.held.filter((t) => t.tool_use_id !== toolUseId) };
-    return emitToolUse(rest, { ...toolUse, needs_confirmation: needsConfirmation });
-  }
 
   private result(message: JsonObject, initial: ParseState): ParseStep {
-    // Anything still held never asked and never ran (e.g. interrupted): show it rather than lose it.
-    let state = initial;
-    const outputs: AgentOutput[] = [];
-    for (const held of initial.held) {
-      const step = emitToolUse(state, held);
-      state = step.state;
-      outputs.push(...step.outputs);
-    }
-    state = { ...state, held: [] };
+    const { state, outputs } = releaseAllHeld(initial);
     const usage = obj(message['usage']);
     outputs.push({
       kind: 'usage',
@@ -219,6 +200,11 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       },
     };
   }
+}
+
+/** A tool use the harness asks about (or reports a result for) without an assistant line showing it first. */
+function unseenToolUse(toolUseId: string, name?: string, input?: JsonObject) {
+  return { kind: 'tool_use' as const, tool_use_id: toolUseId, name: name ?? 'unknown', input: { ...(input ?? {}) }, needs_confirmation: false };
 }
 
 function resultError(message: JsonObject): string {

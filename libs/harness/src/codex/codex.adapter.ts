@@ -1,8 +1,9 @@
 import type { AgentOutput, PermissionMode } from '@berth/contracts';
-import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
-import { arr, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
+import type { ConfirmationDecision, HarnessAdapter, ParseStep, PendingConfirmation, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
+import { num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
-import { requireAlwaysAllow } from '../unsupported-permission-mode';
+import { answerAppServerApproval, appServerOpening, parseAppServerLine } from './codex-app-server';
+import { toolResultOf, toolUseOf } from './codex-items';
 
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
@@ -13,16 +14,17 @@ const PROVIDER = 'berth';
 const DEFAULT_MODEL = 'berth-model';
 
 /**
- * Codex in `codex exec --json` mode: one process per turn, the prompt as the last argument,
- * `exec resume <thread id>` for later turns. The model comes from a custom provider in
- * `$CODEX_HOME/config.toml` (Codex ignores `OPENAI_BASE_URL`). `exec` cannot ask for approval, so only `always_allow`.
+ * Codex, one process per turn. `always_allow`: `codex exec --json`, the prompt as the last
+ * argument, `exec resume <thread id>` for later turns. `always_ask`: `codex app-server`, whose
+ * protocol asks before commands and file changes (`exec` cannot ask; see codex-app-server.ts).
+ * Either way the model comes from a custom provider in `$CODEX_HOME/config.toml` (Codex ignores
+ * `OPENAI_BASE_URL`) and the conversation is the same thread, resumed by id.
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: false };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: false };
 
   buildTurn(input: TurnInput): TurnPlan {
-    requireAlwaysAllow(this.kind, input.permissionMode);
     const codexHome = `${input.home}/.codex`;
     const config = [
       `model_provider = "${PROVIDER}"`,
@@ -39,6 +41,13 @@ export class CodexAdapter implements HarnessAdapter {
       'stream_max_retries = 2',
       '',
     ].join('\n');
+    const files = [{ path: `${codexHome}/config.toml`, content: config }];
+    const env = { HOME: input.home, CODEX_HOME: codexHome };
+    const secretEnv = { [input.model.apiKeyEnv]: input.model.apiKeyEnv };
+    if (input.permissionMode === 'always_ask') {
+      // The prompt goes in once the thread is known (ParseStep.stdinLines); stdin stays open for the answers.
+      return { argv: ['codex', 'app-server'], env, secretEnv, stdinLines: appServerOpening(input.cwd, input.resumeId), keepStdinOpen: true, files };
+    }
     const argv = [
       'codex',
       'exec',
@@ -50,24 +59,18 @@ export class CodexAdapter implements HarnessAdapter {
       '--',
       input.prompt,
     ];
-    return {
-      argv,
-      env: { HOME: input.home, CODEX_HOME: codexHome },
-      secretEnv: { [input.model.apiKeyEnv]: input.model.apiKeyEnv },
-      stdinLines: [],
-      keepStdinOpen: false,
-      // Writing config.toml also creates CODEX_HOME, which Codex requires to exist.
-      files: [{ path: `${codexHome}/config.toml`, content: config }],
-    };
+    // Writing config.toml also creates CODEX_HOME, which Codex requires to exist.
+    return { argv, env, secretEnv, stdinLines: [], keepStdinOpen: false, files };
   }
 
-  initialState(permissionMode: PermissionMode): ParseState {
-    return freshState(permissionMode);
+  initialState(permissionMode: PermissionMode, prompt?: string): ParseState {
+    return freshState(permissionMode, prompt);
   }
 
   parseLine(line: string, state: ParseState): ParseStep {
     const event = parseJsonLine(line);
     if (event === null) return { state, outputs: [] };
+    if (state.permissionMode === 'always_ask') return parseAppServerLine(event, state);
     switch (event['type']) {
       case 'thread.started': {
         const threadId = str(event['thread_id']);
@@ -107,8 +110,8 @@ export class CodexAdapter implements HarnessAdapter {
     }
   }
 
-  answerConfirmation(): null {
-    return null;
+  answerConfirmation(pending: PendingConfirmation, decision: ConfirmationDecision): string {
+    return answerAppServerApproval(pending, decision);
   }
 
   interruptLine(): null {
@@ -142,48 +145,6 @@ export class CodexAdapter implements HarnessAdapter {
         return { state: started.state, outputs: [...started.outputs, result] };
       }
     }
-  }
-}
-
-type ToolUse = Extract<AgentOutput, { kind: 'tool_use' }>;
-
-/** Codex's tool items as tool uses; the tool name is the item type (or `server.tool` for MCP). */
-function toolUseOf(item: JsonObject): ToolUse | null {
-  const id = str(item['id']);
-  if (id === undefined) return null;
-  const base = { kind: 'tool_use' as const, tool_use_id: id, needs_confirmation: false };
-  switch (item['type']) {
-    case 'command_execution':
-      return { ...base, name: 'command_execution', input: { command: str(item['command']) ?? '' } };
-    case 'file_change':
-      return { ...base, name: 'file_change', input: { changes: arr(item['changes']) } };
-    case 'mcp_tool_call':
-      return { ...base, name: `${str(item['server']) ?? 'mcp'}.${str(item['tool']) ?? 'tool'}`, input: { ...obj(item['arguments']) } };
-    case 'web_search':
-      return { ...base, name: 'web_search', input: { query: str(item['query']) ?? '' } };
-    default:
-      return null;
-  }
-}
-
-function toolResultOf(item: JsonObject): { content: Record<string, unknown>[]; is_error: boolean } {
-  const failed = item['status'] === 'failed';
-  switch (item['type']) {
-    case 'command_execution': {
-      const exitCode = item['exit_code'];
-      return { content: textContent(str(item['aggregated_output']) ?? ''), is_error: failed || (typeof exitCode === 'number' && exitCode !== 0) };
-    }
-    case 'file_change': {
-      const summary = arr(item['changes']).map((c) => `${str(obj(c)['kind']) ?? 'update'} ${str(obj(c)['path']) ?? ''}`).join('\n');
-      return { content: textContent(summary), is_error: failed };
-    }
-    case 'mcp_tool_call': {
-      const error = str(obj(item['error'])['message']);
-      if (error !== undefined) return { content: textContent(error), is_error: true };
-      return { content: arr(obj(item['result'])['content']).map((c) => ({ ...obj(c) })), is_error: failed };
-    }
-    default:
-      return { content: [], is_error: failed };
   }
 }
 

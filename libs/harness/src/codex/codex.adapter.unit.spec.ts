@@ -1,7 +1,8 @@
-import { ValidationError } from '@berth/core';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
 import { CodexAdapter } from './codex.adapter';
+import askAllowed from './fixtures/ask-allowed.stdout.json';
+import askDenied from './fixtures/ask-denied.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
 import resumed from './fixtures/resumed-turn.stdout.json';
@@ -41,8 +42,48 @@ describe('CodexAdapter.buildTurn', () => {
     expect(adapter.buildTurn({ ...input, resumeId: 'thread-1' }).argv.slice(5)).toEqual(['resume', 'thread-1', '--', '-p looks like a flag']);
   });
 
-  it('refuses always_ask: codex exec cannot hold a tool use for confirmation', () => {
-    expect(() => adapter.buildTurn({ ...input, permissionMode: 'always_ask' })).toThrow(ValidationError);
+  it('in always_ask runs codex app-server: initialize, then a thread that asks before untrusted commands, stdin kept open', () => {
+    const plan = adapter.buildTurn({ ...input, permissionMode: 'always_ask' });
+    expect(plan.argv).toEqual(['codex', 'app-server']);
+    expect(plan.keepStdinOpen).toBe(true);
+    expect(plan.files[0]?.content).toContain('wire_api = "responses"');
+    expect(plan.stdinLines.map((l) => JSON.parse(l))).toEqual([
+      { method: 'initialize', id: 1, params: { clientInfo: { name: 'berth', title: 'Berth', version: '1' }, capabilities: null } },
+      { method: 'initialized' },
+      { method: 'thread/start', id: 2, params: { cwd: '/workspace', approvalPolicy: 'untrusted', sandbox: 'danger-full-access' } },
+    ]);
+    // The prompt is not on the command line or in the opening: it follows once the thread is known.
+    expect(JSON.stringify(plan)).not.toContain('-p looks like a flag');
+    expect(JSON.parse(adapter.buildTurn({ ...input, permissionMode: 'always_ask', resumeId: 'thread-1' }).stdinLines[2] ?? '{}')).toMatchObject({
+      method: 'thread/resume',
+      params: { threadId: 'thread-1', approvalPolicy: 'untrusted' },
+    });
+  });
+});
+
+describe('CodexAdapter.parseLine over recorded codex 0.171.0 app-server output (always_ask)', () => {
+  it('sends the prompt once the thread is open, holds the command for approval, then shows its result and the answer', () => {
+    const run = replay(adapter, askAllowed, 'always_ask', 'write asked.txt');
+
+    expect(summarize(run.outputs)).toEqual(['tool_use:command_execution:ask', 'tool_result', 'message:after allow', 'usage']);
+    expect(run.outputs[0]).toMatchObject({ input: { command: 'echo asked > asked.txt' } });
+    const [threadId] = run.sessionIds;
+    expect(run.stdinLines.map((l) => JSON.parse(l))).toEqual([{ method: 'turn/start', id: 3, params: { threadId, input: [{ type: 'text', text: 'write asked.txt' }] } }]);
+    expect(run.confirmations).toEqual([{ toolUseId: (run.outputs[0] as { tool_use_id: string }).tool_use_id, requestId: '0', input: { command: 'echo asked > asked.txt' } }]);
+    expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
+    expect(run.outputs.at(-1)).toMatchObject({ kind: 'usage', usage: { output_tokens: expect.any(Number) } });
+  });
+
+  it('answers an approval request by echoing its id with accept or decline', () => {
+    const pending = { toolUseId: 'call_1', requestId: '0', input: {} };
+    expect(JSON.parse(adapter.answerConfirmation(pending, { result: 'allow', denyMessage: null }))).toEqual({ id: 0, result: { decision: 'accept' } });
+    expect(JSON.parse(adapter.answerConfirmation({ ...pending, requestId: '"r-7"' }, { result: 'deny', denyMessage: 'no' }))).toEqual({ id: 'r-7', result: { decision: 'decline' } });
+  });
+
+  it('shows a declined command as an error result and the turn still ends normally', () => {
+    const run = replay(adapter, askDenied, 'always_ask', 'write asked.txt');
+    expect(summarize(run.outputs)).toEqual(['tool_use:command_execution:ask', 'tool_result:error', 'message:after deny', 'usage']);
+    expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
   });
 });
 

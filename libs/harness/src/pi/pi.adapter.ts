@@ -1,8 +1,8 @@
 import type { AgentOutput, PermissionMode } from '@berth/contracts';
 import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { addUsage, emitToolUse, freshState, type ParseState } from '../parse-state';
-import { requireAlwaysAllow } from '../unsupported-permission-mode';
+import type { ConfirmationDecision, PendingConfirmation } from '../harness-adapter.port';
+import { addUsage, freshState, holdToolUse, releaseAllHeld, releaseToolUse, type ParseState } from '../parse-state';
 
 /** Provider id written into Pi's models.json. */
 const PROVIDER = 'berth';
@@ -10,19 +10,46 @@ const DEFAULT_MODEL = 'claude-sonnet-4-5';
 /** Request id of the `get_state` we send first: its response carries the session id. */
 const STATE_REQUEST = 'berth-state';
 const PROMPT_REQUEST = 'berth-prompt';
+/** Title of the extension UI request Berth's confirmation extension sends (its placeholder is the tool call id). */
+const CONFIRMATION_TITLE = 'berth:tool_confirmation';
+
+/**
+ * Pi's own hook for holding a tool call (verified with pi 0.73.1): an extension's `tool_call`
+ * handler runs before the tool and may block it. This one asks over the RPC extension-UI protocol
+ * (`extension_ui_request` on stdout, `extension_ui_response` on stdin, no timeout) and blocks the
+ * call unless the answer allows it; the deny message is what the model sees. An interrupt (abort)
+ * while it waits resolves it as denied.
+ */
+export const PI_CONFIRM_EXTENSION = `// Written by Berth before every always_ask turn: holds each tool call for user.tool_confirmation.
+export default function (pi: any) {
+  pi.on('tool_call', async (event: any, ctx: any) => {
+    const answer = await ctx.ui.input(${JSON.stringify(CONFIRMATION_TITLE)}, event.toolCallId, { signal: ctx.signal });
+    let decision: any = null;
+    try {
+      decision = JSON.parse(answer ?? '');
+    } catch {
+      decision = null;
+    }
+    if (decision?.result === 'allow') return undefined;
+    return { block: true, reason: decision?.message ?? 'The user denied this tool use.' };
+  });
+}
+`;
 
 /**
  * Pi in RPC mode (`pi --mode rpc`): JSON commands on stdin (`get_state`, then `prompt`), agent
  * events on stdout; `agent_end` ends the turn, `{"type":"abort"}` interrupts it. The model is a
- * custom provider in `~/.pi/agent/models.json` speaking the Anthropic Messages API. Pi has no
- * permission prompts (the sandbox is the containment), so only `always_allow`.
+ * custom provider in `~/.pi/agent/models.json` speaking the Anthropic Messages API. In
+ * `always_ask` Berth's extension (`PI_CONFIRM_EXTENSION`, loaded with `-e`, discovery off) holds
+ * every tool call until it is answered.
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true };
 
   buildTurn(input: TurnInput): TurnPlan {
-    requireAlwaysAllow(this.kind, input.permissionMode);
+    const ask = input.permissionMode === 'always_ask';
+    const extension = `${input.home}/.berth/pi/berth-confirm.ts`;
     const model = input.model.model ?? DEFAULT_MODEL;
     const modelsJson = {
       providers: {
@@ -44,6 +71,8 @@ export class PiAdapter implements HarnessAdapter {
         PROVIDER,
         '--model',
         model,
+        // Only Berth's hook: an extension the agent wrote into the workspace is not loaded in always_ask.
+        ...(ask ? ['--no-extensions', '--extension', extension] : []),
         ...(input.systemPrompt ? ['--append-system-prompt', input.systemPrompt] : []),
         ...(input.resumeId === null ? [] : ['--session', input.resumeId]),
       ],
@@ -54,7 +83,11 @@ export class PiAdapter implements HarnessAdapter {
         JSON.stringify({ id: PROMPT_REQUEST, type: 'prompt', message: input.prompt }),
       ],
       keepStdinOpen: true,
-      files: [{ path: `${input.home}/.pi/agent/models.json`, content: `${JSON.stringify(modelsJson, null, 2)}\n` }],
+      files: [
+        { path: `${input.home}/.pi/agent/models.json`, content: `${JSON.stringify(modelsJson, null, 2)}\n` },
+        // Rewritten before every turn: a tool the user allowed cannot leave a weakened hook for the next one.
+        ...(ask ? [{ path: extension, content: PI_CONFIRM_EXTENSION }] : []),
+      ],
     };
   }
 
@@ -73,20 +106,21 @@ export class PiAdapter implements HarnessAdapter {
       case 'tool_execution_start': {
         const id = str(event['toolCallId']);
         if (id === undefined) return { state, outputs: [] };
-        return emitToolUse(state, { kind: 'tool_use', tool_use_id: id, name: str(event['toolName']) ?? 'unknown', input: { ...obj(event['args']) }, needs_confirmation: false });
+        return holdToolUse(state, toolUseOf(id, event['toolName'], event['args']));
       }
-      case 'tool_execution_end':
+      case 'extension_ui_request':
+        return this.confirmationRequest(event, state);
+      case 'tool_execution_end': {
+        const id = str(event['toolCallId']) ?? '';
+        const released = releaseToolUse(state, id, false, toolUseOf(id, event['toolName'], event['args']));
         return {
-          state,
+          state: released.state,
           outputs: [
-            {
-              kind: 'tool_result',
-              tool_use_id: str(event['toolCallId']) ?? '',
-              content: contentBlocks(obj(event['result'])['content']),
-              is_error: event['isError'] === true,
-            },
+            ...released.outputs,
+            { kind: 'tool_result', tool_use_id: id, content: contentBlocks(obj(event['result'])['content']), is_error: event['isError'] === true },
           ],
         };
+      }
       case 'agent_end':
         return this.agentEnd(event, state);
       default:
@@ -94,12 +128,23 @@ export class PiAdapter implements HarnessAdapter {
     }
   }
 
-  answerConfirmation(): null {
-    return null;
+  answerConfirmation(pending: PendingConfirmation, decision: ConfirmationDecision): string {
+    const value = decision.result === 'allow' ? { result: 'allow' } : { result: 'deny', message: decision.denyMessage ?? 'The user denied this tool use.' };
+    return JSON.stringify({ type: 'extension_ui_response', id: pending.requestId, value: JSON.stringify(value) });
   }
 
   interruptLine(): string {
     return JSON.stringify({ type: 'abort' });
+  }
+
+  /** Berth's extension asks about a tool call: the call is emitted as waiting, and the request is what the answer names. */
+  private confirmationRequest(event: JsonObject, state: ParseState): ParseStep {
+    const requestId = str(event['id']);
+    const toolUseId = str(event['placeholder']);
+    if (event['method'] !== 'input' || event['title'] !== CONFIRMATION_TITLE || requestId === undefined || toolUseId === undefined) return { state, outputs: [] };
+    const released = releaseToolUse(state, toolUseId, true, toolUseOf(toolUseId, undefined, undefined));
+    const toolUse = released.outputs.find((o) => o.kind === 'tool_use') ?? state.held.find((t) => t.tool_use_id === toolUseId);
+    return { ...released, confirmation: { toolUseId, requestId, input: toolUse?.kind === 'tool_use' ? toolUse.input : {} } };
   }
 
   transcriptLocations(home: string, cwd: string, sessionId: string): readonly TranscriptLocation[] {
@@ -126,13 +171,7 @@ export class PiAdapter implements HarnessAdapter {
       if (block['type'] === 'thinking') outputs.push({ kind: 'thinking' });
       if (block['type'] === 'text' && str(block['text'])) outputs.push({ kind: 'message', content: textContent(block['text'] as string) });
       if (block['type'] === 'toolCall' && str(block['id'])) {
-        const step = emitToolUse(state, {
-          kind: 'tool_use',
-          tool_use_id: block['id'] as string,
-          name: str(block['name']) ?? 'unknown',
-          input: { ...obj(block['arguments']) },
-          needs_confirmation: false,
-        });
+        const step = holdToolUse(state, toolUseOf(block['id'] as string, block['name'], block['arguments']));
         state = step.state;
         outputs.push(...step.outputs);
       }
@@ -151,16 +190,21 @@ export class PiAdapter implements HarnessAdapter {
     return { state, outputs };
   }
 
-  private agentEnd(event: JsonObject, state: ParseState): ParseStep {
+  private agentEnd(event: JsonObject, initial: ParseState): ParseStep {
+    const { state, outputs: unasked } = releaseAllHeld(initial);
     const last = obj(arr(event['messages']).filter((m) => obj(m)['role'] === 'assistant').at(-1));
     const interrupted = last['stopReason'] === 'aborted';
     const failed = last['stopReason'] === 'error';
     return {
       state,
-      outputs: [{ kind: 'usage', usage: state.usage }],
+      outputs: [...unasked, { kind: 'usage', usage: state.usage }],
       terminal: { ok: !failed, interrupted, error: failed ? (str(last['errorMessage']) ?? state.lastError ?? 'model error') : null },
     };
   }
+}
+
+function toolUseOf(id: string, name: unknown, input: unknown) {
+  return { kind: 'tool_use' as const, tool_use_id: id, name: str(name) ?? 'unknown', input: { ...obj(input) }, needs_confirmation: false };
 }
 
 /** Pi files sessions under `sessions/--<cwd with separators as "-">--/`. */

@@ -1,11 +1,12 @@
-import { ValidationError } from '@berth/core';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
+import askAllowed from './fixtures/ask-allowed.stdout.json';
+import askDenied from './fixtures/ask-denied.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
 import resumed from './fixtures/resumed-turn.stdout.json';
 import toolTurn from './fixtures/tool-turn.stdout.json';
-import { PiAdapter, piSessionDirName } from './pi.adapter';
+import { PI_CONFIRM_EXTENSION, PiAdapter, piSessionDirName } from './pi.adapter';
 
 const adapter = new PiAdapter();
 const input: TurnInput = {
@@ -42,9 +43,34 @@ describe('PiAdapter.buildTurn', () => {
     expect(adapter.buildTurn({ ...input, systemPrompt: 'Be brief.' }).argv.slice(-2)).toEqual(['--append-system-prompt', 'Be brief.']);
   });
 
-  it('resumes with --session <id> and refuses always_ask', () => {
+  it('resumes with --session <id>', () => {
     expect(adapter.buildTurn({ ...input, resumeId: 's-1' }).argv.slice(-2)).toEqual(['--session', 's-1']);
-    expect(() => adapter.buildTurn({ ...input, permissionMode: 'always_ask' })).toThrow(ValidationError);
+  });
+
+  it('in always_ask loads only Berth\u2019s confirmation extension, written fresh for the turn', () => {
+    const plan = adapter.buildTurn({ ...input, permissionMode: 'always_ask' });
+    expect(plan.argv).toEqual(expect.arrayContaining(['--no-extensions', '--extension', '/home/agent/.berth/pi/berth-confirm.ts']));
+    expect(plan.files).toContainEqual({ path: '/home/agent/.berth/pi/berth-confirm.ts', content: PI_CONFIRM_EXTENSION });
+    expect(PI_CONFIRM_EXTENSION).toContain("pi.on('tool_call'");
+    expect(adapter.buildTurn(input).argv).not.toContain('--extension');
+  });
+});
+
+describe('PiAdapter.parseLine over recorded pi 0.73.1 RPC output with the confirmation extension (always_ask)', () => {
+  it('holds the bash call until the extension asks, then shows its result', () => {
+    const run = replay(adapter, askAllowed, 'always_ask');
+    expect(summarize(run.outputs)).toEqual(['tool_use:bash:ask', 'tool_result', 'message:after allow', 'usage']);
+    const toolUse = run.outputs.find((o) => o.kind === 'tool_use');
+    expect(run.confirmations).toEqual([{ toolUseId: (toolUse as { tool_use_id: string }).tool_use_id, requestId: expect.any(String), input: { command: 'echo asked > asked.txt' } }]);
+    expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
+  });
+
+  it('answers the extension with the decision; a denied call is an error result carrying the deny message', () => {
+    const pending = { toolUseId: 'toolu_1', requestId: 'req-1', input: {} };
+    expect(JSON.parse(adapter.answerConfirmation(pending, { result: 'allow', denyMessage: null }))).toEqual({ type: 'extension_ui_response', id: 'req-1', value: '{"result":"allow"}' });
+    expect(JSON.parse(JSON.parse(adapter.answerConfirmation(pending, { result: 'deny', denyMessage: 'not now' })).value)).toEqual({ result: 'deny', message: 'not now' });
+    const run = replay(adapter, askDenied, 'always_ask');
+    expect(run.outputs.find((o) => o.kind === 'tool_result')).toMatchObject({ is_error: true, content: [{ type: 'text', text: 'not this time' }] });
   });
 });
 

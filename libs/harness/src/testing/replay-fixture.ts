@@ -6,15 +6,18 @@ export interface Replay {
   readonly sessionIds: readonly string[];
   readonly terminal: TurnTerminal | null;
   readonly confirmations: readonly PendingConfirmation[];
+  /** Lines the adapter asked the runner to write to stdin along the way (protocol answers). */
+  readonly stdinLines: readonly string[];
 }
 
 /**
  * Feeds recorded stdout lines through an adapter, as the runner does, and collects what it
  * produced. Every output must pass the kernel's `AgentOutput` schema, or the replay throws.
  */
-export function replay(adapter: HarnessAdapter, lines: readonly string[], mode: PermissionMode = 'always_allow'): Replay {
-  let state = adapter.initialState(mode);
+export function replay(adapter: HarnessAdapter, lines: readonly string[], mode: PermissionMode = 'always_allow', prompt?: string): Replay {
+  let state = adapter.initialState(mode, prompt);
   const outputs: AgentOutput[] = [];
+  const stdinLines: string[] = [];
   const sessionIds: string[] = [];
   const confirmations: PendingConfirmation[] = [];
   let terminal: TurnTerminal | null = null;
@@ -25,8 +28,9 @@ export function replay(adapter: HarnessAdapter, lines: readonly string[], mode: 
     if (step.harnessSessionId !== undefined) sessionIds.push(step.harnessSessionId);
     if (step.confirmation !== undefined) confirmations.push(step.confirmation);
     if (step.terminal !== undefined) terminal = step.terminal;
+    stdinLines.push(...(step.stdinLines ?? []));
   }
-  return { outputs, sessionIds: [...new Set(sessionIds)], terminal, confirmations };
+  return { outputs, sessionIds: [...new Set(sessionIds)], terminal, confirmations, stdinLines };
 }
 
 /** A compact view of outputs for assertions: `kind` or `kind:detail`. */

@@ -143,6 +143,16 @@ describe('DockerSandboxRuntime against the real engine', () => {
     expect(await runtime.readFile(info.id, '/tmp/missing.json')).toBeNull();
   });
 
+  it('appends to a file (creating it) as the sandbox user, larger than one command-line argument may be', async () => {
+    const info = await runtime.ensureRunning(spec('g'));
+    const big = `${'y'.repeat(200_000)}\n`;
+    await runtime.appendFile(info.id, '/tmp/feed.in', '{"n":1}\n');
+    await runtime.appendFile(info.id, '/tmp/feed.in', big);
+    expect((await runtime.readFile(info.id, '/tmp/feed.in'))?.toString()).toBe(`{"n":1}\n${big}`);
+    expect(await collect((await runtime.exec(info.id, { cmd: ['stat', '-c', '%u', '/tmp/feed.in'] })).lines)).toEqual(['1000']);
+    await expect(runtime.appendFile(info.id, 'relative.txt', 'x')).rejects.toThrow(/absolute/);
+  });
+
   it('docker kill → the events iterator yields die within a second', async () => {
     const info = await runtime.ensureRunning(spec('k'));
     const abort = new AbortController();

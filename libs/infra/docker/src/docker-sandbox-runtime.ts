@@ -174,6 +174,15 @@ export class DockerSandboxRuntime implements SandboxRuntime {
     }
   }
 
+  async appendFile(nameOrId: string, path: string, data: string): Promise<void> {
+    if (!posix.isAbsolute(path) || path.endsWith('/')) throw new ValidationError('path must be an absolute file path', 'path');
+    // The data goes through stdin, never the command line: an answer can be larger than one argument may be.
+    const handle = await this.exec(nameOrId, { cmd: ['sh', '-c', 'cat >> "$1"', 'berth-append', path], stdin: data });
+    for await (const _line of handle.lines) continue;
+    const code = await handle.exit;
+    if (code !== 0) throw engineError('append', `${nameOrId}:${path}`, new Error(`exit code ${code}: ${handle.stderrTail?.() ?? ''}`));
+  }
+
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent> {
     return watchEvents(
       this.docker,

@@ -97,7 +97,7 @@ export type SandboxGaugeSources = Readonly<{
 export const sandboxMetrics = (registry: Registry, sources: SandboxGaugeSources) => ({
   turnsRunning: new Gauge({
     name: 'berth_turns_running',
-    help: 'Harness turns this sandbox-manager runs right now',
+    help: 'Harness turns this sandbox-manager runs that have not settled for their user yet',
     registers: [registry],
     collect() {
       this.set(sources.turnsRunning());
@@ -105,7 +105,7 @@ export const sandboxMetrics = (registry: Registry, sources: SandboxGaugeSources)
   }),
   turnSeconds: new Histogram({
     name: 'berth_turn_duration_seconds',
-    help: 'Harness turns from start (or reattach) to settled, by harness',
+    help: 'Harness turns from start (or reattach) to settled for the user (terminal line, or exit when none), by harness',
     labelNames: ['harness'] as const,
     buckets: TURN_BUCKETS,
     registers: [registry],

@@ -21,6 +21,12 @@ export function inSpan<T>(name: string, options: Readonly<{ kind?: SpanKind; att
   });
 }
 
+/** A trace context held on to, for work that starts later from somewhere else (`inSpan`'s `parent`). */
+export type TraceContext = Context;
+
+/** The trace context active here (the root context outside any span). */
+export const activeTraceContext = (): TraceContext => context.active();
+
 /** Adds the active trace context (`traceparent`, `tracestate`) to outgoing message headers. */
 export function withTraceHeaders(headers: Readonly<Record<string, string>> = {}): Record<string, string> {
   const out: Record<string, string> = { ...headers };

@@ -2,8 +2,16 @@ import type { ExecHandle, ExecSpec, SandboxInfo, SandboxRuntime, SandboxRuntimeE
 
 type Box = { id: string; name: string; spec: SandboxSpec; running: boolean; exitCode: number | null; oomKilled: boolean; startedAt: string | null; files: Map<string, Buffer> };
 
-/** What a scripted exec prints and how it ends; `stdin` is everything written before close. */
-export type ExecScript = (input: { container: string; spec: ExecSpec; stdin: Promise<string> }) => { lines: readonly string[]; exitCode: number } | Promise<{ lines: readonly string[]; exitCode: number }>;
+/**
+ * What a scripted exec prints and how it ends; `stdin` is everything written before close. `emit`
+ * prints a line at once (a harness that streams, then waits); the returned lines follow at the end.
+ */
+export type ExecScript = (input: {
+  container: string;
+  spec: ExecSpec;
+  stdin: Promise<string>;
+  emit: (line: string) => void;
+}) => { lines: readonly string[]; exitCode: number } | Promise<{ lines: readonly string[]; exitCode: number }>;
 
 class Channel<T> implements AsyncIterable<T> {
   private items: T[] = [];
@@ -155,7 +163,7 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
     if (spec.stdin !== undefined) closeStdin();
     const lines = new Channel<string>();
     const script = this.options.execScript ?? (() => ({ lines: [], exitCode: 0 }));
-    const exit = Promise.resolve(script({ container: box.name, spec, stdin: stdinClosed })).then((result) => {
+    const exit = Promise.resolve(script({ container: box.name, spec, stdin: stdinClosed, emit: (line) => lines.push(line) })).then((result) => {
       for (const line of result.lines) lines.push(line);
       lines.close();
       return result.exitCode;
@@ -179,6 +187,12 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
     const box = this.find(nameOrId);
     if (!box) throw Object.assign(new Error(`No such container: ${nameOrId}`), { statusCode: 404 });
     box.files.set(path, Buffer.isBuffer(data) ? data : Buffer.from(data));
+  }
+
+  async appendFile(nameOrId: string, path: string, data: string): Promise<void> {
+    const box = this.find(nameOrId);
+    if (!box?.running) throw new Error(`container ${nameOrId} is not running`);
+    box.files.set(path, Buffer.concat([box.files.get(path) ?? Buffer.alloc(0), Buffer.from(data)]));
   }
 
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent> {

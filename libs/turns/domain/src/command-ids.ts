@@ -1,14 +1,4 @@
-import { SAFE_TOKEN } from '@berth/core';
-
-/** 32-bit FNV-1a; two seeds give a 64-bit digest, plenty to keep derived ids apart. */
-const fnv1a = (text: string, seed: number): string => {
-  let h = seed >>> 0;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, '0');
-};
+import { digest64, SAFE_TOKEN } from '@berth/core';
 
 /**
  * The id of the command that settles `turnId` at `generation` by `step`. Deterministic, so two
@@ -19,5 +9,5 @@ export function reconcileCommandId(turnId: string, generation: number, step: str
   const readable = `cmd_rc_${turnId}_g${generation}_${step}`;
   if (SAFE_TOKEN.test(readable)) return readable;
   const key = `${turnId}|${generation}|${step}`;
-  return `cmd_rc_${fnv1a(key, 0x811c9dc5)}${fnv1a(key, 0x050c5d1f)}_${step}`.slice(0, 128);
+  return `cmd_rc_${digest64(key)}_${step}`.slice(0, 128);
 }

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import type { TurnReconcileInput } from './inputs';
 import type { TurnReconcileOutput } from './outputs';
 import { defaultReconcilePolicy } from './policy';
-import { facts, journal, observed, settled, SESSION, tick, TURN, workflowSpec } from './testing/turn-fixtures';
+import { workflowSpec } from '@berth/core/testing';
+import { facts, journal, observed, settled, SESSION, tick, TURN } from './testing/turn-fixtures';
 import { turnReconciler } from './turn-reconciler.workflow';
 
 const policy = defaultReconcilePolicy; // probe after 5 s, retry 1 s, pending timeout 5 s, 5 attempts

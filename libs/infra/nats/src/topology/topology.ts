@@ -48,8 +48,8 @@ export const defaultDeliveryTuning: DeliveryTuning = { ackWaitMs: 30_000, maxDel
 
 export type TopologyOptions = Readonly<{
   tuning?: Partial<DeliveryTuning>;
-  /** Event subjects each reactor listens to; every event by default. */
-  filters?: Readonly<Partial<Record<'sandboxManager' | 'turnReconciler', readonly string[]>>>;
+  /** Event subjects each reactor listens to; every event by default. (The manager's turns consumer takes `TurnStarted` only.) */
+  filters?: Readonly<Partial<Record<'sandboxManagerControl' | 'turnReconciler', readonly string[]>>>;
 }>;
 
 /**
@@ -117,10 +117,12 @@ export function berthTopology(options: TopologyOptions = {}): Topology {
       consumer(Streams.commands, Consumers.kernel, 'Session kernel: the only writer of session state', [Subjects.allCommands]),
       consumer(
         Streams.events,
-        Consumers.sandboxManager,
-        'Sandbox manager: starts, stops and watches sandboxes',
-        options.filters?.sandboxManager ?? [Subjects.allEvents],
+        Consumers.sandboxManagerControl,
+        'Sandbox manager control: sandbox requests, interrupts, tool confirmations, terminate and delete (it skips TurnStarted)',
+        options.filters?.sandboxManagerControl ?? [Subjects.allEvents],
       ),
+      // One filter subject: nats-server 2.9 takes no more. Its deliveries stay in flight while their turns run.
+      consumer(Streams.events, Consumers.sandboxManagerTurns, 'Sandbox manager turns: runs each started turn to its end', [Subjects.eventsOfType('TurnStarted')]),
       consumer(
         Streams.events,
         Consumers.turnReconciler,

@@ -22,12 +22,18 @@ describe('berthTopology', () => {
   });
 
   it('narrows a reactor consumer to the event subjects it is configured with', () => {
-    const topology = berthTopology({ filters: { sandboxManager: ['session.*.evt.SandboxRequested', 'session.*.evt.SessionTerminated'] } });
-    expect(consumerDeclaration(topology, Consumers.sandboxManager).config.filter_subjects).toEqual([
+    const topology = berthTopology({ filters: { sandboxManagerControl: ['session.*.evt.SandboxRequested', 'session.*.evt.SessionTerminated'] } });
+    expect(consumerDeclaration(topology, Consumers.sandboxManagerControl).config.filter_subjects).toEqual([
       'session.*.evt.SandboxRequested',
       'session.*.evt.SessionTerminated',
     ]);
     expect(consumerDeclaration(topology, Consumers.turnReconciler).config.filter_subject).toBe('session.*.evt.>');
+  });
+
+  it('gives the sandbox-manager a consumer of its own for turns, so control events never wait behind running turns', () => {
+    const topology = berthTopology();
+    expect(consumerDeclaration(topology, Consumers.sandboxManagerTurns).config.filter_subject).toBe('session.*.evt.TurnStarted');
+    expect(consumerDeclaration(topology, Consumers.sandboxManagerControl).config.filter_subject).toBe('session.*.evt.>');
   });
 
   // Regenerate with BERTH_WRITE_DEPLOY=1 after changing the declarations.

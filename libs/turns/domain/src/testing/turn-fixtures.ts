@@ -1,5 +1,4 @@
 import type { EventData, EventType, RecordedEvent } from '@berth/contracts';
-import type { Workflow } from '@berth/core';
 import type { EffectSettled, EventObserved, FactsObserved, ObservedFacts, SweepTick } from '../inputs';
 
 /** Builders for the reconciler's inputs, so specs read as a session's story. */
@@ -53,34 +52,3 @@ export const settled = (
   outcome: EffectSettled['outcome'],
   over: Partial<Pick<EffectSettled, 'turn_id' | 'generation' | 'message'>> = {},
 ): EffectSettled => ({ kind: 'effect_result', now: at(ms), turn_id: TURN, generation: 1, effect, outcome, ...over });
-
-/** given(inputs).when(input).then(outputs): asserts outputs only, never the state's shape. */
-export function workflowSpec<I, S, O>(workflow: Workflow<I, S, O>) {
-  return {
-    given(inputs: readonly I[]) {
-      const state = inputs.reduce(workflow.evolve, workflow.initialState());
-      return {
-        when(input: I) {
-          const outputs = workflow.decide(input, state);
-          const next = workflow.evolve(state, input);
-          return {
-            then(expected: readonly O[]): void {
-              expect(outputs).toEqual(expected);
-            },
-            thenMatches(expected: readonly object[]): void {
-              expect(outputs).toHaveLength(expected.length);
-              expect(outputs).toMatchObject(expected);
-            },
-            thenNothing(): void {
-              expect(outputs).toEqual([]);
-            },
-            /** The same input once more, after the first was applied. */
-            andAgain(): readonly O[] {
-              return workflow.decide(input, next);
-            },
-          };
-        },
-      };
-    },
-  };
-}

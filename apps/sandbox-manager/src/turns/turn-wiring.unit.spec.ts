@@ -67,7 +67,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(6)]);
+        argvs.push([...spec.cmd.slice(7)]);
         return { lines: claudeTurn('h-42', 'ok'), exitCode: 0 };
       },
       model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
@@ -104,13 +104,40 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
-    await waitFor(async () => manager.running.get(SESSION) !== undefined);
+    await waitFor(async () => manager.turns.get(SESSION)?.attached === true);
     const interruptedAt = Date.now();
     await manager.send(command('InterruptTurn', {}));
     await manager.settled();
     const completed = (await manager.events(SESSION)).find((e) => e.type === 'TurnCompleted');
     expect(completed?.data).toMatchObject({ turn_id: 'turn_1', interrupted: true });
     expect(Date.now() - interruptedAt).toBeLessThan(2_000);
+  });
+
+  it('counts a turn as settled at its terminal line while its process still exits (the gauge and the duration)', async () => {
+    let exit: () => void = () => undefined;
+    const exited = new Promise<void>((r) => (exit = r));
+    const manager = new InMemoryManager({
+      execScript: async ({ spec, emit }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        for (const line of claudeTurn('h-5', 'Done.')) emit(line);
+        await exited;
+        return { lines: [], exitCode: 0 };
+      },
+      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1' },
+    });
+    const gauge = async () => (await manager.registry.getSingleMetricAsString('berth_turns_running')).split('\n').find((l) => l.startsWith('berth_turns_running '));
+    const durations = async () => (await manager.registry.getSingleMetricAsString('berth_turn_duration_seconds')).split('\n').find((l) => l.startsWith('berth_turn_duration_seconds_count'));
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await waitFor(async () => types(await manager.events(SESSION)).includes('TurnCompleted'));
+
+    expect(manager.turns.all()).toHaveLength(1);
+    expect(await gauge()).toBe('berth_turns_running 0');
+    expect(await durations()).toBe('berth_turn_duration_seconds_count{harness="claude-code"} 1');
+    exit();
+    await manager.settled();
+    expect(manager.turns.all()).toHaveLength(0);
+    expect(await durations()).toBe('berth_turn_duration_seconds_count{harness="claude-code"} 1');
   });
 
   it('reattaches a turn a previous process started: replays its output file from the last recorded offset, no duplicates', async () => {
@@ -166,7 +193,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
-    await waitFor(async () => manager.running.get(SESSION) !== undefined);
+    await waitFor(async () => manager.turns.get(SESSION)?.attached === true);
     manager.runtime.kill(`berth-s-${SESSION}-g1`);
     died();
     await manager.settled();
@@ -231,7 +258,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(6)]);
+        argvs.push([...spec.cmd.slice(7)]);
         return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
       },
       model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },

@@ -1,0 +1,183 @@
+import {
+  MAX_VAULT_CREDENTIALS,
+  credentialAfterUpdate,
+  credentialFromCreate,
+  credentialMcpServerUrl,
+  patchMetadata,
+  type CredentialAuth,
+  type CredentialCreateParams,
+  type CredentialRecord,
+  type CredentialSecret,
+  type CredentialUpdateParams,
+  type VaultCreateParams,
+  type VaultRecord,
+  type VaultUpdateParams,
+} from '@berth/contracts';
+import { IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
+import type { SecretBox, VaultStore } from '@berth/ports';
+import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
+import type { RouteInput } from '../http/route';
+import { renderCredential, renderVault } from './vault.render';
+import type { VaultRoutes } from './vaults.schemas';
+
+export type VaultsServiceDeps = Readonly<{ vaults: VaultStore; secrets: SecretBox; clock: Clock; ids: IdGenerator }>;
+
+const vaultNotFound = () => new NotFoundError('vault not found', 'VAULT_NOT_FOUND');
+const credentialNotFound = () => new NotFoundError('credential not found', 'CREDENTIAL_NOT_FOUND');
+
+/** What a credential is unique by within a vault: its MCP server, or its variable name. */
+const credentialKey = (auth: CredentialAuth): string => credentialMcpServerUrl(auth) ?? `env:${auth.type === 'environment_variable' ? auth.secret_name : ''}`;
+
+/** Turns a contract rule's message into a 400 on `auth`. */
+function asBadInput<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw new ValidationError(e instanceof Error ? e.message : String(e), 'auth');
+  }
+}
+
+/**
+ * Vaults and credentials are configuration, written straight to the store. A credential's secret
+ * is sealed here (AES-256-GCM, bound to the credential id, under the active server key) and never
+ * answered again, not even in the create response; only the egress opens it.
+ */
+export class VaultsService {
+  constructor(private readonly d: VaultsServiceDeps) {}
+
+  async create(owner: string, body: VaultCreateParams) {
+    const now = this.now();
+    const vault: VaultRecord = { id: this.d.ids.next('vlt'), owner_id: owner, display_name: body.display_name, metadata: body.metadata ?? {}, created_at: now, updated_at: now, archived_at: null };
+    await this.d.vaults.put(vault);
+    return renderVault(vault);
+  }
+
+  async list(owner: string, query: RouteInput<typeof VaultRoutes.list>['query']) {
+    const page = await this.d.vaults.list(owner, { limit: query.limit ?? DEFAULT_PAGE_LIMIT, page: query.page ?? null, include_archived: query.include_archived });
+    return { data: page.data.map(renderVault), next_page: page.next_page };
+  }
+
+  async get(owner: string, id: string) {
+    return renderVault(await this.vault(owner, id));
+  }
+
+  async update(owner: string, id: string, body: VaultUpdateParams) {
+    const vault = this.live(await this.vault(owner, id));
+    const next: VaultRecord = {
+      ...vault,
+      display_name: body.display_name ?? vault.display_name,
+      metadata: body.metadata === null ? {} : patchMetadata(vault.metadata, body.metadata),
+      updated_at: this.now(),
+    };
+    await this.d.vaults.put(next);
+    return renderVault(next);
+  }
+
+  async archive(owner: string, id: string) {
+    const vault = await this.vault(owner, id);
+    if (vault.archived_at) return renderVault(vault);
+    const now = this.now();
+    const next: VaultRecord = { ...vault, archived_at: now, updated_at: now };
+    await this.d.vaults.put(next);
+    return renderVault(next);
+  }
+
+  async delete(owner: string, id: string) {
+    if (!(await this.d.vaults.delete(owner, id))) throw vaultNotFound();
+    return { id, type: 'vault_deleted' };
+  }
+
+  async createCredential(owner: string, vaultId: string, body: CredentialCreateParams) {
+    this.live(await this.vault(owner, vaultId));
+    const { auth, secret } = asBadInput(() => credentialFromCreate(body.auth));
+    if ((await this.d.vaults.countCredentials(owner, vaultId)) >= MAX_VAULT_CREDENTIALS) {
+      throw new IllegalStateError('VAULT_CREDENTIAL_LIMIT_REACHED', `a vault holds at most ${MAX_VAULT_CREDENTIALS} credentials`);
+    }
+    const taken = (await this.d.vaults.activeCredentials(owner, [vaultId])).find((c) => credentialKey(c.auth) === credentialKey(auth));
+    if (taken) throw new IllegalStateError('CREDENTIAL_CONFLICT', `credential ${taken.id} of this vault already covers ${credentialMcpServerUrl(auth) ?? 'this variable'}; update or archive it`);
+    const now = this.now();
+    const id = this.d.ids.next('vcrd');
+    const credential: CredentialRecord = {
+      id,
+      owner_id: owner,
+      vault_id: vaultId,
+      display_name: body.display_name ?? null,
+      metadata: body.metadata ?? {},
+      auth,
+      secret: this.seal(secret, id),
+      created_at: now,
+      updated_at: now,
+      archived_at: null,
+    };
+    await this.d.vaults.putCredential(credential);
+    return renderCredential(credential);
+  }
+
+  async listCredentials(owner: string, vaultId: string, query: RouteInput<typeof VaultRoutes.listCredentials>['query']) {
+    await this.vault(owner, vaultId);
+    const page = await this.d.vaults.listCredentials(owner, vaultId, { limit: query.limit ?? DEFAULT_PAGE_LIMIT, page: query.page ?? null, include_archived: query.include_archived });
+    return { data: page.data.map(renderCredential), next_page: page.next_page };
+  }
+
+  async getCredential(owner: string, vaultId: string, id: string) {
+    return renderCredential(await this.credential(owner, vaultId, id));
+  }
+
+  async updateCredential(owner: string, vaultId: string, id: string, body: CredentialUpdateParams) {
+    this.live(await this.vault(owner, vaultId));
+    const current = await this.credential(owner, vaultId, id);
+    if (current.archived_at) throw new IllegalStateError('CREDENTIAL_ARCHIVED', 'this credential is archived and read-only');
+    const changed = body.auth ? asBadInput(() => credentialAfterUpdate(current.auth, body.auth as NonNullable<typeof body.auth>)) : { auth: current.auth, secret: null };
+    const next: CredentialRecord = {
+      ...current,
+      auth: changed.auth,
+      secret: changed.secret ? this.seal(changed.secret, id) : current.secret,
+      display_name: body.display_name === undefined ? current.display_name : body.display_name,
+      metadata: body.metadata === null ? {} : patchMetadata(current.metadata, body.metadata),
+      updated_at: this.now(),
+    };
+    await this.d.vaults.putCredential(next);
+    return renderCredential(next);
+  }
+
+  async archiveCredential(owner: string, vaultId: string, id: string) {
+    await this.vault(owner, vaultId);
+    const current = await this.credential(owner, vaultId, id);
+    if (current.archived_at) return renderCredential(current);
+    const now = this.now();
+    const next: CredentialRecord = { ...current, archived_at: now, updated_at: now };
+    await this.d.vaults.putCredential(next);
+    return renderCredential(next);
+  }
+
+  async deleteCredential(owner: string, vaultId: string, id: string) {
+    await this.vault(owner, vaultId);
+    if (!(await this.d.vaults.deleteCredential(owner, vaultId, id))) throw credentialNotFound();
+    return { id, type: 'vault_credential_deleted' };
+  }
+
+  private seal(secret: CredentialSecret, credentialId: string) {
+    return this.d.secrets.seal(JSON.stringify(secret), credentialId);
+  }
+
+  private async vault(owner: string, id: string): Promise<VaultRecord> {
+    const vault = await this.d.vaults.get(owner, id);
+    if (!vault) throw vaultNotFound();
+    return vault;
+  }
+
+  private live(vault: VaultRecord): VaultRecord {
+    if (vault.archived_at) throw new IllegalStateError('VAULT_ARCHIVED', 'this vault is archived and read-only');
+    return vault;
+  }
+
+  private async credential(owner: string, vaultId: string, id: string): Promise<CredentialRecord> {
+    const credential = await this.d.vaults.getCredential(owner, vaultId, id);
+    if (!credential) throw credentialNotFound();
+    return credential;
+  }
+
+  private now(): string {
+    return this.d.clock.now().toISOString();
+  }
+}

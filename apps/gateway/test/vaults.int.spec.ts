@@ -1,0 +1,94 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { startGateway, type GatewayHarness } from './support/gateway-harness';
+import { call } from './support/api';
+
+/** Vaults and credentials through the official SDK (`client.beta.vaults`), secrets sealed at rest and never answered. */
+describe('vaults and credentials', () => {
+  let gw: GatewayHarness;
+  let client: Anthropic;
+  beforeAll(async () => {
+    gw = await startGateway({ turnRunner: false });
+    client = new Anthropic({ apiKey: gw.keyA, baseURL: gw.url, maxRetries: 0 });
+  });
+  afterAll(() => gw.close());
+
+  it('creates, lists, updates, archives and deletes a vault as the SDK calls it', async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'ci', metadata: { team: 'infra' } });
+    expect(vault).toMatchObject({ type: 'vault', display_name: 'ci', metadata: { team: 'infra' }, archived_at: null });
+    expect(vault.id).toMatch(/^vlt_/);
+    expect((await client.beta.vaults.retrieve(vault.id)).display_name).toBe('ci');
+    const updated = await client.beta.vaults.update(vault.id, { display_name: 'ci-2', metadata: { team: null, env: 'prod' } });
+    expect(updated).toMatchObject({ display_name: 'ci-2', metadata: { env: 'prod' } });
+    const ids: string[] = [];
+    for await (const v of client.beta.vaults.list()) ids.push(v.id);
+    expect(ids).toContain(vault.id);
+    const archived = await client.beta.vaults.archive(vault.id);
+    expect(archived.archived_at).not.toBeNull();
+    const listed: string[] = [];
+    for await (const v of client.beta.vaults.list()) listed.push(v.id);
+    expect(listed).not.toContain(vault.id);
+    await expect(client.beta.vaults.update(vault.id, { display_name: 'x' })).rejects.toMatchObject({ status: 409 });
+    await expect(client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/', token: 't' } })).rejects.toMatchObject({ status: 409 });
+    expect(await client.beta.vaults.delete(vault.id)).toEqual({ id: vault.id, type: 'vault_deleted' });
+    await expect(client.beta.vaults.retrieve(vault.id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('keeps a credential’s secret write-only: never answered, sealed under a key id at rest, bound to its record', async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'secrets' });
+    const token = 'ghp_very-secret-token-123';
+    const created = await client.beta.vaults.credentials.create(vault.id, { display_name: 'github', auth: { type: 'static_bearer', mcp_server_url: 'https://api.githubcopilot.com/mcp/', token } });
+    expect(created).toMatchObject({ type: 'vault_credential', vault_id: vault.id, display_name: 'github', auth: { type: 'static_bearer', mcp_server_url: 'https://api.githubcopilot.com/mcp/' } });
+    const env = await client.beta.vaults.credentials.create(vault.id, {
+      auth: { type: 'environment_variable', secret_name: 'DEPLOY_TOKEN', secret_value: 'dpl_other-secret', networking: { type: 'limited', allowed_hosts: ['deploy.example.com'] } },
+    });
+    expect(env.auth).toEqual({ type: 'environment_variable', secret_name: 'DEPLOY_TOKEN', networking: { type: 'limited', allowed_hosts: ['deploy.example.com'] }, injection_location: { header: true, body: false } });
+
+    const answers = [
+      JSON.stringify(created),
+      JSON.stringify(await client.beta.vaults.credentials.retrieve(created.id, { vault_id: vault.id })),
+      (await call(gw.url, gw.keyA, 'GET', `/v1/vaults/${vault.id}/credentials`)).text,
+    ];
+    for (const text of answers) {
+      expect(text).not.toContain(token);
+      expect(text).not.toContain('dpl_other-secret');
+      expect(text).not.toContain('ciphertext');
+    }
+    const stored = await gw.store.vaults.getCredential('owner_a', vault.id, created.id);
+    if (!stored) throw new Error('credential not stored');
+    expect(JSON.stringify(stored)).not.toContain(token);
+    expect(stored.secret.key_id).toBe('test');
+    expect(JSON.parse(gw.secrets.open(stored.secret, created.id))).toEqual({ value: token });
+    expect(() => gw.secrets.open(stored.secret, env.id)).toThrow();
+
+    const rotated = await client.beta.vaults.credentials.update(created.id, { vault_id: vault.id, auth: { type: 'static_bearer', token: 'ghp_new' } });
+    expect(rotated.auth).toEqual(created.auth);
+    const after = await gw.store.vaults.getCredential('owner_a', vault.id, created.id);
+    expect(after && JSON.parse(gw.secrets.open(after.secret, created.id))).toEqual({ value: 'ghp_new' });
+  });
+
+  it('refuses with stable codes: a second credential for the same server, a changed auth type, a reserved variable, an archived credential', async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'rules' });
+    const first = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/x', token: 't1' } });
+    const again = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'static_bearer', mcp_server_url: 'https://MCP.example.com/x', token: 't2' } });
+    expect([again.status, again.json.error.code]).toEqual([409, 'CREDENTIAL_CONFLICT']);
+    const retyped = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${first.id}`, { auth: { type: 'mcp_oauth', access_token: 'a' } });
+    expect([retyped.status, retyped.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    const reserved = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'environment_variable', secret_name: 'ANTHROPIC_API_KEY', secret_value: 'x', networking: { type: 'unrestricted' } } });
+    expect([reserved.status, reserved.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    const nowhere = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'environment_variable', secret_name: 'T', secret_value: 'x', networking: { type: 'unrestricted' }, injection_location: { header: false, body: false } } });
+    expect([nowhere.status, nowhere.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    await client.beta.vaults.credentials.archive(first.id, { vault_id: vault.id });
+    const archivedUpdate = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${first.id}`, { display_name: 'x' });
+    expect([archivedUpdate.status, archivedUpdate.json.error.code]).toEqual([409, 'CREDENTIAL_ARCHIVED']);
+    expect(await client.beta.vaults.credentials.delete(first.id, { vault_id: vault.id })).toEqual({ id: first.id, type: 'vault_credential_deleted' });
+  });
+
+  it('answers 503 SECRETS_NOT_CONFIGURED when the server has no key, and keeps nothing', async () => {
+    const bare = await startGateway({ turnRunner: false, secretKeys: false });
+    const vault = await call(bare.url, bare.keyA, 'POST', '/v1/vaults', { display_name: 'v' });
+    const res = await call(bare.url, bare.keyA, 'POST', `/v1/vaults/${vault.json.id}/credentials`, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/', token: 't' } });
+    expect([res.status, res.json.error.code]).toEqual([503, 'SECRETS_NOT_CONFIGURED']);
+    expect((await call(bare.url, bare.keyA, 'GET', `/v1/vaults/${vault.json.id}/credentials`)).json.data).toEqual([]);
+    await bare.close();
+  });
+});

@@ -1,0 +1,143 @@
+import type { EventType } from '@berth/contracts';
+import { harnessAdapterFor, type HarnessAdapter, type PendingConfirmation } from '@berth/harness';
+import type { Logger, SandboxRuntime, SessionJournal } from '@berth/ports';
+import type { AnswerConfirmation, InterruptHarness, TurnToRun } from '@berth/sandbox-workflow';
+import type { SandboxMetrics, TraceContext } from '@berth/telemetry';
+import type { CrashPoints } from '../config/crash-points';
+import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
+import type { TranscriptSync } from './transcript-sync';
+import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
+import { turnFiles, wholeLines } from './turn-files';
+import { TurnProcess, writeStdinOnce } from './turn-process';
+import type { SendManagerCommand } from '../workflow/manager-sender';
+
+export type TurnExecutionsDeps = Readonly<{
+  runtime: SandboxRuntime;
+  journal: SessionJournal;
+  settings: EnvironmentSettingsReader;
+  transcripts: TranscriptSync;
+  send: SendManagerCommand;
+  secret: (name: string) => string | null;
+  crash: CrashPoints;
+  log: Logger;
+  metrics: Pick<SandboxMetrics, 'turnSeconds'>;
+  now: () => string;
+  adapterFor?: (kind: TurnToRun['harness']) => HarnessAdapter;
+  tuning?: Partial<TurnTuning>;
+}>;
+
+const OUTPUT_TYPES: readonly EventType[] = ['AgentMessageRecorded', 'AgentThinkingRecorded', 'AgentToolUseRecorded', 'AgentToolResultRecorded', 'UsageRecorded'];
+
+/**
+ * The turns this process runs, one per session: starts them (a repeated start of the same turn
+ * joins it; the next turn of a session waits for the previous one's exit), and carries out what
+ * the workflow asks of them (interrupt, abandon, answer a confirmation).
+ */
+export class TurnExecutions {
+  private readonly bySession = new Map<string, TurnExecution>();
+  private readonly restored = new Set<string>();
+  private readonly tuning: TurnTuning;
+
+  constructor(private readonly deps: TurnExecutionsDeps) {
+    this.tuning = { ...DEFAULT_TURN_TUNING, ...deps.tuning };
+  }
+
+  get(sessionId: string): TurnExecution | undefined {
+    return this.bySession.get(sessionId);
+  }
+
+  all(): readonly TurnExecution[] {
+    return [...this.bySession.values()];
+  }
+
+  /** How many turns here have not settled for their users yet (the `berth_turns_running` gauge). */
+  unsettled(): number {
+    return this.all().filter((e) => !e.settled).length;
+  }
+
+  /** Starts the turn (its span a child of `trace`); a start of the turn already running here joins it. */
+  start(turn: TurnToRun, report: TurnReport, trace?: TraceContext): TurnExecution {
+    const current = this.bySession.get(turn.session_id);
+    if (current?.turnId === turn.turn_id) return current;
+    const execution = new TurnExecution(
+      turn,
+      {
+        runtime: this.deps.runtime,
+        sendOutputs: this.deps.send,
+        transcripts: this.deps.transcripts,
+        adapter: this.adapterFor(turn.harness),
+        model: async () => (await this.deps.settings.read(turn.owner_id, turn.environment_id)).model,
+        secret: this.deps.secret,
+        crash: this.deps.crash,
+        log: this.deps.log,
+        metrics: this.deps.metrics,
+        tuning: this.tuning,
+        now: this.deps.now,
+        restored: this.restored,
+        lastRecordedOffset: () => this.lastRecordedOffset(turn.session_id, turn.turn_id),
+        report,
+      },
+      current?.done ?? Promise.resolve(),
+      trace,
+    );
+    this.bySession.set(turn.session_id, execution);
+    void execution.done.finally(() => {
+      if (this.bySession.get(turn.session_id) === execution) this.bySession.delete(turn.session_id);
+    });
+    return execution;
+  }
+
+  /** Stops the turn's harness: through its execution when this process streams it, else its process group in the sandbox. */
+  async interrupt(o: InterruptHarness): Promise<void> {
+    const execution = this.bySession.get(o.session_id);
+    if (o.streamed_here && execution?.turnId === o.turn_id) return execution.interrupt();
+    await TurnProcess.kill({ runtime: this.deps.runtime, sandboxId: o.sandbox_id, turnId: o.turn_id }, 'INT').catch((e: unknown) =>
+      this.deps.log.warn('could not signal a harness', { session_id: o.session_id, turn_id: o.turn_id, sandbox_id: o.sandbox_id, err: e }),
+    );
+  }
+
+  abandon(sessionId: string, turnId: string): void {
+    const execution = this.bySession.get(sessionId);
+    if (execution?.turnId === turnId) execution.abandon();
+  }
+
+  /**
+   * Answers the harness's permission request in its stdin file (once, whoever started the harness):
+   * the request is the one this process parsed, or, after a restart, the one in the turn's output file.
+   */
+  async answer(o: AnswerConfirmation): Promise<void> {
+    const execution = this.bySession.get(o.session_id);
+    const adapter = this.adapterFor(o.harness);
+    const pending = (execution?.turnId === o.turn_id ? execution.pendingConfirmation(o.harness_tool_use_id) : undefined) ?? (await this.pendingInOutputFile(o, adapter));
+    if (pending === undefined) {
+      this.deps.log.warn('tool use had no pending confirmation to answer', { session_id: o.session_id, turn_id: o.turn_id, tool_use_id: o.harness_tool_use_id });
+      return;
+    }
+    const line = adapter.answerConfirmation(pending, { result: o.result, denyMessage: o.deny_message });
+    if (line === null) return;
+    await writeStdinOnce({ runtime: this.deps.runtime, sandboxId: o.sandbox_id, turnId: o.turn_id }, line);
+    if (execution?.turnId === o.turn_id) execution.answered(o.harness_tool_use_id);
+  }
+
+  private async pendingInOutputFile(o: AnswerConfirmation, adapter: HarnessAdapter): Promise<PendingConfirmation | undefined> {
+    const { lines } = wholeLines(await this.deps.runtime.readFile(o.sandbox_id, turnFiles(o.turn_id).output));
+    let state = adapter.initialState(o.permission_mode);
+    let found: PendingConfirmation | undefined;
+    for (const line of lines) {
+      const step = adapter.parseLine(line, state);
+      state = step.state;
+      if (step.confirmation?.toolUseId === o.harness_tool_use_id) found = step.confirmation;
+    }
+    return found;
+  }
+
+  /** The highest output offset the kernel recorded for the turn (-1: none): where a reattached turn resumes reporting. */
+  private async lastRecordedOffset(sessionId: string, turnId: string): Promise<number> {
+    const [latest] = await this.deps.journal.readEvents(sessionId, { order: 'desc', limit: 1, types: OUTPUT_TYPES });
+    return latest !== undefined && 'offset' in latest.data && latest.data.turn_id === turnId ? latest.data.offset : -1;
+  }
+
+  private adapterFor(kind: TurnToRun['harness']): HarnessAdapter {
+    return (this.deps.adapterFor ?? harnessAdapterFor)(kind);
+  }
+}

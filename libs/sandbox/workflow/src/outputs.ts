@@ -1,0 +1,69 @@
+import type { EventData, HarnessKind, PermissionMode } from '@berth/contracts';
+import type { ManagerInput } from './inputs';
+import type { ManagerCommand } from './manager-commands';
+
+/** Send a fact to the kernel (retried with the same id until it answers). `report`: feed the answer back. */
+export type SendCommand = Readonly<{ kind: 'command'; command: ManagerCommand; report: boolean }>;
+
+/** Give the session a running container for `generation`: the one already under its name, a warm one, or a cold start. */
+export type AcquireSandbox = Readonly<{ kind: 'acquire_sandbox'; session_id: string; generation: number; owner_id: string; environment_id: string }>;
+
+/** Stop and remove these containers (and, with `whole_session`, every other container labelled with the session). */
+export type ReleaseSandboxes = Readonly<{ kind: 'release_sandboxes'; session_id: string; sandbox_ids: readonly string[]; whole_session: boolean }>;
+
+/** Everything a turn runs with, read from the view; the environment's model settings are read by the activity. */
+export type TurnToRun = Readonly<{
+  session_id: string;
+  turn_id: string;
+  generation: number;
+  sandbox_id: string;
+  owner_id: string;
+  environment_id: string;
+  agent: Readonly<{ id: string; version: number }>;
+  harness: HarnessKind;
+  permission_mode: PermissionMode;
+  prompt: string;
+  /** The harness conversation to continue; null on the first turn. */
+  resume_id: string | null;
+  /** An earlier process may have started this turn's harness: look for it (and reattach) before starting one. */
+  may_have_started: boolean;
+}>;
+
+/** Run (or reattach to) the turn's harness; its progress comes back as `turn_terminal`, `turn_exited` or `turn_not_run`. */
+export type RunTurn = Readonly<{ kind: 'run_turn'; turn: TurnToRun }>;
+
+/**
+ * Stop the turn's harness: its interrupt line when this process streams it (then its process group
+ * after a grace), or its process group at once when an earlier process started it.
+ */
+export type InterruptHarness = Readonly<{ kind: 'interrupt_harness'; session_id: string; turn_id: string; sandbox_id: string; streamed_here: boolean }>;
+
+/** Stop following the turn's output (it settled without the harness's help). */
+export type AbandonTurn = Readonly<{ kind: 'abandon_turn'; session_id: string; turn_id: string }>;
+
+/** Answer the harness's pending permission request, durably (the answer outlives this process). */
+export type AnswerConfirmation = Readonly<{
+  kind: 'answer_confirmation';
+  session_id: string;
+  turn_id: string;
+  sandbox_id: string;
+  harness: HarnessKind;
+  permission_mode: PermissionMode;
+  harness_tool_use_id: string;
+  result: EventData<'ToolUseConfirmed'>['result'];
+  deny_message: string | null;
+}>;
+
+/** Feed `input` back at `at` (the only way time passes for the workflow). */
+export type Schedule = Readonly<{ kind: 'schedule'; at: string; input: ManagerInput }>;
+
+/** The lease sweep's view of the sandboxes this process bound: track one, note activity on it, or forget it. */
+export type LeaseChange =
+  | Readonly<{ kind: 'lease'; action: 'track'; session_id: string; sandbox_id: string; generation: number; owner_id: string; environment_id: string }>
+  | Readonly<{ kind: 'lease'; action: 'touch'; session_id: string }>
+  | Readonly<{ kind: 'lease'; action: 'forget'; session_id: string; sandbox_id: string | null }>;
+
+/** The answer to a request input (the reconciler's reattach). */
+export type Reply = Readonly<{ kind: 'reply'; outcome: 'done' | 'impossible'; message: string }>;
+
+export type ManagerOutput = SendCommand | AcquireSandbox | ReleaseSandboxes | RunTurn | InterruptHarness | AbandonTurn | AnswerConfirmation | Schedule | LeaseChange | Reply;

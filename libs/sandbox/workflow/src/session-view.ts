@@ -1,0 +1,171 @@
+import type { ContentBlock, EventType, HarnessKind, PermissionMode, RecordedEvent } from '@berth/contracts';
+
+/** A bound container; `expires_at` is the lease the kernel recorded at bind time. */
+export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
+
+/** The session's open turn, as far as the sandbox-manager cares. */
+export type ViewTurn = Readonly<{
+  turn_id: string;
+  /** The kernel recorded an interrupt for it. */
+  interrupting: boolean;
+  /** Public `agent.tool_use` event id → the harness's own tool-use id, for the uses that asked. */
+  asks: Readonly<Record<string, string>>;
+  /** `agent.tool_use` event ids still waiting for `user.tool_confirmation`. */
+  pending: readonly string[];
+}>;
+
+/**
+ * What the sandbox-manager knows of one session: a small projection of the journal, folded by
+ * `foldSessionEvent` from the event types in `SESSION_VIEW_EVENT_TYPES` only (agent output other
+ * than tool uses never touches it). It agrees with the kernel's own state on every field it keeps
+ * (a test in the sandbox-manager folds random journals through both).
+ */
+export type SessionView = Readonly<{
+  /** Empty until the first event is folded. */
+  session_id: string;
+  /** Highest journal seq folded: an event at or below it changes nothing. */
+  last_seq: number;
+  exists: boolean;
+  owner_id: string;
+  environment_id: string;
+  agent: Readonly<{ id: string; version: number }>;
+  harness: HarnessKind;
+  permission_mode: PermissionMode;
+  /** `terminated` can become `open` again through a recover; `deleted` is final. */
+  lifecycle: 'open' | 'terminated' | 'deleted';
+  /** Paused on request: no sandbox until a resume (or a message) asks for one. */
+  paused: boolean;
+  /** The live sandbox; null when none is bound or the bound one was lost. */
+  sandbox: SandboxBinding | null;
+  /** Generation the kernel asked a sandbox for and nobody bound yet. */
+  sandbox_request: number | null;
+  /** The harness's own conversation id, to resume it next turn. */
+  harness_session_id: string | null;
+  turn: ViewTurn | null;
+  /** The user message of every turn not finished yet (the current one and the queued ones). */
+  prompts: Readonly<Record<string, readonly ContentBlock[]>>;
+}>;
+
+export const emptySessionView = (): SessionView => ({
+  session_id: '',
+  last_seq: 0,
+  exists: false,
+  owner_id: '',
+  environment_id: '',
+  agent: { id: '', version: 0 },
+  harness: 'claude-code',
+  permission_mode: 'always_allow',
+  lifecycle: 'open',
+  paused: false,
+  sandbox: null,
+  sandbox_request: null,
+  harness_session_id: null,
+  turn: null,
+  prompts: {},
+});
+
+/** The journal events the view folds; the manager reads only these back from the journal. */
+export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
+  'SessionCreated',
+  'PermissionModeSet',
+  'UserMessageReceived',
+  'TurnStarted',
+  'AgentToolUseRecorded',
+  'TurnAwaitingConfirmation',
+  'ToolUseConfirmed',
+  'TurnResumed',
+  'InterruptRequested',
+  'TurnCompleted',
+  'TurnFailed',
+  'HarnessSessionRecorded',
+  'ConversationEnded',
+  'SandboxRequested',
+  'SandboxBound',
+  'SandboxStartFailed',
+  'SandboxLost',
+  'SessionRecovered',
+  'SessionTerminated',
+  'SessionArchived',
+  'SessionDeleted',
+  'SessionPaused',
+  'SessionResumed',
+];
+
+const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
+  const { [key]: _dropped, ...rest } = record;
+  return rest;
+};
+
+/** Terminate, archive and delete give the sandbox back and drop whatever waited to run. */
+const released = (view: SessionView): SessionView => ({ ...view, sandbox: null, sandbox_request: null, turn: null, prompts: {} });
+
+const onTurn = (view: SessionView, turnId: string, change: (turn: ViewTurn) => ViewTurn): SessionView =>
+  view.turn?.turn_id === turnId ? { ...view, turn: change(view.turn) } : view;
+
+/** Folds one journal event into the view. Total: an event that does not fit leaves the view as it was. */
+export function foldSessionEvent(view: SessionView, event: RecordedEvent): SessionView {
+  if (event.seq <= view.last_seq) return view;
+  const v: SessionView = { ...view, session_id: event.session_id, last_seq: event.seq };
+  switch (event.type) {
+    case 'SessionCreated': {
+      const d = event.data;
+      return { ...v, exists: true, owner_id: d.owner_id, environment_id: d.environment_id, agent: d.agent, harness: d.harness, permission_mode: d.permission_mode };
+    }
+    case 'PermissionModeSet':
+      return { ...v, permission_mode: event.data.mode };
+    case 'UserMessageReceived':
+      return { ...v, prompts: { ...v.prompts, [event.data.turn_id]: event.data.content } };
+    case 'TurnStarted':
+      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [] } };
+    case 'AgentToolUseRecorded':
+      return event.data.evaluated_permission === 'ask'
+        ? onTurn(v, event.data.turn_id, (t) => ({ ...t, asks: { ...t.asks, [event.id]: event.data.harness_tool_use_id } }))
+        : v;
+    case 'TurnAwaitingConfirmation':
+      // As in the kernel: a turn waiting for the user is no longer "interrupting" (it waits instead).
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: event.data.event_ids, interrupting: false }));
+    case 'ToolUseConfirmed':
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: t.pending.filter((id) => id !== event.data.tool_use_event_id) }));
+    case 'TurnResumed':
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: [], interrupting: false }));
+    case 'InterruptRequested':
+      return event.data.turn_id === null ? v : onTurn(v, event.data.turn_id, (t) => ({ ...t, interrupting: true }));
+    case 'TurnCompleted':
+    case 'TurnFailed':
+      return v.turn?.turn_id === event.data.turn_id ? { ...v, turn: null, prompts: withoutKey(v.prompts, event.data.turn_id) } : v;
+    case 'HarnessSessionRecorded':
+      return { ...v, harness_session_id: event.data.harness_session_id };
+    case 'ConversationEnded':
+      return { ...v, harness_session_id: null };
+    case 'SandboxRequested':
+      return { ...v, sandbox_request: event.data.generation };
+    case 'SandboxBound':
+      return { ...v, sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at }, sandbox_request: null };
+    case 'SandboxStartFailed':
+      return v.sandbox_request === event.data.generation ? { ...v, sandbox_request: null } : v;
+    case 'SandboxLost':
+      return v.sandbox?.sandbox_id === event.data.sandbox_id && v.sandbox.generation === event.data.generation ? { ...v, sandbox: null } : v;
+    case 'SessionRecovered': {
+      const { outcome } = event.data;
+      if (outcome === 'manual-recovery-required') return v;
+      return { ...v, lifecycle: v.lifecycle === 'deleted' ? 'deleted' : 'open', sandbox: outcome === 'reattached' ? v.sandbox : null };
+    }
+    case 'SessionTerminated':
+      return { ...released(v), lifecycle: 'terminated', paused: false };
+    case 'SessionArchived':
+      return released(v);
+    case 'SessionDeleted':
+      return { ...released(v), lifecycle: 'deleted', paused: false };
+    case 'SessionPaused':
+      return { ...v, paused: true, sandbox: null, sandbox_request: null };
+    case 'SessionResumed':
+      return { ...v, paused: false };
+    default:
+      return v;
+  }
+}
+
+/** A user message as the plain text a harness takes. */
+export function promptText(content: readonly ContentBlock[]): string {
+  return content.map((block) => (block.type === 'text' ? block.text : `[${block.type} attachment omitted]`)).join('\n');
+}
