@@ -27,6 +27,7 @@ const frameworkFreeSources = [
   'libs/harness/**/*.ts',
   'libs/session/**/*.ts',
   'libs/sandbox/domain/**/*.ts',
+  'libs/egress/domain/**/*.ts',
   'libs/sandbox/lifecycle/**/*.ts',
   'libs/sandbox/workflow/**/*.ts',
   'libs/turns/domain/**/*.ts',

@@ -1,24 +1,33 @@
 /**
- * Per-turn overhead of the platform: a Claude Code turn sent through the gateway (official SDK →
- * kernel → sandbox-manager → `exec` in the session's container → outputs back as commands → the
- * `session.status_idle` event), beside the same CLI run by hand with `docker exec` in the same
- * container against the same scripted model, interleaved in one run. Both conversations grow the
- * same way (each turn resumes the previous one). Target: overhead ≤ 10 %.
+ * Per-turn overhead of the platform and of the egress proxy, interleaved in one run against the
+ * same scripted model, each conversation growing the same way (every turn resumes the previous):
+ *   1. a Claude Code turn through the gateway on the default network (official SDK → kernel →
+ *      sandbox-manager → `exec` in the session's container → model requests through the relay and
+ *      the egress → outputs back as commands → the `session.status_idle` event);
+ *   2. the same CLI by hand with `docker exec` in that container, its model requests through the
+ *      relay and the egress too (what the platform adds on top of the harness: target ≤ 5 %);
+ *   3. the same CLI by hand in a container on the host network talking to the model directly
+ *      (the figure before the egress: what the relay and the proxy add per turn).
+ * Then single model requests (curl, a new connection each, as the least favourable case for the
+ * relay) through the relay and the egress beside the same request straight to the model, in
+ * interleaved batches: the egress's cost per request, with less noise than whole turns.
  *
  *   node -r @swc-node/register bench/turn-overhead.ts [turns]
  *
- * Starts nats-server, the three services and Berth's Docker engine as the end-to-end tests do,
+ * Starts nats-server, the four services and Berth's Docker engine as the end-to-end tests do,
  * and removes everything it started.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { harnessAdapterFor } from '@berth/harness';
-import { SANDBOX_HOME, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
-import { AnthropicMessagesServer, reply } from '@berth/testing';
+import { EGRESS_RELAY_PORT, KEEPALIVE_CMD, relayUrl, SANDBOX_HOME, SANDBOX_USER, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
+import { AnthropicMessagesServer, ensureDockerTestEngine, reply } from '@berth/testing';
 // The bench drives the whole platform exactly as the sandbox-manager's end-to-end tests start it.
 import { startE2ePlatform, type E2ePlatform } from '../apps/sandbox-manager/src/testing/e2e-platform';
 
 const TURNS = Number(process.argv[2] ?? 10);
-const KEY = 'sk-scripted-not-a-real-key';
+const PLACEHOLDER = 'berth-egress-adds-the-real-key';
+const REQUEST_BATCHES = 10;
+const REQUESTS_PER_BATCH = 20;
 const adapter = harnessAdapterFor('claude-code');
 
 const percentile = (values: readonly number[], p: number): number => {
@@ -41,10 +50,10 @@ async function platformTurn(client: Anthropic, sessionId: string, text: string):
  * The same CLI, same flags, same model, by hand: `exec` into the container, feed the prompt, until
  * the CLI prints its `result` line (the turn is done; the platform's idle event marks the same moment).
  */
-async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string, text: string, resumeId: string | null): Promise<{ ms: number; sessionId: string | null }> {
+async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string, key: string, text: string, resumeId: string | null): Promise<{ ms: number; sessionId: string | null }> {
   const plan = adapter.buildTurn({ prompt: text, resumeId, model: { baseUrl, apiKeyEnv: 'BERTH_MODEL_API_KEY' }, permissionMode: 'always_allow', cwd: SANDBOX_WORKDIR, home: SANDBOX_HOME });
   const start = performance.now();
-  const exec = await platform.runtime.exec(container, { cmd: plan.argv, env: { ...plan.env, ANTHROPIC_API_KEY: KEY }, workdir: SANDBOX_WORKDIR });
+  const exec = await platform.runtime.exec(container, { cmd: plan.argv, env: { ...plan.env, ANTHROPIC_API_KEY: key }, workdir: SANDBOX_WORKDIR });
   for (const line of plan.stdinLines) exec.write(`${line}\n`);
   let state = adapter.initialState('always_allow');
   let sessionId: string | null = null;
@@ -62,6 +71,17 @@ async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string
   return { ms, sessionId };
 }
 
+/** `count` non-streaming model requests with curl in `container`, each one's total time in ms. */
+async function curlRequests(platform: E2ePlatform, container: string, url: string, key: string, count: number): Promise<number[]> {
+  const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
+  const script = `for i in $(seq ${count}); do curl -s -o /dev/null -w '%{time_total}\\n' -X POST -H 'content-type: application/json' -H "x-api-key: $KEY" --data '${body}' ${url}/v1/messages; done`;
+  const exec = await platform.runtime.exec(container, { cmd: ['/bin/bash', '-c', script], env: { KEY: key, NO_PROXY: '*' }, stdin: '' });
+  const times: number[] = [];
+  for await (const line of exec.lines) if (line.trim() !== '') times.push(Number(line) * 1000);
+  await exec.exit;
+  return times;
+}
+
 async function main(): Promise<void> {
   const model = await new AnthropicMessagesServer().start();
   model.setDefaultReply(reply.text('Done.'));
@@ -69,32 +89,64 @@ async function main(): Promise<void> {
   try {
     const client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
     const agent = await client.beta.agents.create({ name: 'bench', model: 'claude-sonnet-4-5' });
-    const env = await client.beta.environments.create({
-      name: 'bench',
-      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
-    });
+    // An environment with no network settings: the default, the egress.
+    const env = await client.beta.environments.create({ name: 'bench', config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     const container = `berth-s-${session.id}-g1`;
+    // The direct baseline: the same image on the host network, reaching the scripted model itself.
+    const direct = await platform.runtime.ensureRunning({
+      name: `berth-bench-direct-${process.pid}`,
+      image: ensureDockerTestEngine({ harness: true }).harnessImage as string,
+      labels: { 'berth.managed': 'true', 'berth.scope': platform.scope },
+      env: { HOME: SANDBOX_HOME },
+      network: 'host',
+      user: SANDBOX_USER,
+      workdir: SANDBOX_WORKDIR,
+      memoryBytes: 2 * 1024 ** 3,
+      nanoCpus: 2e9,
+      pidsLimit: 512,
+      readOnlyRoot: false,
+      cmd: KEEPALIVE_CMD,
+    });
+    const relay = relayUrl(EGRESS_RELAY_PORT);
 
     // Warm-up: the first turn of each also waits for the sandbox and fills the CLI's caches.
     await platformTurn(client, session.id, 'warm up');
-    let raw = await rawTurn(platform, container, model.url, 'warm up', null);
+    let viaEgress = await rawTurn(platform, container, relay, PLACEHOLDER, 'warm up', null);
+    let straight = await rawTurn(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', 'warm up', null);
 
     const platformMs: number[] = [];
-    const rawMs: number[] = [];
+    const egressMs: number[] = [];
+    const directMs: number[] = [];
     for (let i = 0; i < TURNS; i++) {
       platformMs.push(await platformTurn(client, session.id, `turn ${i}`));
-      raw = await rawTurn(platform, container, model.url, `turn ${i}`, raw.sessionId);
-      rawMs.push(raw.ms);
+      viaEgress = await rawTurn(platform, container, relay, PLACEHOLDER, `turn ${i}`, viaEgress.sessionId);
+      egressMs.push(viaEgress.ms);
+      straight = await rawTurn(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', `turn ${i}`, straight.sessionId);
+      directMs.push(straight.ms);
     }
 
-    const row = (name: string, values: number[]) =>
-      console.log(`${name.padEnd(34)} p50 ${percentile(values, 50).toFixed(0).padStart(6)} ms   p99 ${percentile(values, 99).toFixed(0).padStart(6)} ms`);
-    console.log(`Claude Code turn latency, ${TURNS} turns each, interleaved, same container and scripted model:`);
-    row('platform (gateway → idle event)', platformMs);
-    row('docker exec of the same CLI', rawMs);
-    const overhead = (percentile(platformMs, 50) / percentile(rawMs, 50) - 1) * 100;
-    console.log(`overhead at p50: ${overhead.toFixed(1)} % (target ≤ 10 %)`);
+    const row = (name: string, values: number[], digits = 0) =>
+      console.log(`${name.padEnd(52)} p50 ${percentile(values, 50).toFixed(digits).padStart(6)} ms   p99 ${percentile(values, 99).toFixed(digits).padStart(6)} ms`);
+    const ratio = (a: number[], b: number[]) => ((percentile(a, 50) / percentile(b, 50) - 1) * 100).toFixed(1);
+    console.log(`Claude Code turn latency, ${TURNS} turns each, interleaved, same image and scripted model:`);
+    row('platform, default network (gateway → idle event)', platformMs);
+    row('docker exec of the same CLI, through the egress', egressMs);
+    row('docker exec of the same CLI, host network, direct', directMs);
+    console.log(`platform overhead at p50 (platform / exec through the egress): ${ratio(platformMs, egressMs)} % (target ≤ 5 %)`);
+    console.log(`egress overhead at p50 (exec through the egress / direct exec): ${ratio(egressMs, directMs)} %`);
+    console.log(`platform with the egress against the direct exec (the figure before the egress): ${ratio(platformMs, directMs)} %`);
+
+    const viaRelay: number[] = [];
+    const straightToModel: number[] = [];
+    for (let b = 0; b < REQUEST_BATCHES; b++) {
+      viaRelay.push(...(await curlRequests(platform, container, relay, PLACEHOLDER, REQUESTS_PER_BATCH)));
+      straightToModel.push(...(await curlRequests(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', REQUESTS_PER_BATCH)));
+    }
+    console.log(`\nOne model request (curl, new connection each), ${viaRelay.length} each, interleaved batches of ${REQUESTS_PER_BATCH}:`);
+    row('through the relay and the egress (key added there)', viaRelay, 1);
+    row('straight to the model (host network)', straightToModel, 1);
+    console.log(`egress cost per request at p50: ${(percentile(viaRelay, 50) - percentile(straightToModel, 50)).toFixed(1)} ms`);
   } finally {
     await platform.stop();
     await model.close();

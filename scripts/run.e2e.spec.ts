@@ -1,20 +1,27 @@
+import Anthropic from '@anthropic-ai/sdk';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureDockerTestEngine, freePort } from '@berth/testing';
+import { DockerSandboxRuntime } from '@berth/docker';
+import { AnthropicMessagesServer, ensureDockerTestEngine, freePort, reply, ScriptedUpstreamProxy } from '@berth/testing';
 import { chromium } from 'playwright-core';
 
 /**
- * The README's first command as a user runs it: `npm start` in a terminal, the console opened at
- * the URL it prints and signed into with the key it prints, then Ctrl-C. The terminal is played by
- * a process group of our own (Ctrl-C is SIGINT to the foreground group), the browser by headless
- * Chromium. DOCKER_HOST names the engine the suite already runs: the script must use it and start
- * no dockerd of its own (the list of dockerd processes is compared before and after).
+ * The README's first command as a user runs it: `npm start` in a terminal with a model server on
+ * host loopback, the console opened at the URL it prints and signed into with the key it prints,
+ * a turn through the official SDK on an environment created with no network settings (the model
+ * server must see the real key, which only the egress had), then Ctrl-C. The terminal is played
+ * by a process group of our own (Ctrl-C is SIGINT to the foreground group), the browser by
+ * headless Chromium. DOCKER_HOST names the engine the suite already runs: the script must use it
+ * and start no dockerd of its own (the list of dockerd processes is compared before and after).
+ * The sandbox image is the one this run built (not `latest`), the sandboxes' scope is this run's,
+ * and the egress's way to other hosts is a scripted proxy on loopback: nothing leaves the machine.
  */
 jest.setTimeout(600_000);
 
 const REPO = join(__dirname, '..');
+const MODEL_KEY = 'sk-run-sh-real-key-for-the-model';
 const dockerdPids = () => spawnSync('pgrep', ['-x', 'dockerd'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
 
 describe('npm start', () => {
@@ -24,17 +31,33 @@ describe('npm start', () => {
   let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   let dockerHost: string;
   let dockerdBefore: string[];
+  let model: AnthropicMessagesServer;
+  let upstream: ScriptedUpstreamProxy;
+  const scope = `runsh${process.pid}`;
 
   beforeAll(async () => {
-    dockerHost = ensureDockerTestEngine({ harness: true }).dockerHost;
+    const engine = ensureDockerTestEngine({ harness: true });
+    dockerHost = engine.dockerHost;
     dockerdBefore = dockerdPids();
+    model = await new AnthropicMessagesServer().start();
+    upstream = await new ScriptedUpstreamProxy().start();
     home = mkdtempSync(join(tmpdir(), 'berth-run-'));
     const port = await freePort();
     child = spawn('npm', ['start'], {
       cwd: REPO,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, BERTH_HOME: home, PORT: String(port), DOCKER_HOST: dockerHost },
+      env: {
+        ...process.env,
+        BERTH_HOME: home,
+        PORT: String(port),
+        DOCKER_HOST: dockerHost,
+        BERTH_MODEL_BASE_URL: model.url,
+        BERTH_MODEL_API_KEY: MODEL_KEY,
+        BERTH_SANDBOX_SCOPE: scope,
+        BERTH_SANDBOX_IMAGE: engine.harnessImage as string,
+        BERTH_EGRESS_UPSTREAM_PROXY: upstream.url,
+      },
     });
     child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
@@ -49,6 +72,11 @@ describe('npm start', () => {
 
   afterAll(async () => {
     if (child && child.exitCode === null && child.signalCode === null) process.kill(-(child.pid as number), 'SIGKILL');
+    // npm start leaves sandboxes for its next start to adopt; this run's are removed here.
+    const runtime = new DockerSandboxRuntime({ dockerHost, managedLabels: { 'berth.scope': scope }, egressRoot: join(home, 'egress') });
+    for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
+    await model?.close();
+    await upstream?.close();
     rmSync(home, { recursive: true, force: true });
   });
 
@@ -81,6 +109,31 @@ describe('npm start', () => {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
     }
+  });
+
+  it('runs a turn for an environment created with no network settings, the model seeing the real key', async () => {
+    const apiUrl = /API:\s+(http:\/\/\S+)\/v1/.exec(output)?.[1] as string;
+    const apiKey = /API key:\s+(\S+)/.exec(output)?.[1] as string;
+    const client = new Anthropic({ apiKey, baseURL: apiUrl, maxRetries: 0 });
+    model.script(reply.text('Hello from the model behind the egress.'));
+    const agent = await client.beta.agents.create({ name: 'first', model: 'claude-sonnet-4-5' });
+    const env = await client.beta.environments.create({ name: 'first' });
+    expect(env.config).toMatchObject({ network: 'egress', networking: { type: 'unrestricted' } });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Say hello' }] }] });
+    const deadline = Date.now() + 180_000;
+    let events: { type: string; [k: string]: unknown }[] = [];
+    while (!events.some((e) => e.type === 'session.status_idle')) {
+      if (Date.now() > deadline) throw new Error(`the turn did not end:\n${JSON.stringify(events)}\n${output}`);
+      await new Promise((r) => setTimeout(r, 250));
+      events = [];
+      for await (const e of client.beta.sessions.events.list(session.id)) events.push(e as unknown as { type: string });
+    }
+    expect(events.filter((e) => e.type === 'agent.message').map((e) => JSON.stringify(e['content'])).join('')).toContain('Hello from the model behind the egress.');
+    expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
+    expect(model.sawCredential(MODEL_KEY)).toBe(true);
+    // Only the egress was given the key, and no service logged it.
+    for (const file of readdirSync(join(home, 'logs'))) expect(readFileSync(join(home, 'logs', file), 'utf8')).not.toContain(MODEL_KEY);
   });
 
   it('stops everything on Ctrl-C and exits 0, saying "stopped"', async () => {

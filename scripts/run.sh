@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm start`: runs the whole platform on one machine with embedded defaults: a nats-server it
 # starts, the SQLite store, a Docker engine for sandboxes (the user's own when one answers), the
-# four services and the web console. Prints where the API and console are and a fresh API key.
+# five services (the egress proxy is the only one that sees model keys) and the web console.
+# Prints where the API and console are and a fresh API key.
 # Ctrl-C stops everything it started and exits 0. `npm start -- --help` lists the knobs.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -12,7 +13,8 @@ usage() {
 Usage: npm start [-- --help]        (or: bash scripts/run.sh)
 
 Runs Berth on this machine: nats-server, the SQLite store, a Docker engine for sandboxes, the
-gateway (API + console), session-kernel, sandbox-manager and turn-reconciler. The first run
+gateway (API + console), session-kernel, sandbox-manager, turn-reconciler and the egress proxy
+(the sandboxes' only way out). The first run
 installs what is missing (npm packages, Debian packages, the sandbox images); later runs are quick.
 Ctrl-C stops everything it started.
 
@@ -23,8 +25,10 @@ Knobs (environment variables, all optional):
   DOCKER_HOST            Docker engine to run sandboxes on. Default: the system engine
                          (/var/run/docker.sock) when it answers, else Berth's own engine on
                          unix:///run/berth-docker.sock, started (and stopped again) by this script
-  BERTH_MODEL_BASE_URL   model endpoint handed to harnesses (Messages API; Responses API for Codex)
-  BERTH_MODEL_API_KEY    its key (never written to the journal or the logs)
+  BERTH_MODEL_BASE_URL   model endpoint the egress forwards harnesses to (Messages API; Responses
+                         API for Codex); may be on this machine's loopback
+  BERTH_MODEL_API_KEY    its key: only the egress gets it, never a sandbox, the journal or a log
+  BERTH_EGRESS_UPSTREAM_PROXY  a proxy the egress reaches other hosts through (http://host:port)
   BERTH_MODEL            default model name for agents that do not name one
   BERTH_WARM_POOL_SIZE   warm sandboxes kept per environment in use (default 0)
   BERTH_SANDBOX_IMAGE    sandbox image (default berth/harness:latest, built locally)
@@ -138,14 +142,22 @@ if [ -z "${BERTH_SECRET_KEYS:-}" ] && [ -z "${BERTH_SECRET_KEYS_FILE:-}" ]; then
   export BERTH_SECRET_KEYS_FILE="$keys_file"
 fi
 metrics_ports=()
+# One directory per sandbox for its egress socket (a unix socket path must stay under 108 bytes).
+egress_dir="$home/egress"
+[ ${#egress_dir} -le 70 ] || egress_dir="${XDG_RUNTIME_DIR:-/tmp}/berth-egress-$(printf %s "$home" | sha256sum | cut -c1-12)"
+export BERTH_EGRESS_DIR="${BERTH_EGRESS_DIR:-$egress_dir}"
+# Only the egress holds model keys: every other service starts without them.
+no_keys=()
+for k in $(compgen -e | grep -E '^BERTH_MODEL_(API_KEY|KEY_[A-Z0-9_]+)$' || true); do no_keys+=(-u "$k"); done
 
 say "starting nats-server and the services…"
 start nats nats-server -js -a 127.0.0.1 -p "$nats_port" -sd "$home/nats"
-for name in session-kernel sandbox-manager turn-reconciler; do
+for name in session-kernel egress sandbox-manager turn-reconciler; do
   metrics_ports+=("$name=$(free_port)")
-  start "$name" env BERTH_METRICS_PORT="${metrics_ports[-1]#*=}" node -r @swc-node/register "apps/$name/src/main.ts"
+  if [ "$name" = egress ]; then drop=(); else drop=("${no_keys[@]}"); fi
+  start "$name" env "${drop[@]}" BERTH_METRICS_PORT="${metrics_ports[-1]#*=}" node -r @swc-node/register "apps/$name/src/main.ts"
 done
-start gateway node -r @swc-node/register apps/gateway/src/main.ts
+start gateway env "${no_keys[@]}" node -r @swc-node/register apps/gateway/src/main.ts
 
 t0=$SECONDS
 until curl -fsS "http://$host:$port/readyz" >/dev/null 2>&1; do

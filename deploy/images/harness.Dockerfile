@@ -8,7 +8,7 @@ ARG CODEX_VERSION=0.171.0
 ARG PI_VERSION=0.73.1
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git bash \
+ && apt-get install -y --no-install-recommends ca-certificates git bash socat curl \
  && rm -rf /var/lib/apt/lists/*
 RUN npm install -g --no-fund --no-audit --loglevel=error \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \

@@ -6,7 +6,7 @@ ARG CODEX_VERSION
 ARG PI_VERSION
 ENV DEBIAN_FRONTEND=noninteractive
 RUN apt-get update \
- && apt-get install -y --no-install-recommends ca-certificates git bash libstdc++6 \
+ && apt-get install -y --no-install-recommends ca-certificates git bash libstdc++6 socat curl \
  && rm -rf /var/lib/apt/lists/*
 COPY node /usr/local/bin/node
 COPY npm /usr/local/lib/node_modules/npm
@@ -16,7 +16,7 @@ COPY build-ca /tmp/build-ca
 RUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/local/bin/npm \
  && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/local/bin/npx \
  && cat /etc/ssl/certs/ca-certificates.crt /tmp/build-ca/*.crt > /tmp/build-ca/bundle.pem 2>/dev/null; \
-    NODE_EXTRA_CA_CERTS=/tmp/build-ca/bundle.pem npm install -g --no-fund --no-audit --loglevel=error \
+    NODE_EXTRA_CA_CERTS=/tmp/build-ca/bundle.pem npm install -g --no-fund --no-audit --loglevel=error --fetch-timeout=60000 --fetch-retries=4 \
       "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
       "@openai/codex@${CODEX_VERSION}" \
       "@mariozechner/pi-coding-agent@${PI_VERSION}" \

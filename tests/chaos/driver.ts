@@ -40,9 +40,9 @@ export class ChaosDriver {
   }
 
   /**
-   * A Claude Code session on the host network (the harness reaches the scripted model on loopback),
-   * its stream recorded. `modelBaseUrl`: the scripted model server its environment points at
-   * (default: the scenario's).
+   * A Claude Code session on the default network (the egress takes the harness to its scripted
+   * model on loopback), its stream recorded. `modelBaseUrl`: the scripted model server its
+   * environment points at (default: the scenario's).
    */
   async newSession(modelBaseUrl = this.modelBaseUrl): Promise<string> {
     if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5' })).id;
@@ -50,7 +50,7 @@ export class ChaosDriver {
     if (environmentId === undefined) {
       const env = await this.client.beta.environments.create({
         name: `chaos-env-${this.environments.size + 1}`,
-        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', model: { base_url: modelBaseUrl } } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+        config: { type: 'cloud', harness: 'claude-code', model: { base_url: modelBaseUrl } } as Anthropic.Beta.Environments.BetaCloudConfigParams,
       });
       environmentId = env.id;
       this.environments.set(modelBaseUrl, environmentId);

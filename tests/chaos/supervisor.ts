@@ -12,12 +12,13 @@ import { REPO_ROOT, startService, type ServiceProcess } from './service-process'
 /** The store's filesystem: a tmpfs this small, so a scenario can fill it. */
 const STORE_FS_MB = 256;
 
-export const SERVICES = ['session-kernel', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const;
+export const SERVICES = ['session-kernel', 'egress', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** Every crash point each service offers (read from its config; `BERTH_CRASH_POINT` arms one). */
 export const CRASH_POINTS: Readonly<Record<ServiceName, readonly string[]>> = {
   'session-kernel': ['after-commit-before-publish', 'after-publish-before-mark', 'after-publish-before-ack'],
+  egress: [],
   'sandbox-manager': ['mid-turn', 'after-sandbox-start-before-bind', 'after-turn-end-before-complete'],
   'turn-reconciler': ['before-command', 'after-command'],
   gateway: [],
@@ -38,6 +39,7 @@ export type SupervisorOptions = Readonly<{
 export class Supervisor {
   readonly scope: string;
   readonly storeUrl: string;
+  readonly egressDir: string;
   readonly gatewayUrl: string;
   readonly runtime: DockerSandboxRuntime;
   apiKey = '';
@@ -60,8 +62,9 @@ export class Supervisor {
   ) {
     this.scope = `chaos${process.pid}${Date.now().toString(36)}`;
     this.storeUrl = `sqlite:${join(storeDir, 'berth.db')}`;
+    this.egressDir = join(dir, 'egress');
     this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    this.runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': this.scope } });
+    this.runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': this.scope }, egressRoot: this.egressDir });
     for (const name of SERVICES) {
       const file = join(dir, `${name}.clock`);
       writeFileSync(file, '0');
@@ -86,7 +89,7 @@ export class Supervisor {
     try {
       // The kernel declares the streams; the others only attach to them.
       await supervisor.startService('session-kernel');
-      await Promise.all((['sandbox-manager', 'turn-reconciler', 'gateway'] as const).map((name) => supervisor.startService(name)));
+      await Promise.all((['egress', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const).map((name) => supervisor.startService(name)));
       supervisor.apiKey = execFileSync(
         process.execPath,
         ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'chaos', '--store', supervisor.storeUrl],
@@ -115,12 +118,21 @@ export class Supervisor {
     const delivery = { BERTH_NATS_ACK_WAIT_MS: '3000' };
     const defaults: Record<ServiceName, Record<string, string>> = {
       'session-kernel': { ...common, ...delivery, BERTH_OUTBOX_RELAY_MS: '200' },
+      // Each scenario's environment names its own scripted model on 127.0.0.1: the operator trusts that host.
+      // Nothing else is reachable: every other destination goes to an upstream proxy that is not there.
+      egress: {
+        ...common,
+        BERTH_EGRESS_DIR: this.egressDir,
+        BERTH_MODEL_BASE_URL: this.options.modelBaseUrl,
+        BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
+        BERTH_MODEL_TRUSTED_HOSTS: '127.0.0.1',
+        BERTH_EGRESS_UPSTREAM_PROXY: 'http://127.0.0.1:9',
+      },
       'sandbox-manager': {
         ...common,
         ...delivery,
         DOCKER_HOST: this.engine.dockerHost,
-        BERTH_MODEL_BASE_URL: this.options.modelBaseUrl,
-        BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
+        BERTH_EGRESS_DIR: this.egressDir,
         BERTH_SANDBOX_IMAGE: this.harnessImage,
         BERTH_SANDBOX_SCOPE: this.scope,
         BERTH_LEASE_SWEEP_MS: '500',

@@ -8,6 +8,7 @@ import { join } from 'node:path';
  * berth image itself is built and run in berth-image.int.spec.ts.
  */
 const DIR = join(__dirname, '..', '..', 'deploy', 'compose');
+const SERVICES = ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager', 'egress'];
 
 type Service = { profiles?: string[]; read_only?: boolean; cap_drop?: string[]; image?: string; ports?: unknown[]; volumes?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown>; networks?: unknown };
 type Rendered = { services: Record<string, Service>; networks: Record<string, { internal?: boolean }> };
@@ -43,12 +44,12 @@ describe('deploy/compose', () => {
     expect(result.status).toBe(0);
   });
 
-  it('runs NATS and the four services on SQLite by default, with only the gateway (and Grafana) published, on loopback', () => {
+  it('runs NATS and the five services on SQLite by default, with only the gateway (and Grafana) published, on loopback', () => {
     const c = rendered(['docker-compose.yml']);
     const started = Object.entries(c.services).filter(([, s]) => s.profiles === undefined).map(([n]) => n);
-    expect(started.sort()).toEqual(['gateway', 'nats', 'sandbox-manager', 'session-kernel', 'turn-reconciler']);
+    expect(started.sort()).toEqual(['egress', 'gateway', 'nats', 'sandbox-manager', 'session-kernel', 'turn-reconciler']);
     expect(c.services['prometheus'].profiles).toEqual(['observability']);
-    for (const name of ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager']) {
+    for (const name of SERVICES) {
       expect(c.services[name]).toMatchObject({ read_only: true, cap_drop: ['ALL'] });
       expect(c.services[name].environment).toMatchObject({ NATS_URL: 'nats://nats:4222', BERTH_STORE_URL: 'sqlite:/var/lib/berth/berth.db?synchronous=full', BERTH_LOG_FORMAT: 'json', BERTH_METRICS_PORT: '9464' });
     }
@@ -60,6 +61,16 @@ describe('deploy/compose', () => {
     expect(c.networks['backend'].internal).toBe(true);
   });
 
+  it('gives the model key to the egress only, and the egress directory to the egress and the sandbox-manager at the same host path', () => {
+    const c = rendered(['docker-compose.yml'], { BERTH_MODEL_API_KEY: 'sk-compose-check' });
+    const withKey = Object.entries(c.services).filter(([, s]) => JSON.stringify(s.environment ?? {}).includes('sk-compose-check')).map(([n]) => n);
+    expect(withKey).toEqual(['egress']);
+    for (const name of ['egress', 'sandbox-manager']) {
+      expect(c.services[name].volumes).toContain('/run/berth/egress:/run/berth/egress:rw');
+      expect(c.services[name].environment?.['BERTH_EGRESS_DIR']).toBe('/run/berth/egress');
+    }
+  });
+
   it('gives the Docker socket to the sandbox-manager only', () => {
     const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml']);
     const withSocket = Object.entries(c.services).filter(([, s]) => (s.volumes ?? []).some((v) => v.startsWith('/var/run/docker.sock'))).map(([n]) => n);
@@ -68,7 +79,7 @@ describe('deploy/compose', () => {
 
   it('points every service at MongoDB, after it is healthy, with the MongoDB overlay', () => {
     const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml']);
-    for (const name of ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager']) {
+    for (const name of SERVICES) {
       expect(c.services[name].environment?.['BERTH_STORE_URL']).toBe('mongodb://berth:change-me@mongo:27017/berth?authSource=admin');
       expect(c.services[name].depends_on).toMatchObject({ mongo: { condition: 'service_healthy' }, nats: { condition: 'service_healthy' } });
     }

@@ -6,6 +6,8 @@ import { EnvironmentsPage } from './pages/EnvironmentsPage';
 import { SessionsPage } from './pages/SessionsPage';
 import { SessionView } from './pages/SessionView';
 import { SignIn } from './pages/SignIn';
+import { VaultsPage } from './pages/VaultsPage';
+import { WebhooksPage } from './pages/WebhooksPage';
 import { hrefFor, useRoute } from './router';
 
 export function App() {
@@ -30,7 +32,7 @@ export function App() {
       <header className="topbar">
         <span className="brand">Berth</span>
         <nav>
-          {(['sessions', 'agents', 'environments'] as const).map((page) => (
+          {(['sessions', 'agents', 'environments', 'webhooks', 'vaults'] as const).map((page) => (
             <a key={page} href={hrefFor({ page })} className={tab === page ? 'active' : ''} data-testid={`nav-${page}`}>
               {page[0].toUpperCase() + page.slice(1)}
             </a>
@@ -53,6 +55,8 @@ export function App() {
         {route.page === 'session' && <SessionView key={route.id} api={api} sessionId={route.id} />}
         {route.page === 'agents' && <AgentsPage api={api} />}
         {route.page === 'environments' && <EnvironmentsPage api={api} />}
+        {route.page === 'webhooks' && <WebhooksPage api={api} />}
+        {route.page === 'vaults' && <VaultsPage api={api} />}
       </main>
     </div>
   );

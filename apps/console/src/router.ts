@@ -1,13 +1,15 @@
 import { useEffect, useState } from 'react';
 
 /** Hash routes, so a reload or a shared link lands on the same page whatever path serves the console. */
-export type Route = { page: 'sessions' } | { page: 'session'; id: string } | { page: 'agents' } | { page: 'environments' };
+export type Route = { page: 'sessions' } | { page: 'session'; id: string } | { page: 'agents' } | { page: 'environments' } | { page: 'webhooks' } | { page: 'vaults' };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean);
   if (parts[0] === 'sessions' && parts[1]) return { page: 'session', id: decodeURIComponent(parts[1]) };
   if (parts[0] === 'agents') return { page: 'agents' };
   if (parts[0] === 'environments') return { page: 'environments' };
+  if (parts[0] === 'webhooks') return { page: 'webhooks' };
+  if (parts[0] === 'vaults') return { page: 'vaults' };
   return { page: 'sessions' };
 }
 

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },
     ],
-    options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit },
+    options: { commandTimeoutMs: config.commandTimeoutMs, heartbeatMs: config.heartbeatMs, bodyLimit: config.bodyLimit, allowHostNetwork: config.allowHostNetwork },
     log,
     pino: telemetry.pino,
     registry: telemetry.registry,

@@ -17,7 +17,7 @@ import { NatsSandboxProbe } from '../src/sessions/nats-sandbox-probe';
 import { NatsEventFeed } from '../src/stream/nats-event-feed';
 import { call, userMessage } from './support/api';
 import { FakeTurnRunner } from './support/fake-turn-runner';
-import { startKernelService, type ServiceProcess } from './support/kernel-process';
+import { startKernelService, type ServiceProcess } from './support/service-process';
 import { openSse } from './support/sse-client';
 import { waitFor } from './support/wait-for';
 

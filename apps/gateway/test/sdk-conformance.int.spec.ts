@@ -171,4 +171,46 @@ describe('official @anthropic-ai/sdk against the gateway', () => {
     await expect(withKey('PATH')).rejects.toBeInstanceOf(Anthropic.BadRequestError);
     expect((await withKey('BERTH_MODEL_KEY_TEAM_A')).config).toMatchObject({ model: { api_key_env: 'BERTH_MODEL_KEY_TEAM_A' } });
   });
+
+  it('creates an environment with no network settings on the egress with unrestricted networking', async () => {
+    const env = await client.beta.environments.create({ name: 'plain' });
+    expect(env.config).toMatchObject({ type: 'cloud', network: 'egress', networking: { type: 'unrestricted' } });
+    const legacy = await client.beta.environments.create({ name: 'old', config: { type: 'cloud', network: 'bridge' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+    expect(legacy.config).toMatchObject({ network: 'egress' });
+  });
+
+  it('keeps limited networking as given, hosts normalized, and refuses a host that is not one', async () => {
+    const env = await client.beta.environments.create({
+      name: 'limited',
+      config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['API.GitHub.com.', '*.npmjs.org'], allow_package_managers: true } },
+    });
+    expect(env.config).toMatchObject({ networking: { type: 'limited', allowed_hosts: ['api.github.com', '*.npmjs.org'], allow_package_managers: true, allow_mcp_servers: false } });
+    for (const bad of ['https://api.github.com', 'a b', '*', 'api.github.com/x']) {
+      await expect(
+        client.beta.environments.create({ name: 'bad', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: [bad] } } }),
+      ).rejects.toMatchObject({ status: 400, error: { error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('allowed_hosts') } } });
+    }
+  });
+
+  it('refuses the host network with 400 HOST_NETWORK_NOT_ALLOWED naming the field, on create and on update', async () => {
+    const host = { type: 'cloud', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams;
+    const refusal = { status: 400, error: { type: 'error', error: { type: 'invalid_request_error', code: 'HOST_NETWORK_NOT_ALLOWED', details: { field: 'config.network' } } } };
+    await expect(client.beta.environments.create({ name: 'host', config: host })).rejects.toMatchObject(refusal);
+    const env = await client.beta.environments.create({ name: 'later-host' });
+    await expect(client.beta.environments.update(env.id, { config: host })).rejects.toMatchObject(refusal);
+    expect((await client.beta.environments.retrieve(env.id)).config).toMatchObject({ network: 'egress' });
+  });
+});
+
+describe('a gateway whose operator allows the host network', () => {
+  it('accepts config.network host', async () => {
+    const gw = await startGateway({ gateway: { allowHostNetwork: true } });
+    try {
+      const client = new Anthropic({ apiKey: gw.keyA, baseURL: gw.url, maxRetries: 0 });
+      const env = await client.beta.environments.create({ name: 'host', config: { type: 'cloud', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+      expect(env.config).toMatchObject({ network: 'host' });
+    } finally {
+      await gw.close();
+    }
+  });
 });

@@ -19,10 +19,11 @@ async function main(): Promise<void> {
   await store.init();
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
   const scopeLabels = { 'berth.scope': config.scope };
-  const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels } });
-  if (config.model.baseUrl === null) {
-    log.warn('no model configured: turns will fail until BERTH_MODEL_BASE_URL and BERTH_MODEL_API_KEY are set (or an environment sets config.model)');
-  }
+  const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
+  if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
+  // Before anything creates sandboxes: a directory made for a container not created yet must not look orphaned.
+  const pruned = await runtime.pruneEgressDirectories();
+  if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned });
   const manager = await startSandboxManager({
     nc,
     store,
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     model: config.model,
     sandboxImage: config.sandboxImage,
     warmPoolSize: config.warmPoolSize,
+    allowHostNetwork: config.allowHostNetwork,
     scopeLabels,
     crash: crashPointsArmedAt(config.crashPoint),
     delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency, controlConcurrency: config.controlConcurrency },

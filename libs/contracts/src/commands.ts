@@ -40,6 +40,16 @@ export const SandboxProbeSchema = z.object({
 });
 export type SandboxProbe = z.infer<typeof SandboxProbeSchema>;
 
+/** A destination the egress proxy refused, and why (`berth.egress_denied`). */
+export const EgressDenialSchema = z.object({
+  host: z.string().min(1).max(255),
+  port: z.number().int().min(1).max(65_535),
+  reason: z.enum(['network_none', 'host_not_allowed', 'platform_address', 'invalid_target']),
+  /** The environment setting that would allow it; null when none can. */
+  setting: z.string().max(128).nullable(),
+  message: z.string().max(2048),
+});
+
 /** Named reasons a turn can fail with. Every failed turn carries one. */
 export const TurnFailureReasonSchema = z.enum([
   'harness_failed',
@@ -130,6 +140,8 @@ export const CommandDataSchemas = {
   }),
   /** The sandbox lease expired (the predicate was evaluated by the sweeper against its clock). */
   ReportSandboxExpired: z.object({ sandbox_id: TokenSchema, generation: z.number().int().positive() }),
+  /** The egress proxy refused a destination the sandbox asked for (the user sees why and what would allow it). */
+  ReportEgressDenied: EgressDenialSchema.extend({ generation: z.number().int().positive() }),
   /** Stop and release the sandbox; the conversation can continue in a new one. */
   TerminateSession: z.object({}),
   /** End the conversation (the harness conversation is not resumed afterwards). */

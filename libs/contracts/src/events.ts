@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
-import { TurnFailureReasonSchema } from './commands';
+import { EgressDenialSchema, TurnFailureReasonSchema } from './commands';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 const turn = { turn_id: TokenSchema };
@@ -102,6 +102,8 @@ export const EventDataSchemas = {
     message: z.string(),
     retry_status: z.enum(['retrying', 'exhausted', 'terminal']),
   }),
+  /** The egress refused a destination of the sandbox (`turn_id`: the turn running then, if any). */
+  EgressDenied: EgressDenialSchema.extend({ turn_id: TokenSchema.nullable(), generation: z.number().int().positive() }),
 } as const;
 
 export type EventType = keyof typeof EventDataSchemas;

@@ -8,5 +8,7 @@ export * from './outcome';
 export * from './parse';
 export * from './public-events';
 export * from './queries';
+export * from './sandbox-network';
+export * from './host-names';
 export * from './config/metadata';
 export * from './integrations';

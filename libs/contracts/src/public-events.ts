@@ -39,6 +39,7 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionDeleted: 'session.deleted',
   PermissionModeSet: 'berth.permission_mode_set',
   SessionErrorRaised: 'session.error',
+  EgressDenied: 'berth.egress_denied',
 };
 
 export const publicTypesToDomain = (publicType: string): EventType[] =>
@@ -84,6 +85,8 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id };
     case 'SessionResumed':
       return { ...head, lifecycle: 'resumed' };
+    case 'EgressDenied':
+      return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };
     default:
       return { ...head, ...event.data };
   }

@@ -106,6 +106,8 @@ export interface HarnessCapabilities {
   readonly toolConfirmation: boolean;
   /** The harness stops a turn on a stdin line; otherwise the runner sends SIGINT. */
   readonly interruptOnStdin: boolean;
+  /** How its model API takes the key (the egress puts the real one there): `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI-style). */
+  readonly modelKeyHeader: 'x-api-key' | 'bearer';
 }
 
 /**

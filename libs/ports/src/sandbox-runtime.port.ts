@@ -19,6 +19,13 @@ export type SandboxSpec = Readonly<{
   cmd: readonly string[];
   /** Extra mounts (e.g. a persistent workspace volume). A bind of the Docker socket is refused. */
   mounts?: readonly SandboxMount[];
+  /**
+   * The sandbox's way out: the runtime makes it a directory of its own, which the egress proxy
+   * serves a unix socket in, and mounts it read-only at `mountAt`. The relay in the sandbox listens
+   * on `relayPort` (null: the runtime picks a free host port, for `host` sandboxes) and finds it in
+   * `BERTH_EGRESS_RELAY_PORT`; `SandboxInfo.egressRelayPort` reports it.
+   */
+  egress?: Readonly<{ mountAt: string; relayPort: number | null }>;
 }>;
 
 export type SandboxMount = Readonly<{ type: 'volume' | 'bind' | 'tmpfs'; source?: string; target: string; readOnly?: boolean }>;
@@ -31,6 +38,8 @@ export type SandboxInfo = Readonly<{
   exitCode: number | null;
   oomKilled: boolean;
   startedAt: string | null;
+  /** The loopback port the sandbox's egress relay listens on, when it has one. */
+  egressRelayPort?: number | null;
 }>;
 
 export type ExecSpec = Readonly<{

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore } from '@berth/store';
@@ -9,7 +10,8 @@ import { runCli } from '../cli';
 
 /**
  * `berth doctor` against real things: the suite's Docker engine, a nats-server with and without
- * Berth's streams, a SQLite store, a model endpoint on loopback, and ports where nothing listens.
+ * Berth's streams, a SQLite store, a model endpoint on loopback, an egress directory whose sandbox
+ * socket answers (a listener in the egress's layout) or does not, and ports where nothing listens.
  */
 jest.setTimeout(120_000);
 
@@ -20,6 +22,8 @@ describe('berth doctor', () => {
   let dockerHost: string;
   let baseImage: string;
   let storeUrl: string;
+  let egressDir: string;
+  let egressSocket: Server;
 
   beforeAll(async () => {
     ({ dockerHost, baseImage } = ensureDockerTestEngine());
@@ -30,8 +34,13 @@ describe('berth doctor', () => {
     await store.close();
     nats = await startNatsServer();
     model = await new AnthropicMessagesServer().start();
+    egressDir = join(dir, 'egress');
+    mkdirSync(join(egressDir, '0123456789abcdef', 'socket'), { recursive: true });
+    egressSocket = createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => egressSocket.listen(join(egressDir, '0123456789abcdef', 'socket', 'egress.sock'), resolve));
   });
   afterAll(async () => {
+    await new Promise((resolve) => egressSocket?.close(resolve));
     await model?.close();
     await nats?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -47,7 +56,13 @@ describe('berth doctor', () => {
   it('names what is wrong in plain words and exits 1', async () => {
     const closed = await freePort();
     const { code, out } = await doctor(
-      { DOCKER_HOST: `unix://${join(dir, 'no-engine.sock')}`, NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${join(dir, 'missing.db')}`, BERTH_MODEL_BASE_URL: `http://127.0.0.1:${closed}` },
+      {
+        DOCKER_HOST: `unix://${join(dir, 'no-engine.sock')}`,
+        NATS_URL: nats.url,
+        BERTH_STORE_URL: `sqlite:${join(dir, 'missing.db')}`,
+        BERTH_MODEL_BASE_URL: `http://127.0.0.1:${closed}`,
+        BERTH_EGRESS_DIR: join(dir, 'no-egress'),
+      },
       '--gateway',
       '--api-url',
       `http://127.0.0.1:${closed}`,
@@ -57,6 +72,7 @@ describe('berth doctor', () => {
     expect(out).toMatch(/^FAIL {2}nats +nats:\/\/127\.0\.0\.1:\d+ answers but has no stream SESSION_CMD, SESSION_EVT: start the session-kernel once/m);
     expect(out).toMatch(/^FAIL {2}store +sqlite:.*missing\.db: no database file at .*Has Berth run with this BERTH_STORE_URL\?/m);
     expect(out).toMatch(/^FAIL {2}model endpoint +http:\/\/127\.0\.0\.1:\d+ is unreachable from this machine: .*ECONNREFUSED/m);
+    expect(out).toMatch(/^FAIL {2}egress +.*no-egress does not exist\. Is BERTH_EGRESS_DIR the directory the egress and the sandbox-manager use/m);
     expect(out).toMatch(/^FAIL {2}gateway +http:\/\/127\.0\.0\.1:\d+ does not answer: .*Is the gateway running/m);
     expect(out).toMatch(/checks failed\.$/);
   });
@@ -65,18 +81,27 @@ describe('berth doctor', () => {
     const nc = await connectNats({ url: nats.url, name: 'doctor-test' });
     await applyTopology(await jetstreamManager(nc), berthTopology());
     await nc.close();
-    const env = { DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url };
+    const env = { DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url, BERTH_EGRESS_DIR: egressDir };
 
     const good = await doctor({ ...env, BERTH_SANDBOX_IMAGE: baseImage }, '--json');
     expect(good.code).toBe(0);
     const report = JSON.parse(good.out) as { ok: boolean; checks: { name: string; ok: boolean }[] };
     expect(report.ok).toBe(true);
-    expect(report.checks.map((c) => c.name)).toEqual(['docker engine', 'sandbox image', 'nats', 'store', 'model endpoint']);
+    expect(report.checks.map((c) => c.name)).toEqual(['docker engine', 'sandbox image', 'nats', 'store', 'model endpoint', 'egress']);
 
     const missing = await doctor({ ...env, BERTH_SANDBOX_IMAGE: 'berth/not-built:nothing' });
     expect(missing.code).toBe(1);
     expect(missing.out).toMatch(/^ok {4}docker engine +.*\(Docker \d[^)]*\)/m);
     expect(missing.out).toMatch(/^FAIL {2}sandbox image +berth\/not-built:nothing is not on the engine: build it with scripts\/docker\/build-images.sh/m);
-    expect(missing.out).toMatch(/1 of 5 checks failed\.$/);
+    expect(missing.out).toMatch(/^ok {4}egress +.*: the egress answers for 1 sandbox\(es\)$/m);
+    expect(missing.out).toMatch(/1 of 6 checks failed\.$/);
+  });
+
+  it('says when sandboxes have a directory but no egress serves them', async () => {
+    const stopped = join(dir, 'stopped-egress');
+    mkdirSync(join(stopped, 'fedcba9876543210', 'socket'), { recursive: true });
+    const { code, out } = await doctor({ DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url, BERTH_SANDBOX_IMAGE: baseImage, BERTH_EGRESS_DIR: stopped });
+    expect(code).toBe(1);
+    expect(out).toMatch(/^FAIL {2}egress +.*stopped-egress: no egress answers for 1 of 1 sandbox\(es\): .*Is the egress running/m);
   });
 });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { checkDocker, checkGateway, checkModel, checkNats, checkStore, type DoctorTargets } from '../doctor/probes';
+import { checkDocker, checkEgress, checkGateway, checkModel, checkNats, checkStore, type DoctorTargets } from '../doctor/probes';
 import { renderReport, type CheckResult } from '../doctor/report';
 import { ReportedFailure } from '../exit-codes';
 import type { OptionValues } from '../args';
@@ -16,6 +16,8 @@ function targets(o: OptionValues, env: Readonly<Record<string, string | undefine
     natsUrl: opt('nats-url') ?? env.NATS_URL ?? 'nats://127.0.0.1:4222',
     storeUrl: opt('store') ?? env.BERTH_STORE_URL ?? 'sqlite:./.berth/berth.db',
     modelBaseUrl: opt('model-url') ?? (env.BERTH_MODEL_BASE_URL?.trim() || null),
+    // As the services default, except where npm start puts it (beside its database).
+    egressDir: opt('egress-dir') ?? env.BERTH_EGRESS_DIR ?? (existsSync('.berth/egress') ? '.berth/egress' : '/run/berth/egress'),
     apiUrl,
     timeoutMs: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 3000,
   };
@@ -31,15 +33,16 @@ export const doctorCommands: readonly Command[] = [
       'nats-url': { type: 'string', help: 'NATS (default: $NATS_URL, else nats://127.0.0.1:4222)' },
       store: { type: 'string', help: 'store URL (default: $BERTH_STORE_URL, else sqlite:./.berth/berth.db)' },
       'model-url': { type: 'string', help: 'model endpoint (default: $BERTH_MODEL_BASE_URL)' },
+      'egress-dir': { type: 'string', help: 'egress directory (default: $BERTH_EGRESS_DIR, else .berth/egress if there, else /run/berth/egress)' },
       gateway: { type: 'boolean', help: 'also ask the gateway at --api-url for /readyz' },
       timeout: { type: 'string', help: 'seconds each check may take (default 3)' },
     },
-    summary: 'check the engine, images, NATS, store, model endpoint (and gateway) of this machine; says what is wrong',
+    summary: 'check the engine, images, NATS, store, model endpoint, egress (and gateway) of this machine; says what is wrong',
     local: true,
     run: async (ctx, _a, o) => {
       const t = targets(o, ctx.env, o['gateway'] === true ? ctx.api.baseUrl : null);
-      const [docker, nats, store, model, gateway] = await Promise.all([checkDocker(t), checkNats(t), checkStore(t), checkModel(t), checkGateway(t)]);
-      const results: CheckResult[] = [...docker, nats, store, model, ...(gateway ? [gateway] : [])];
+      const [docker, nats, store, model, egress, gateway] = await Promise.all([checkDocker(t), checkNats(t), checkStore(t), checkModel(t), checkEgress(t), checkGateway(t)]);
+      const results: CheckResult[] = [...docker, nats, store, model, egress, ...(gateway ? [gateway] : [])];
       const output = { json: { ok: results.every((r) => r.ok), checks: results }, human: renderReport(results) };
       if (!output.json.ok) throw new ReportedFailure(output);
       return output;

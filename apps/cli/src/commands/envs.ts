@@ -39,7 +39,7 @@ export const envCommands: readonly Command[] = [
       description: { type: 'string', help: 'description' },
       harness: { type: 'string', help: HARNESSES.join(' | ') },
       image: { type: 'string', help: 'sandbox image (default: the harness image)' },
-      network: { type: 'string', help: 'sandbox network mode (none | host | bridge)' },
+      network: { type: 'string', help: 'sandbox network: egress (default: only what config.networking allows), none (only the model), host (operator opt-in)' },
       'permission-mode': { type: 'string', help: PERMISSION_MODES.join(' | ') },
       'idle-timeout': { type: 'string', help: 'seconds before an idle sandbox is released' },
       'memory-mb': { type: 'string', help: 'sandbox memory limit' },

@@ -1,4 +1,7 @@
+import { readdir } from 'node:fs/promises';
 import { request } from 'node:http';
+import { connect as connectSocket } from 'node:net';
+import { join } from 'node:path';
 import { Streams } from '@berth/contracts';
 import { createStore } from '@berth/store';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -13,6 +16,8 @@ export type DoctorTargets = Readonly<{
   natsUrl: string;
   storeUrl: string;
   modelBaseUrl: string | null;
+  /** The egress root: one directory per sandbox, each with the socket the egress serves it on. */
+  egressDir: string;
   /** The gateway to ask for /readyz, when given. */
   apiUrl: string | null;
   timeoutMs: number;
@@ -154,4 +159,48 @@ export async function checkGateway(t: DoctorTargets): Promise<CheckResult | null
     const cause = (e as { cause?: unknown }).cause;
     return { name, ok: false, detail: `${t.apiUrl} does not answer: ${message(cause ?? e)}. Is the gateway running (npm start)?` };
   }
+}
+
+const SANDBOX_DIR = /^[0-9a-f]{16}$/;
+/** Sockets tried at most: enough to tell a stopped egress from a busy one. */
+const EGRESS_SAMPLE = 20;
+
+/** A connect only (no request): an HTTP request could reach the model or record a refusal. */
+function socketAnswers(path: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectSocket(path);
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/**
+ * The egress serves each sandbox on `<dir>/<id>/socket/egress.sock` (the layout of
+ * libs/infra/docker's EgressDirectories). With no sandbox yet there is nothing to connect to: the
+ * directory is all that can be checked.
+ */
+export async function checkEgress(t: DoctorTargets): Promise<CheckResult> {
+  const name = 'egress';
+  let ids: string[];
+  try {
+    ids = (await readdir(t.egressDir)).filter((entry) => SANDBOX_DIR.test(entry));
+  } catch (e) {
+    const why = (e as { code?: string }).code === 'ENOENT' ? 'does not exist' : `cannot be read (${message(e)})`;
+    return { name, ok: false, detail: `${t.egressDir} ${why}. Is BERTH_EGRESS_DIR the directory the egress and the sandbox-manager use (npm start: .berth/egress)?` };
+  }
+  if (ids.length === 0) return { name, ok: true, detail: `${t.egressDir} exists, no sandbox in it yet (the egress is checked once there is one)` };
+  const sample = ids.slice(0, EGRESS_SAMPLE);
+  const answers = await Promise.all(sample.map((id) => socketAnswers(join(t.egressDir, id, 'socket', 'egress.sock'), t.timeoutMs)));
+  const silent = answers.filter((ok) => !ok).length;
+  if (silent === 0) return { name, ok: true, detail: `${t.egressDir}: the egress answers for ${sample.length} sandbox(es)` };
+  return {
+    name,
+    ok: false,
+    detail: `${t.egressDir}: no egress answers for ${silent} of ${sample.length} sandbox(es): their harnesses reach neither the model nor any host. Is the egress running (apps/egress), with this BERTH_EGRESS_DIR?`,
+  };
 }

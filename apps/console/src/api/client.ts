@@ -1,4 +1,4 @@
-import type { Agent, ApiErrorBody, Environment, EnvironmentConfig, Page, PublicEvent, Session, SessionStatus } from './types';
+import type { Agent, ApiErrorBody, Environment, EnvironmentConfig, Page, PublicEvent, Session, SessionStatus, Vault, VaultCredential, WebhookDelivery, WebhookEndpoint } from './types';
 
 export type ApiConfig = { baseUrl: string; apiKey: string };
 
@@ -19,6 +19,7 @@ export type SessionFilters = { status?: SessionStatus | ''; agentId?: string; in
 export type AgentInput = { name: string; model: string; system?: string; description?: string };
 export type EnvironmentInput = { name: string; description?: string; config: EnvironmentConfig };
 export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string };
+export type CredentialInput = { displayName?: string } & ({ kind: 'mcp'; mcpServerUrl: string; token: string } | { kind: 'variable'; secretName: string; secretValue: string; hosts: string[] });
 
 export function apiHeaders(apiKey: string): Record<string, string> {
   return { 'x-api-key': apiKey, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'managed-agents-2026-04-01' };
@@ -89,6 +90,27 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
       }),
     recover: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/recover`),
     terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
+
+    listWebhooks: () => call<Page<WebhookEndpoint>>('GET', '/v1/webhooks?limit=100'),
+    createWebhook: (w: { url: string; name?: string; events: string[] }) => call<WebhookEndpoint>('POST', '/v1/webhooks', { url: w.url, name: w.name || undefined, enabled_events: w.events }),
+    setWebhookState: (id: string, state: 'enabled' | 'disabled') => call<WebhookEndpoint>('POST', `/v1/webhooks/${id}`, { state }),
+    deleteWebhook: (id: string) => call<unknown>('DELETE', `/v1/webhooks/${id}`),
+    listDeliveries: (id: string) => call<Page<WebhookDelivery>>('GET', `/v1/webhooks/${id}/deliveries?limit=50`),
+    redeliver: (id: string, deliveryId: string) => call<WebhookDelivery>('POST', `/v1/webhooks/${id}/deliveries/${deliveryId}/redeliver`),
+
+    listVaults: () => call<Page<Vault>>('GET', '/v1/vaults?limit=100'),
+    createVault: (displayName: string) => call<Vault>('POST', '/v1/vaults', { display_name: displayName }),
+    archiveVault: (id: string) => call<Vault>('POST', `/v1/vaults/${id}/archive`),
+    listCredentials: (vaultId: string) => call<Page<VaultCredential>>('GET', `/v1/vaults/${vaultId}/credentials?limit=100`),
+    createCredential: (vaultId: string, c: CredentialInput) =>
+      call<VaultCredential>('POST', `/v1/vaults/${vaultId}/credentials`, {
+        display_name: c.displayName || undefined,
+        auth:
+          c.kind === 'mcp'
+            ? { type: 'static_bearer', mcp_server_url: c.mcpServerUrl, token: c.token }
+            : { type: 'environment_variable', secret_name: c.secretName, secret_value: c.secretValue, networking: c.hosts.length ? { type: 'limited', allowed_hosts: c.hosts } : { type: 'unrestricted' } },
+      }),
+    archiveCredential: (vaultId: string, id: string) => call<VaultCredential>('POST', `/v1/vaults/${vaultId}/credentials/${id}/archive`),
 
     streamUrl: (id: string) => `${root}/v1/sessions/${id}/events/stream`,
     headers: () => apiHeaders(apiKey),

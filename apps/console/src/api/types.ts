@@ -64,3 +64,55 @@ export type Session = {
 export type PublicEvent = { id: string; type: string; processed_at: string | null } & Record<string, unknown>;
 
 export type ApiErrorBody = { type: 'error'; error: { type: string; message: string; code?: string } };
+
+/** Berth's webhook endpoints (`/v1/webhooks`); `signing_secret` only in the create and rotate answers. */
+export type WebhookEndpoint = {
+  id: string;
+  url: string;
+  name: string;
+  enabled_events: string[];
+  state: 'enabled' | 'disabled';
+  disabled_reason: string;
+  created_at: string;
+  signing_secret?: string;
+};
+
+export type WebhookDelivery = {
+  id: string;
+  event_id: string;
+  event_type: string;
+  state: 'pending' | 'delivered' | 'failed';
+  attempt_count: number;
+  attempts: { attempted_at: string; status_code: number | null; error: string | null; duration_ms: number }[];
+  next_attempt_at: string | null;
+  redelivery_of: string | null;
+  created_at: string;
+};
+
+/** The session event types an endpoint can subscribe to (the gateway refuses others). */
+export const WEBHOOK_EVENT_TYPES = [
+  'session.created',
+  'session.updated',
+  'session.running',
+  'session.idled',
+  'session.requires_action',
+  'session.archived',
+  'session.deleted',
+  'session.status_run_started',
+  'session.status_idled',
+  'session.status_rescheduled',
+  'session.status_terminated',
+  'session.error',
+] as const;
+
+export type Vault = { id: string; display_name: string; created_at: string; archived_at: string | null };
+
+/** A credential as the API shows it: never its secret. */
+export type VaultCredential = {
+  id: string;
+  vault_id: string;
+  display_name: string | null;
+  auth: { type: 'static_bearer' | 'mcp_oauth' | 'environment_variable'; mcp_server_url?: string; secret_name?: string; networking?: { type: string; allowed_hosts?: string[] } };
+  created_at: string;
+  archived_at: string | null;
+};

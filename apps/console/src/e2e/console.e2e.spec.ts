@@ -1,10 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createServer } from 'node:http';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 // The gateway's own test composition (in-memory SQLite, in-process kernel); no lib exports a platform harness yet.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startGateway, type GatewayHarness } from '../../../gateway/test/support/gateway-harness';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { call } from '../../../gateway/test/support/api';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { waitFor } from '../../../gateway/test/support/wait-for';
 import { buildConsole, gatewayServesConsole, startConsoleHost } from './support/console-host';
 import { SCRIPT, ScriptedTurnRunner } from './support/scripted-turn-runner';
 
@@ -162,5 +167,54 @@ describe('Berth console in Chromium', () => {
     await byTest('filter-status').selectOption('running');
     await byTest('empty').waitFor();
     await shot('10-sessions-filtered');
+  });
+
+  it('registers a webhook endpoint, shows its secret once, and shows the delivery log with a redelivery', async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    await byTest('nav-webhooks').click();
+    await byTest('empty').waitFor();
+    await byTest('webhook-new').click();
+    await byTest('webhook-url').fill(`http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`);
+    await byTest('webhook-event-session.created').check();
+    await byTest('webhook-save').click();
+    expect(await byTest('webhook-secret-value').innerText()).toMatch(/^whsec_/);
+    await shot('11-webhook-secret');
+    await byTest('webhook-secret-dismiss').click();
+    await waitForText('webhook-row', '/hook');
+    expect(await page.content()).not.toContain('whsec_');
+
+    await call(gw.url, gw.keyA, 'POST', '/v1/sessions', { agent: (await call(gw.url, gw.keyA, 'GET', '/v1/agents')).json.data[0].id, environment_id: (await call(gw.url, gw.keyA, 'GET', '/v1/environments')).json.data[0].id });
+    await waitFor(() => received.length === 1, 15_000, 'the delivery');
+    await byTest('webhook-deliveries').click();
+    await waitForText('delivery-state', 'delivered');
+    await byTest('delivery-redeliver').first().click();
+    await waitFor(() => received.length === 2, 15_000, 'the redelivery');
+    await byTest('delivery-refresh').click();
+    await waitForText('delivery-state', 'redelivery');
+    await shot('12-webhook-deliveries');
+    await new Promise((done) => receiver.close(done));
+  });
+
+  it('stores a vault credential without ever showing its secret', async () => {
+    await byTest('nav-vaults').click();
+    await byTest('vault-name').fill('github');
+    await byTest('vault-create').click();
+    await byTest('vault-card').waitFor();
+    await byTest('credential-new').click();
+    await byTest('credential-where').fill('https://api.githubcopilot.com/mcp/');
+    await byTest('credential-secret').fill('ghp_console-secret');
+    await byTest('credential-save').click();
+    await waitForText('credential-row', 'api.githubcopilot.com');
+    expect(await page.content()).not.toContain('ghp_console-secret');
+    await shot('13-vaults');
   });
 });

@@ -158,12 +158,14 @@ const BERTH_NOTICES: Record<string, string> = {
   'berth.turn_recovered': 'Turn recovered',
   'berth.session_recovered': 'Session recovered',
   'berth.session_archived': 'Session archived',
+  'berth.egress_denied': 'Network request refused',
 };
 
 function applyBerthNotice(draft: Draft, e: PublicEvent): void {
   const label = BERTH_NOTICES[e.type];
   if (!label) return;
-  const detail = str(e.reason) ?? str(e.outcome) ?? str(e.message);
+  // A refusal's message names the host and the setting that would allow it: more use than its reason code.
+  const detail = e.type === 'berth.egress_denied' ? str(e.message) : (str(e.reason) ?? str(e.outcome) ?? str(e.message));
   draft.blocks.push({ kind: 'notice', id: e.id, label, detail });
 }
 

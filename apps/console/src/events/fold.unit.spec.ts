@@ -84,6 +84,12 @@ describe('foldEvents', () => {
     expect(view.blocks[0]).toEqual({ kind: 'error', id: 'x', errorType: 'model_overloaded_error', message: 'busy', retryStatus: 'retrying' });
   });
 
+  it('shows a refused network request with the message that says what would allow it', () => {
+    const message = 'Berth egress refused example.com:443: environment env_1 has limited networking and "example.com" is not in config.networking.allowed_hosts.';
+    const view = foldEvents([ev('a', 'berth.egress_denied', { reason: 'host_not_allowed', message })]);
+    expect(view.blocks).toEqual([{ kind: 'notice', id: 'a', label: 'Network request refused', detail: message }]);
+  });
+
   it('shows the Berth notices a reader cares about and hides bookkeeping', () => {
     const view = foldEvents([ev('a', 'berth.session_created'), ev('b', 'berth.sandbox_bound'), ev('c', 'berth.harness_session'), ev('d', 'berth.turn_recovered', { outcome: 'recovered_from_transcript' })]);
     expect(view.blocks).toEqual([

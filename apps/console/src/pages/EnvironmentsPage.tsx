@@ -7,7 +7,7 @@ import { useLoad } from '../use-load';
 
 type EnvForm = { name: string; description: string; harness: Harness; image: string; network: string; permission_mode: PermissionMode; idle_timeout_seconds: string };
 
-const NETWORK_MODES = ['none', 'host', 'bridge'];
+const NETWORK_MODES = ['egress', 'none', 'host'];
 
 function toConfig(f: EnvForm, base: EnvironmentConfig): EnvironmentConfig {
   const config: EnvironmentConfig = { ...base, type: base.type ?? 'cloud', harness: f.harness, permission_mode: f.permission_mode };

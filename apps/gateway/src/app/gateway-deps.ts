@@ -16,9 +16,11 @@ export type GatewayOptions = Readonly<{
   heartbeatMs: number;
   /** Largest accepted JSON body (body-parser syntax, e.g. `1mb`). */
   bodyLimit: string;
+  /** API users may create environments with `config.network: host` (operator opt-in, unsafe). */
+  allowHostNetwork?: boolean;
 }>;
 
-export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb' };
+export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb', allowHostNetwork: false };
 
 export type GatewayDeps = Readonly<{
   store: GatewayStore;

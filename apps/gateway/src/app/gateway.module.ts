@@ -43,7 +43,7 @@ export class GatewayModule {
           inject: [DEPS, SessionCommands],
         },
         { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
-        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids), inject: [DEPS] },
+        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids, d.options.allowHostNetwork ?? false), inject: [DEPS] },
         {
           provide: SessionsService,
           useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases) =>

@@ -14,6 +14,11 @@ export const GatewayConfigSchema = z
     BERTH_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i).default('1mb'),
     BERTH_PROBE_TIMEOUT_MS: int(1_000),
     BERTH_CONSOLE_DIR: z.string().min(1).default('apps/console/dist'),
+    /** Lets API users create environments on the host network (no egress, no isolation from the platform). Unsafe. */
+    BERTH_ALLOW_HOST_NETWORK: z
+      .enum(['true', 'false', '1', '0', ''])
+      .optional()
+      .transform((v) => v === 'true' || v === '1'),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),
     BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false'),
@@ -37,6 +42,7 @@ export const GatewayConfigSchema = z
     bodyLimit: env.BERTH_BODY_LIMIT,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     consoleDir: env.BERTH_CONSOLE_DIR,
+    allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
     webhooks: {

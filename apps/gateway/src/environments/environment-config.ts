@@ -1,9 +1,10 @@
+import { DEFAULT_SANDBOX_NETWORK, normalizeHost, sandboxNetworkOf } from '@berth/contracts';
 import type { EnvironmentConfigInput } from './environments.schemas';
 
 /** Defaults for Berth's sandbox knobs. */
 export const ENVIRONMENT_DEFAULTS = {
   harness: 'claude-code',
-  network: 'bridge',
+  network: DEFAULT_SANDBOX_NETWORK,
   resources: { memory_mb: 2048, cpus: 2, pids: 512 },
   idle_timeout_seconds: 900,
   permission_mode: 'always_allow',
@@ -17,7 +18,7 @@ export function normalizeEnvironmentConfig(input: EnvironmentConfigInput | null 
   const berth = {
     harness: c.harness ?? ENVIRONMENT_DEFAULTS.harness,
     image: c.image ?? null,
-    network: c.network ?? ENVIRONMENT_DEFAULTS.network,
+    network: sandboxNetworkOf(c.network) ?? ENVIRONMENT_DEFAULTS.network,
     resources: { ...ENVIRONMENT_DEFAULTS.resources, ...(c.resources ?? {}) },
     idle_timeout_seconds: c.idle_timeout_seconds ?? ENVIRONMENT_DEFAULTS.idle_timeout_seconds,
     permission_mode: c.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode,
@@ -28,7 +29,7 @@ export function normalizeEnvironmentConfig(input: EnvironmentConfigInput | null 
   const networking =
     !n || n.type === 'unrestricted'
       ? { type: 'unrestricted' }
-      : { type: 'limited', allowed_hosts: list(n.allowed_hosts), allow_mcp_servers: n.allow_mcp_servers ?? false, allow_package_managers: n.allow_package_managers ?? false };
+      : { type: 'limited', allowed_hosts: list(n.allowed_hosts).map(normalizeHost), allow_mcp_servers: n.allow_mcp_servers ?? false, allow_package_managers: n.allow_package_managers ?? false };
   const p = c.packages;
   const packages = { type: 'packages', apt: list(p?.apt), cargo: list(p?.cargo), gem: list(p?.gem), go: list(p?.go), npm: list(p?.npm), pip: list(p?.pip) };
   return { type: 'cloud', networking, packages, ...berth };

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HarnessKindSchema, PermissionModeSchema } from '@berth/contracts';
+import { HarnessKindSchema, isHostPattern, PermissionModeSchema } from '@berth/contracts';
 import { defineRoute } from '../http/route';
 import { MetadataPatchSchema, MetadataSchema, PageQueryShape, QueryBool, idParam } from '../http/schemas';
 
@@ -8,7 +8,10 @@ const NetworkingSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('unrestricted') }),
   z.object({
     type: z.literal('limited'),
-    allowed_hosts: z.array(z.string().min(1).max(253)).max(256).nullish(),
+    allowed_hosts: z
+      .array(z.string().min(1).max(253).refine(isHostPattern, 'must be a host name, a *.domain wildcard or an IP address'))
+      .max(256)
+      .nullish(),
     allow_mcp_servers: z.boolean().nullish(),
     allow_package_managers: z.boolean().nullish(),
   }),
@@ -31,7 +34,8 @@ const BerthConfigShape = {
     .max(256)
     .regex(/^[a-z0-9][a-z0-9._\-/:@]*$/, 'must be a Docker image reference')
     .nullish(),
-  network: z.enum(['none', 'host', 'bridge']).optional(),
+  /** `bridge`, the earlier default, is read as `egress`. */
+  network: z.enum(['egress', 'none', 'host', 'bridge']).optional(),
   resources: z
     .object({
       memory_mb: z.number().int().min(64).max(262_144).optional(),
@@ -44,7 +48,11 @@ const BerthConfigShape = {
   /** Model endpoint override for the harness; the key is named by an env var, never stored. */
   model: z
     .object({
-      base_url: z.url().max(2048).optional(),
+      base_url: z
+        .url()
+        .max(2048)
+        .refine((u) => /^https?:\/\//i.test(u), 'must be an http:// or https:// URL')
+        .optional(),
       model: z.string().min(1).max(256).optional(),
       api_key_env: z
         .string()

@@ -1,4 +1,4 @@
-import { IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
+import { BerthError, IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
 import type { EnvironmentRecord, EnvironmentStore } from '@berth/ports';
 import type { z } from 'zod';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
@@ -15,6 +15,7 @@ export class EnvironmentsService {
     private readonly environments: EnvironmentStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly allowHostNetwork = false,
   ) {}
 
   /** The live (not deleted) environment, or 404. */
@@ -25,6 +26,7 @@ export class EnvironmentsService {
   }
 
   async create(owner: string, body: z.infer<typeof EnvironmentCreateBody>) {
+    this.refuseHostNetwork(body.config?.network);
     const now = this.clock.now().toISOString();
     const record: EnvironmentRecord = {
       id: this.ids.next('env'),
@@ -57,6 +59,7 @@ export class EnvironmentsService {
     if (body.config && body.config.type !== env.config.type) {
       throw new ValidationError(`config.type cannot change from ${String(env.config.type)} to ${body.config.type}`, 'config.type');
     }
+    this.refuseHostNetwork(body.config?.network);
     const metadata: Record<string, string> = { ...env.metadata };
     for (const [k, v] of Object.entries(body.metadata ?? {})) {
       if (v === null) delete metadata[k];
@@ -87,5 +90,19 @@ export class EnvironmentsService {
     const env = await this.find(owner, id);
     await this.environments.put({ ...env, deleted: true, updated_at: this.clock.now().toISOString() });
     return { id: env.id, type: 'environment_deleted' };
+  }
+
+  /**
+   * A sandbox on the host network reaches everything the host does, the platform included: only
+   * the operator can allow it (`BERTH_ALLOW_HOST_NETWORK`).
+   */
+  private refuseHostNetwork(network: string | undefined): void {
+    if (network !== 'host' || this.allowHostNetwork) return;
+    throw new BerthError(
+      'HOST_NETWORK_NOT_ALLOWED',
+      400,
+      'config.network "host" is not allowed on this server: sandboxes on the host network reach the platform. Leave config.network out (its default, "egress", reaches what config.networking allows) or use "none".',
+      { field: 'config.network' },
+    );
   }
 }

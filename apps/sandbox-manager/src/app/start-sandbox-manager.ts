@@ -18,7 +18,7 @@ import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
 import { TurnQueries } from '../probe/turn-queries';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
-import { DEFAULT_KEY_SECRET, EnvironmentSettingsReader, isModelKeySecretName } from '../sandboxes/environment-settings';
+import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { countSandboxStates } from '../sandboxes/sandbox-states';
@@ -43,8 +43,8 @@ export type SandboxManagerInput = Readonly<{
   warmPoolSize?: number;
   /** Labels on every container this installation creates (several installations may share an engine). */
   scopeLabels: Readonly<Record<string, string>>;
-  /** The model key and any key an environment names, by secret name. */
-  secrets?: Readonly<Record<string, string>>;
+  /** Environments may use `config.network: host` (operator opt-in; otherwise such a sandbox fails to start). */
+  allowHostNetwork?: boolean;
   crash?: CrashPoints;
   /** `concurrency`: turns run at once (the turns consumer); `controlConcurrency`: control events handled at once. */
   delivery: Readonly<{ ackWaitMs: number; maxDeliver: number; concurrency: number; controlConcurrency: number }>;
@@ -104,18 +104,16 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     clock,
     crash,
     log,
+    allowHostNetwork: input.allowHostNetwork ?? false,
     metrics,
     scopeLabels: input.scopeLabels,
   });
-  const secrets: Record<string, string> = { ...input.secrets };
-  if (input.model.apiKey !== null) secrets[DEFAULT_KEY_SECRET] = input.model.apiKey;
   const turns = new TurnExecutions({
     runtime,
     journal: store.journal,
     settings,
     transcripts: new TranscriptSync(runtime, store.transcripts),
     send,
-    secret: (name) => secrets[name] ?? (name !== DEFAULT_KEY_SECRET && isModelKeySecretName(name) ? (process.env[name] ?? null) : null),
     crash,
     log,
     metrics,

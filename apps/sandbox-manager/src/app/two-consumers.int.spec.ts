@@ -54,7 +54,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       runtime,
       clock: systemClock,
       log: quiet,
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'sk-scripted', model: null },
+      model: { model: null },
       sandboxImage: 'berth/harness:latest',
       scopeLabels: {},
       delivery: { ackWaitMs: 30_000, maxDeliver: 5, concurrency: HELD, controlConcurrency: 32 },

@@ -7,15 +7,26 @@ const optional = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? null : v.trim()));
 
-/** The sandbox-manager's environment. The model key is read here once and only ever passed to exec env. */
+const flag = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((v) => v === 'true' || v === '1');
+
+/**
+ * The sandbox-manager's environment. It holds no model key: harnesses reach their model through
+ * the egress proxy, which adds it (see apps/egress).
+ */
 export const ManagerConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
-    BERTH_MODEL_BASE_URL: optional,
-    BERTH_MODEL_API_KEY: optional,
+    /** Default model id for harnesses (an environment's `config.model.model` wins). */
     BERTH_MODEL: optional,
+    /** One directory per sandbox for its egress socket; the egress serves the same host path. */
+    BERTH_EGRESS_DIR: z.string().min(1).default('/run/berth/egress'),
+    /** Lets environments run sandboxes on the host's network (`config.network: host`): no egress, no isolation. Unsafe. */
+    BERTH_ALLOW_HOST_NETWORK: flag,
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
     /** Labels this installation's containers, so several installations can share one engine. */
     BERTH_SANDBOX_SCOPE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('default'),
@@ -35,7 +46,9 @@ export const ManagerConfigSchema = z
     natsUrl: env.NATS_URL,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
-    model: { baseUrl: env.BERTH_MODEL_BASE_URL, apiKey: env.BERTH_MODEL_API_KEY, model: env.BERTH_MODEL },
+    model: { model: env.BERTH_MODEL },
+    egressDir: env.BERTH_EGRESS_DIR,
+    allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     sandboxImage: env.BERTH_SANDBOX_IMAGE,
     scope: env.BERTH_SANDBOX_SCOPE,
     warmPoolSize: env.BERTH_WARM_POOL_SIZE,
@@ -49,5 +62,5 @@ export const ManagerConfigSchema = z
   }));
 export type ManagerConfig = z.infer<typeof ManagerConfigSchema>;
 
-/** Where harnesses reach their model by default; an environment's `config.model` overrides it. */
+/** The model id harnesses ask for by default; an environment's `config.model.model` overrides it. */
 export type ModelDefaults = ManagerConfig['model'];

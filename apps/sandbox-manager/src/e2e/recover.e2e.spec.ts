@@ -53,7 +53,7 @@ describe('explicit recover against the real sandbox-manager', () => {
       const agent = await client.beta.agents.create({ name: 'recover-agent', model: 'claude-sonnet-4-5' });
       const env = await client.beta.environments.create({
         name: 'recover-env',
-        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+        config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
       });
       const { id } = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
       await boundAt(id, 1);
@@ -115,7 +115,7 @@ describe('explicit recover against the real sandbox-manager', () => {
       const agent = await client.beta.agents.create({ name: 'pause-agent', model: 'claude-sonnet-4-5' });
       const env = await client.beta.environments.create({
         name: 'pause-env',
-        config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+        config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
       });
       const { id } = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
       await boundAt(id, 1);

@@ -1,24 +1,24 @@
 import type { EnvironmentStore } from '@berth/ports';
-import { DEFAULT_SANDBOX_CONFIG, sandboxConfigFrom, type SandboxConfig } from '@berth/sandbox-domain';
+import { DEFAULT_SANDBOX_CONFIG, EGRESS_RELAY_PORT, relayUrl, sandboxConfigFrom, type SandboxConfig } from '@berth/sandbox-domain';
 import type { ModelDefaults } from '../config/manager.config';
 
-/** Where a harness reaches its model: the server-wide default, overridden per environment. */
+/**
+ * Where a harness reaches its model: always its sandbox's egress relay (`baseUrl`), which forwards
+ * to the real endpoint and adds the real key; the harness's key variable (`apiKeyEnv`) only ever
+ * holds `MODEL_KEY_PLACEHOLDER`.
+ */
 export type ModelSettings = Readonly<{
-  baseUrl: string | null;
-  /** Name of the secret holding the key (the manager's own `BERTH_MODEL_API_KEY`, or an env var the environment names). */
+  baseUrl: string;
   apiKeyEnv: string;
   model: string | null;
 }>;
 
 export type EnvironmentSettings = Readonly<{ sandbox: SandboxConfig; model: ModelSettings }>;
 
-export const DEFAULT_KEY_SECRET = 'BERTH_MODEL_API_KEY';
-
-/**
- * The only process variables an environment may name as its model key. Anything else of the
- * manager's environment (store URL, NATS credentials) must never reach a harness.
- */
-export const isModelKeySecretName = (name: string): boolean => name === DEFAULT_KEY_SECRET || /^BERTH_MODEL_KEY_[A-Z0-9_]{1,100}$/.test(name);
+/** The variable the harness finds its key in (Codex and Pi name it in their provider config). */
+export const HARNESS_KEY_ENV = 'BERTH_MODEL_API_KEY';
+/** What that variable holds in a sandbox: not a key. The egress replaces it with the real one. */
+export const MODEL_KEY_PLACEHOLDER = 'berth-egress-adds-the-real-key';
 
 type Raw = Readonly<Record<string, unknown>>;
 const record = (v: unknown): Raw => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Raw) : {});
@@ -44,11 +44,8 @@ export class EnvironmentSettingsReader {
         image: this.defaults.image,
         warmPool: { ...DEFAULT_SANDBOX_CONFIG.warmPool, size: this.defaults.warmPoolSize ?? DEFAULT_SANDBOX_CONFIG.warmPool.size },
       }),
-      model: {
-        baseUrl: text(model['base_url']) ?? this.defaults.model.baseUrl,
-        apiKeyEnv: text(model['api_key_env']) ?? DEFAULT_KEY_SECRET,
-        model: text(model['model']) ?? this.defaults.model.model,
-      },
+      // A `host` sandbox's relay port is its own (see `relayPortOf`); this is the one of every other sandbox.
+      model: { baseUrl: relayUrl(EGRESS_RELAY_PORT), apiKeyEnv: HARNESS_KEY_ENV, model: text(model['model']) ?? this.defaults.model.model },
     };
   }
 }

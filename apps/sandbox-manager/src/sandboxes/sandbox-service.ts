@@ -9,6 +9,10 @@ import type { WarmPools } from '../pool/warm-pools';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
 
+/** An environment stored with `network: host` (or made before the operator turned it off) gets no sandbox. */
+export const HOST_NETWORK_DISABLED =
+  'config.network "host" is disabled on this server (sandboxes on the host network reach the platform); set config.network to "egress" (the default), or start the sandbox-manager with BERTH_ALLOW_HOST_NETWORK=true';
+
 /**
  * Gets sessions their containers and takes them away. Getting one is idempotent three ways: one
  * acquisition per (session, generation) in this process, a deterministic container name across
@@ -32,6 +36,7 @@ export class SandboxService {
       crash: CrashPoints;
       log: Logger;
       metrics: Pick<SandboxMetrics, 'warmPoolClaims'>;
+      allowHostNetwork: boolean;
       scopeLabels: Readonly<Record<string, string>>;
     }>,
   ) {}
@@ -80,6 +85,7 @@ export class SandboxService {
     const { session_id: sessionId, generation, environment_id: environmentId } = o;
     try {
       const settings = await this.deps.settings.read(o.owner_id, environmentId);
+      if (settings.sandbox.network === 'host' && !this.deps.allowHostNetwork) throw new Error(HOST_NETWORK_DISABLED);
       this.deps.pools.ensure(environmentId, settings.sandbox);
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
       if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });

@@ -3,21 +3,33 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
-import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { ensureDockerTestEngine, freePort, ScriptedUpstreamProxy, startNatsServer, type NatsServerHandle, type TestHostReply } from '@berth/testing';
 import { startService, type ServiceProcess } from './service-process';
+
+/** The model key the e2e platform's egress holds: a test can look for it where it must never be (a sandbox, a log line). */
+export const E2E_MODEL_KEY = 'sk-scripted-e2e-model-key-0123456789';
+
+type ServiceName = 'session-kernel' | 'egress' | 'sandbox-manager' | 'gateway';
 
 export type E2ePlatform = Readonly<{
   gatewayUrl: string;
   apiKey: string;
   runtime: DockerSandboxRuntime;
   scope: string;
+  /** The egress's upstream proxy: "the internet" of the test (its test hosts), and a record of every destination asked for. */
+  upstream: ScriptedUpstreamProxy;
+  natsUrl: string;
+  storePath: string;
   /** GET /metrics of each service (the gateway's on its HTTP port). */
-  metricsUrls: Readonly<Record<'gateway' | 'session-kernel' | 'sandbox-manager', string>>;
+  metricsUrls: Readonly<Record<'gateway' | 'session-kernel' | 'sandbox-manager' | 'egress', string>>;
   /** The secrets this platform was started with: none may appear in any service's log. */
   secrets: readonly string[];
   manager(): ServiceProcess;
+  egress(): ServiceProcess;
   /** Kills the sandbox-manager with SIGKILL and starts a new one (same configuration). */
   restartManager(extraEnv?: Record<string, string>): Promise<void>;
+  /** Kills the egress with SIGKILL and starts a new one. */
+  restartEgress(): Promise<void>;
   /** Kills the sandbox-manager with SIGKILL (`startManager` brings one back). */
   killManager(): Promise<void>;
   startManager(extraEnv?: Record<string, string>): Promise<void>;
@@ -25,81 +37,122 @@ export type E2ePlatform = Readonly<{
   stop(): Promise<void>;
 }>;
 
+export type E2ePlatformOptions = Readonly<{
+  /** The server-wide model endpoint (the egress's `BERTH_MODEL_BASE_URL`). */
+  modelBaseUrl: string;
+  managerEnv?: Record<string, string>;
+  egressEnv?: Record<string, string>;
+  /** Added to every service's environment. */
+  env?: Record<string, string>;
+  /** Hosts the upstream proxy serves; any other destination gets a 502 from it, never a connection. */
+  upstreamHosts?: Readonly<Record<string, TestHostReply>>;
+}>;
+
 /**
- * The whole platform for end-to-end tests: a nats-server, the real session-kernel,
+ * The whole platform for end-to-end tests: a nats-server, the real session-kernel, egress,
  * sandbox-manager and gateway as processes over one SQLite file, the real Docker engine with the
- * harness image. Sandboxes carry a scope label unique to this run and are removed at the end.
+ * harness image. Sandboxes get the default network (the egress); the egress reaches the model on
+ * loopback and everything else only through a scripted upstream proxy, so nothing leaves this
+ * machine. Sandboxes carry a scope label unique to this run and are removed at the end.
  */
-export async function startE2ePlatform(options: { modelBaseUrl: string; managerEnv?: Record<string, string>; env?: Record<string, string> }): Promise<E2ePlatform> {
+export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2ePlatform> {
   const engine = ensureDockerTestEngine({ harness: true });
   if (engine.harnessImage === null) throw new Error('the harness image could not be built');
   const dir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
   const scope = `e2e${process.pid}${Date.now().toString(36)}`;
   const nats: NatsServerHandle = await startNatsServer();
-  const common = { NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${join(dir, 'berth.db')}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
-  const [kernelMetrics, managerMetrics] = [await freePort(), await freePort()];
-  const managerEnv = {
-    ...common,
-    BERTH_MODEL_BASE_URL: options.modelBaseUrl,
-    BERTH_MODEL_API_KEY: MODEL_KEY,
-    BERTH_METRICS_PORT: String(managerMetrics),
-    BERTH_SANDBOX_IMAGE: engine.harnessImage,
-    BERTH_SANDBOX_SCOPE: scope,
-    BERTH_NATS_ACK_WAIT_MS: '5000',
-    ...options.managerEnv,
+  const upstream = await new ScriptedUpstreamProxy(options.upstreamHosts ?? {}).start();
+  const storePath = join(dir, 'berth.db');
+  const egressDir = join(dir, 'egress');
+  const common = { NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
+  const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const env: Record<ServiceName, Record<string, string>> = {
+    'session-kernel': { ...common, BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
+    egress: {
+      ...common,
+      BERTH_EGRESS_DIR: egressDir,
+      BERTH_MODEL_BASE_URL: options.modelBaseUrl,
+      BERTH_MODEL_API_KEY: E2E_MODEL_KEY,
+      BERTH_EGRESS_UPSTREAM_PROXY: upstream.url,
+      BERTH_METRICS_PORT: String(egressMetrics),
+      ...options.egressEnv,
+    },
+    'sandbox-manager': {
+      ...common,
+      BERTH_EGRESS_DIR: egressDir,
+      BERTH_METRICS_PORT: String(managerMetrics),
+      BERTH_SANDBOX_IMAGE: engine.harnessImage,
+      BERTH_SANDBOX_SCOPE: scope,
+      BERTH_NATS_ACK_WAIT_MS: '5000',
+      ...options.managerEnv,
+    },
+    gateway: { ...common, PORT: String(port), HOST: '127.0.0.1' },
   };
-  const services: ServiceProcess[] = [];
-  const logs = () => services.map((s) => `--- ${s.name}\n${s.output()}`).join('\n');
+  const services = new Map<ServiceName, ServiceProcess>();
+  const started: ServiceProcess[] = [];
+  const logs = () => started.map((s) => `--- ${s.name}\n${s.output()}`).join('\n');
+  const start = async (name: ServiceName, extra: Record<string, string> = {}) => {
+    const service = await startService(name, { ...env[name], ...extra });
+    services.set(name, service);
+    started.push(service);
+  };
+  const get = (name: ServiceName) => services.get(name) as ServiceProcess;
   try {
-    services.push(await startService('session-kernel', { ...common, BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) }));
-    services.push(await startService('sandbox-manager', managerEnv));
-    const port = await freePort();
-    services.push(await startService('gateway', { ...common, PORT: String(port), HOST: '127.0.0.1' }));
+    await start('session-kernel');
+    await start('egress');
+    await start('sandbox-manager');
+    await start('gateway');
     const apiKey = execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'e2e', '--store', common.BERTH_STORE_URL], {
       cwd: join(__dirname, '..', '..', '..', '..'),
       encoding: 'utf8',
     }).trim();
-    const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope } });
-    const secrets = [MODEL_KEY, apiKey];
+    const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope }, egressRoot: egressDir });
+    const secrets = [E2E_MODEL_KEY, apiKey];
     return {
       gatewayUrl: `http://127.0.0.1:${port}`,
       apiKey,
       runtime,
       scope,
+      upstream,
+      natsUrl: nats.url,
+      storePath,
       metricsUrls: {
         gateway: `http://127.0.0.1:${port}/metrics`,
         'session-kernel': `http://127.0.0.1:${kernelMetrics}/metrics`,
         'sandbox-manager': `http://127.0.0.1:${managerMetrics}/metrics`,
+        egress: `http://127.0.0.1:${egressMetrics}/metrics`,
       },
       secrets,
-      manager: () => services[1],
+      manager: () => get('sandbox-manager'),
+      egress: () => get('egress'),
       async restartManager(extraEnv = {}) {
-        await services[1].kill();
-        services[1] = await startService('sandbox-manager', { ...managerEnv, ...extraEnv });
+        await get('sandbox-manager').kill();
+        await start('sandbox-manager', extraEnv);
       },
-      killManager: () => services[1].kill(),
-      async startManager(extraEnv = {}) {
-        services[1] = await startService('sandbox-manager', { ...managerEnv, ...extraEnv });
+      async restartEgress() {
+        await get('egress').kill();
+        await start('egress');
       },
+      killManager: () => get('sandbox-manager').kill(),
+      startManager: (extraEnv = {}) => start('sandbox-manager', extraEnv),
       logs,
       async stop() {
-        for (const s of [...services].reverse()) await s.stop();
+        for (const name of ['gateway', 'sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
         // Every end-to-end suite on this platform checks what the services wrote: JSON lines, no secret.
-        for (const s of services) assertCleanLog(s.name, s.output(), secrets);
+        for (const s of started) assertCleanLog(s.name, s.output(), secrets);
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
         await nats.stop();
+        await upstream.close();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (error) {
-    for (const s of services) await s.kill();
+    for (const s of started) await s.kill();
     await nats.stop();
+    await upstream.close();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }
 }
-
-/** The model key every e2e manager holds: a harness gets it, a log line never. */
-const MODEL_KEY = 'sk-scripted-e2e-model-key-0123456789';
 
 /** Each line a service wrote parses as one JSON object, and none contains a secret. */
 export function assertCleanLog(service: string, output: string, secrets: readonly string[]): void {

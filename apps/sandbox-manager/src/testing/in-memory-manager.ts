@@ -25,7 +25,7 @@ const DELIVERED = new Set<string>(['TurnStarted', ...CONTROL_EVENT_TYPES]);
  * store and the in-memory sandbox runtime: each command's events are handed to the shell the
  * way the two SESSION_EVT consumers would deliver them. No NATS, no Docker.
  */
-export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; model?: { baseUrl: string | null; apiKey: string | null }; warmPoolSize?: number }>;
+export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; warmPoolSize?: number; allowHostNetwork?: boolean }>;
 
 export class InMemoryManager implements CommandBus {
   readonly store: MemoryStore;
@@ -51,7 +51,7 @@ export class InMemoryManager implements CommandBus {
     this.store = previous?.store ?? new MemoryStore();
     this.runtime = previous?.runtime ?? new InMemorySandboxRuntime({ execScript: options.execScript });
     this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
-    const model = { baseUrl: null, apiKey: null, model: null, ...options.model };
+    const model = { model: null };
     let slots = 0;
     const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
@@ -66,6 +66,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       crash: noCrashPoints,
       log: quiet,
+      allowHostNetwork: options.allowHostNetwork ?? false,
       metrics,
       scopeLabels: {},
     });
@@ -75,7 +76,6 @@ export class InMemoryManager implements CommandBus {
       settings,
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
       send,
-      secret: (name: string) => (name === 'BERTH_MODEL_API_KEY' ? model.apiKey : null),
       crash: noCrashPoints,
       log: quiet,
       metrics,

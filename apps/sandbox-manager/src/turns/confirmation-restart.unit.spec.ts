@@ -24,7 +24,7 @@ describe('a pending tool confirmation across a sandbox-manager restart (real ker
   async function waitingTurn() {
     let runtime: InMemorySandboxRuntime | null = null;
     const claude = new ScriptedClaude(() => runtime as InMemorySandboxRuntime);
-    const first = new InMemoryManager({ execScript: (input) => claude.script(input), model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' } });
+    const first = new InMemoryManager({ execScript: (input) => claude.script(input) });
     runtime = first.runtime;
     await first.command('CreateSession', SESSION, createSessionData({ permission_mode: 'always_ask' }));
     await first.command('SubmitUserMessage', SESSION, { turn_id: TURN, content: [{ type: 'text', text: 'run echo' }] });

@@ -4,8 +4,9 @@ import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
 
 /**
  * The platform end to end, for each real harness: the official SDK talks to the gateway, the
- * kernel and the sandbox-manager run as processes, the harness CLI runs in a real container
- * (network `host`, so it reaches the scripted model server on 127.0.0.1).
+ * kernel, egress and sandbox-manager run as processes, the harness CLI runs in a real container
+ * on the default network: its only way out is the egress, which forwards it to the scripted model
+ * server on 127.0.0.1 with the key the sandbox never holds.
  */
 type PublicEvent = { id: string; type: string; [key: string]: unknown };
 
@@ -62,7 +63,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
     const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5' });
     const env = await client.beta.environments.create({
       name: `${harness}-env`,
-      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness, network: 'host', permission_mode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      config: { type: 'cloud', harness, permission_mode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };

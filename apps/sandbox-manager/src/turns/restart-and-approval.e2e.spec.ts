@@ -33,7 +33,7 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
     const agent = await client.beta.agents.create({ name: 'claude', model: 'claude-sonnet-4-5' });
     const env = await client.beta.environments.create({
       name: `claude-${permissionMode}`,
-      config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code', network: 'host', permission_mode: permissionMode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      config: { type: 'cloud', harness: 'claude-code', permission_mode: permissionMode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };

@@ -4,13 +4,13 @@ import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-doma
 import { managerCommands, type SandboxAfterExit, type TurnExited, type TurnNotRun, type TurnTerminalSeen, type TurnToRun } from '@berth/sandbox-workflow';
 import { inSpan, secondsSince, type SandboxMetrics, type TraceContext } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
-import type { ModelSettings } from '../sandboxes/environment-settings';
+import { MODEL_KEY_PLACEHOLDER, type ModelSettings } from '../sandboxes/environment-settings';
 import type { SendManagerCommand } from '../workflow/manager-sender';
 import { withRetries } from '../workflow/send-reliably';
 import { OutputBatcher } from './output-batcher';
 import { TranscriptMirrorLoop } from './transcript-mirror-loop';
 import type { TranscriptSync } from './transcript-sync';
-import { NO_MODEL_MESSAGE, noKeyMessage, TurnFailure } from './turn-failure';
+import { TurnFailure } from './turn-failure';
 import { TurnProcess } from './turn-process';
 
 export type TurnTuning = Readonly<{
@@ -36,8 +36,6 @@ export type TurnExecutionDeps = Readonly<{
   adapter: HarnessAdapter;
   /** The environment's model endpoint, read when the harness is about to start. */
   model: () => Promise<ModelSettings>;
-  /** A secret's value by name (the model key); null when not configured. */
-  secret: (name: string) => string | null;
   crash: CrashPoints;
   log: Logger;
   metrics: Pick<SandboxMetrics, 'turnSeconds'>;
@@ -79,8 +77,6 @@ export class TurnExecution {
   private hasSettled = false;
   /** Records the turn's duration, once (see `traced`). */
   private recordSettled: () => void = () => undefined;
-  /** The secret holding the model key, once known: its value is masked in every message. */
-  private apiKeyEnv: string | null = null;
 
   constructor(
     private readonly turn: TurnToRun,
@@ -166,7 +162,6 @@ export class TurnExecution {
     const where = { runtime: this.deps.runtime, sandboxId: this.turn.sandbox_id, turnId: this.turnId };
     try {
       const model = await withRetries("reading the environment's model settings", () => this.deps.model(), this.log);
-      this.apiKeyEnv = model.apiKeyEnv;
       const status = this.turn.may_have_started ? await TurnProcess.find(where) : null;
       this.batcher = this.newBatcher(status === null ? -1 : await this.deps.lastRecordedOffset());
       if (status === null) {
@@ -186,14 +181,14 @@ export class TurnExecution {
       this.mirror.stop();
       if (this.terminalSeen !== null) return this.terminalSeen;
       await this.batcher?.flush();
-      if (error instanceof TurnFailure) return this.report({ kind: 'turn_not_run', turn_id: this.turnId, reason: error.reason, message: this.redact(error.message), now: this.deps.now() });
+      if (error instanceof TurnFailure) return this.report({ kind: 'turn_not_run', turn_id: this.turnId, reason: error.reason, message: error.message, now: this.deps.now() });
       const sandbox = await this.sandboxAfterExit(null);
       if (sandbox.state === 'dead') return this.reportExit(null, sandbox);
       return this.report({
         kind: 'turn_not_run',
         turn_id: this.turnId,
         reason: 'harness_failed',
-        message: this.redact(`the harness could not run: ${error instanceof Error ? error.message : String(error)}`),
+        message: `the harness could not run: ${error instanceof Error ? error.message : String(error)}`,
         now: this.deps.now(),
       });
     }
@@ -224,7 +219,7 @@ export class TurnExecution {
         );
         this.deps.crash.reached('mid-turn');
       },
-      onError: (error) => this.log.error('output batch not recorded', { reason: this.redact(String(error)) }),
+      onError: (error) => this.log.error('output batch not recorded', { reason: String(error) }),
     });
   }
 
@@ -272,7 +267,7 @@ export class TurnExecution {
       generation: this.generation,
       ok: terminal.ok,
       interrupted: terminal.interrupted,
-      error: terminal.error === null ? null : this.redact(terminal.error),
+      error: terminal.error,
       harness_session_id: this.harnessSessionId,
       now: this.deps.now(),
     });
@@ -290,7 +285,7 @@ export class TurnExecution {
       turn_id: this.turnId,
       generation: this.generation,
       exit_code: exitCode,
-      stderr: this.redact(this.process?.stderrTail() ?? ''),
+      stderr: this.process?.stderrTail() ?? '',
       sandbox,
       harness_session_id: this.harnessSessionId,
       now: this.deps.now(),
@@ -341,8 +336,6 @@ export class TurnExecution {
   }
 
   private async plan(model: ModelSettings): Promise<{ plan: TurnPlan; env: Record<string, string> }> {
-    if (model.baseUrl === null) throw new TurnFailure('model_error', NO_MODEL_MESSAGE);
-    if (this.deps.secret(model.apiKeyEnv) === null) throw new TurnFailure('model_error', noKeyMessage(model.apiKeyEnv));
     // A sandbox this process already ran a turn in has the harness's files; a new one gets them from the mirror.
     if (this.resumeId !== null && !this.deps.restored.has(this.turn.sandbox_id)) await this.restoreTranscript(this.resumeId);
     this.deps.restored.add(this.turn.sandbox_id);
@@ -359,12 +352,9 @@ export class TurnExecution {
     } catch (error) {
       throw new TurnFailure('harness_failed', error instanceof Error ? error.message : String(error));
     }
+    // The harness's key variables hold a placeholder: the egress adds the real key to its model requests.
     const env: Record<string, string> = { ...plan.env };
-    for (const [name, secretName] of Object.entries(plan.secretEnv)) {
-      const value = this.deps.secret(secretName);
-      if (value === null) throw new TurnFailure('model_error', noKeyMessage(secretName));
-      env[name] = value;
-    }
+    for (const name of Object.keys(plan.secretEnv)) env[name] = MODEL_KEY_PLACEHOLDER;
     return { plan, env };
   }
 
@@ -383,11 +373,5 @@ export class TurnExecution {
     });
     this.resumeId = null;
     this.harnessSessionId = null;
-  }
-
-  /** Keys never leave through messages: any configured secret value is masked. */
-  private redact(text: string): string {
-    const key = this.apiKeyEnv === null ? null : this.deps.secret(this.apiKeyEnv);
-    return key && key.length >= 4 ? text.split(key).join('***') : text;
   }
 }

@@ -1,10 +1,11 @@
 import type { EventType } from '@berth/contracts';
 import { harnessAdapterFor, type HarnessAdapter, type PendingConfirmation } from '@berth/harness';
 import type { Logger, SandboxRuntime, SessionJournal } from '@berth/ports';
+import { relayUrl } from '@berth/sandbox-domain';
 import type { AnswerConfirmation, InterruptHarness, TurnToRun } from '@berth/sandbox-workflow';
 import type { SandboxMetrics, TraceContext } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
-import type { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
+import type { EnvironmentSettingsReader, ModelSettings } from '../sandboxes/environment-settings';
 import type { TranscriptSync } from './transcript-sync';
 import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
 import { turnFiles, wholeLines } from './turn-files';
@@ -17,7 +18,6 @@ export type TurnExecutionsDeps = Readonly<{
   settings: EnvironmentSettingsReader;
   transcripts: TranscriptSync;
   send: SendManagerCommand;
-  secret: (name: string) => string | null;
   crash: CrashPoints;
   log: Logger;
   metrics: Pick<SandboxMetrics, 'turnSeconds'>;
@@ -66,8 +66,7 @@ export class TurnExecutions {
         sendOutputs: this.deps.send,
         transcripts: this.deps.transcripts,
         adapter: this.adapterFor(turn.harness),
-        model: async () => (await this.deps.settings.read(turn.owner_id, turn.environment_id)).model,
-        secret: this.deps.secret,
+        model: () => this.modelOf(turn),
         crash: this.deps.crash,
         log: this.deps.log,
         metrics: this.deps.metrics,
@@ -85,6 +84,15 @@ export class TurnExecutions {
       if (this.bySession.get(turn.session_id) === execution) this.bySession.delete(turn.session_id);
     });
     return execution;
+  }
+
+  /** The environment's model settings; a `host` sandbox's relay has a port of its own on the host, picked when its container was made. */
+  private async modelOf(turn: TurnToRun): Promise<ModelSettings> {
+    const settings = await this.deps.settings.read(turn.owner_id, turn.environment_id);
+    if (settings.sandbox.network !== 'host') return settings.model;
+    const port = (await this.deps.runtime.inspect(turn.sandbox_id))?.egressRelayPort;
+    if (port === undefined || port === null) throw new Error(`sandbox ${turn.sandbox_id} has no egress relay port`);
+    return { ...settings.model, baseUrl: relayUrl(port) };
   }
 
   /** Stops the turn's harness: through its execution when this process streams it, else its process group in the sandbox. */

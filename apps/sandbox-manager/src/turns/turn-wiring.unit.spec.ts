@@ -23,6 +23,12 @@ const isHarness = (cmd: readonly string[]) => cmd[3] === 'berth-turn';
 const isKill = (cmd: readonly string[]) => cmd.join(' ').includes('kill -s');
 const types = (events: readonly RecordedEvent[]) => events.map((e) => e.type);
 
+/** The session's environment (`env_1`, the default of createSessionData) with this config. */
+async function putEnvironment(manager: InMemoryManager, config: Record<string, unknown>): Promise<void> {
+  const now = new Date().toISOString();
+  await manager.store.environments.put({ id: 'env_1', owner_id: 'owner_1', name: 'e', description: null, config, metadata: {}, created_at: now, updated_at: now, archived_at: null, deleted: false });
+}
+
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -39,7 +45,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
       harnessEnvs.push({ ...spec.env });
       return { lines: claudeTurn('h-1', harnessEnvs.length === 1 ? 'Done.' : 'You asked for out.txt.'), exitCode: 0 };
     };
-    const manager = new InMemoryManager({ execScript: script, model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'sk-secret-test' } });
+    const manager = new InMemoryManager({ execScript: script });
     await manager.send(create());
     await manager.send(message('turn_1'));
     await manager.settled();
@@ -50,8 +56,8 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     );
     const offsets = events.flatMap((e) => ('offset' in e.data ? [e.data.offset] : []));
     expect(offsets).toEqual([0, 1, 2, 3]);
-    expect(harnessEnvs[0]).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', ANTHROPIC_API_KEY: 'sk-secret-test' });
-    expect(JSON.stringify(events)).not.toContain('sk-secret-test');
+    // The harness talks to its sandbox's egress relay and holds a placeholder, never a key.
+    expect(harnessEnvs[0]).toMatchObject({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:3128', ANTHROPIC_API_KEY: 'berth-egress-adds-the-real-key' });
     expect(manager.runtime.created).toBe(1);
 
     // The second turn resumes the harness's own conversation in the same sandbox.
@@ -70,7 +76,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         argvs.push([...spec.cmd.slice(7)]);
         return { lines: claudeTurn('h-42', 'ok'), exitCode: 0 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
@@ -81,13 +86,35 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     expect(argvs[1]).toContain('--resume=h-42');
   });
 
-  it('fails the turn with model_error and says how to configure a model when none is set', async () => {
+  it('gives no sandbox to an environment on the host network unless the operator allowed it', async () => {
     const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    await putEnvironment(manager, { network: 'host' });
     await manager.send(create());
     await manager.send(message('turn_1'));
     await manager.settled();
-    const failed = (await manager.events(SESSION)).find((e) => e.type === 'TurnFailed');
-    expect(failed?.data).toMatchObject({ reason: 'model_error', message: expect.stringContaining('BERTH_MODEL_BASE_URL') });
+    const events = await manager.events(SESSION);
+    expect(events.find((e) => e.type === 'SandboxStartFailed')?.data).toMatchObject({ message: expect.stringContaining('BERTH_ALLOW_HOST_NETWORK') });
+    expect(events.find((e) => e.type === 'TurnFailed')?.data).toMatchObject({ reason: 'sandbox_start_failed' });
+    expect(manager.runtime.created).toBe(0);
+  });
+
+  it('points a host sandbox\'s harness at the relay port picked for that sandbox when the operator allowed it', async () => {
+    const envs: Record<string, string>[] = [];
+    const manager = new InMemoryManager({
+      allowHostNetwork: true,
+      execScript: ({ spec }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        envs.push({ ...spec.env });
+        return { lines: claudeTurn('h-5', 'ok'), exitCode: 0 };
+      },
+    });
+    await putEnvironment(manager, { network: 'host' });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    const sandbox = await manager.runtime.inspect(`berth-s-${SESSION}-g1`);
+    expect(sandbox?.egressRelayPort).toEqual(expect.any(Number));
+    expect(envs[0]?.['ANTHROPIC_BASE_URL']).toBe(`http://127.0.0.1:${sandbox?.egressRelayPort}`);
   });
 
   it('stops a running harness on interrupt and completes the turn as interrupted', async () => {
@@ -100,7 +127,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         await killedPromise;
         return { lines: [JSON.stringify({ type: 'system', subtype: 'init', session_id: 'h-9' })], exitCode: 137 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
@@ -123,7 +149,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         await exited;
         return { lines: [], exitCode: 0 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1' },
     });
     const gauge = async () => (await manager.registry.getSingleMetricAsString('berth_turns_running')).split('\n').find((l) => l.startsWith('berth_turns_running '));
     const durations = async () => (await manager.registry.getSingleMetricAsString('berth_turn_duration_seconds')).split('\n').find((l) => l.startsWith('berth_turn_duration_seconds_count'));
@@ -150,7 +175,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         if (spec.cmd.join(' ').includes('kill -0')) return { lines: ['7 dead 0'], exitCode: 0 };
         return { lines: [], exitCode: 0 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.settled();
@@ -189,7 +213,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         await death;
         return { lines: [], exitCode: 137 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
@@ -210,7 +233,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         setTimeout(() => manager.runtime.kill(sandboxId), 200);
         return { lines: [JSON.stringify({ type: 'system', subtype: 'init', session_id: 'h-5' })], exitCode: 137 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
@@ -238,7 +260,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         if (harnessRuns === 2) await silentStepEnds;
         return { lines: claudeTurn('h-1', 'ok'), exitCode: 0 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.send(message('turn_1'));
@@ -261,7 +282,6 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         argvs.push([...spec.cmd.slice(7)]);
         return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
       },
-      model: { baseUrl: 'http://127.0.0.1:9', apiKey: 'k-1234' },
     });
     await manager.send(create());
     await manager.send(message('turn_1'));

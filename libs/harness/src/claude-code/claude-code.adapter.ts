@@ -22,7 +22,7 @@ const DEFAULT_MODEL = 'claude-sonnet-4-5';
  */
 export class ClaudeCodeAdapter implements HarnessAdapter {
   readonly kind = 'claude-code' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const argv = [

@@ -22,7 +22,7 @@ const DEFAULT_MODEL = 'berth-model';
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: false };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: false, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const codexHome = `${input.home}/.codex`;

@@ -23,7 +23,7 @@ const DEFAULT_MODEL = 'deepseek-chat';
  */
 export class DeepSeekHarnessAdapter implements HarnessAdapter {
   readonly kind = 'deepseek-harness' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     return {

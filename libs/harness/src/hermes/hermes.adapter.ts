@@ -18,7 +18,7 @@ const PROMPT_REQUEST = 2;
  */
 export class HermesAdapter implements HarnessAdapter {
   readonly kind = 'hermes' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true };
+  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     requireAlwaysAllow(this.kind, input.permissionMode);

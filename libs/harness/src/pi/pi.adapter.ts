@@ -45,7 +45,7 @@ export default function (pi: any) {
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true };
+  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     const ask = input.permissionMode === 'always_ask';

@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
 import type { SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the shared engine fixture lives in the testing library
 import { ensureDockerTestEngine } from '@berth/testing';
@@ -196,6 +199,65 @@ describe('DockerSandboxRuntime against the real engine', () => {
     await expect(runtime.relabel(b.id, a.name)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     await runtime.relabel(b.id, `berth-s-${run}n3-g1`);
     expect(await runtime.inspect(`berth-s-${run}n3-g1`)).toMatchObject({ id: b.id });
+  });
+});
+
+describe('egress directories on the real engine', () => {
+  const root = mkdtempSync('/tmp/bgd-');
+  const egressRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot: root });
+  const withEgress = (suffix: string, relayPort: number | null = 3128): SandboxSpec => spec(suffix, { egress: { mountAt: '/run/berth', relayPort } });
+  const dirOf = async (name: string) => (await egressRuntime.inspect(name))?.labels['berth.egress-dir'] as string;
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it("mounts the sandbox's own directory read-only: the socket is there, nothing can be written (connecting through it: sandbox-egress.e2e)", async () => {
+    const info = await egressRuntime.ensureRunning(withEgress('e1'));
+    const id = await dirOf(info.name);
+    expect(readFileSync(join(root, id, 'name'), 'utf8')).toBe(info.name);
+    expect(info.egressRelayPort).toBe(3128);
+    const socket = join(root, id, 'socket', 'egress.sock');
+    const server: Server = createServer((c) => c.end('reached\n'));
+    await new Promise<void>((resolve) => server.listen(socket, () => resolve()));
+    execFileSync('chmod', ['666', socket]);
+    try {
+      const probe = await collect(
+        (await egressRuntime.exec(info.name, { cmd: ['/bin/sh', '-c', 'ls /run/berth; touch /run/berth/x 2>&1 || echo read-only; echo "$BERTH_EGRESS_RELAY_PORT"'], stdin: '' })).lines,
+      );
+      expect(probe).toEqual(['egress.sock', expect.stringContaining('Read-only file system'), 'read-only', '3128']);
+      const [inspected] = JSON.parse(docker('inspect', info.id));
+      expect(inspected.HostConfig.Mounts).toEqual([{ Type: 'bind', Source: join(root, id, 'socket'), Target: '/run/berth', ReadOnly: true }]);
+      expect(inspected.HostConfig.NetworkMode).toBe('none');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('follows a rename (a warm claim) in the name file, and goes with the container', async () => {
+    const info = await egressRuntime.ensureRunning(withEgress('e2'));
+    const id = await dirOf(info.name);
+    await egressRuntime.relabel(info.id, `berth-s-${run}e3-g1`);
+    expect(readFileSync(join(root, id, 'name'), 'utf8')).toBe(`berth-s-${run}e3-g1`);
+    await egressRuntime.remove(info.id);
+    expect(existsSync(join(root, id))).toBe(false);
+  });
+
+  it('picks a free host port for a relay that asks for one (host sandboxes)', async () => {
+    const info = await egressRuntime.ensureRunning(withEgress('e4', null));
+    expect(info.egressRelayPort).toEqual(expect.any(Number));
+    expect(info.egressRelayPort).not.toBe(3128);
+  });
+
+  it('prunes the directories of containers that are gone, and refuses a spec binding into the root', async () => {
+    const info = await egressRuntime.ensureRunning(withEgress('e5'));
+    const id = await dirOf(info.name);
+    await runtime.remove(info.id);
+    expect(existsSync(join(root, id))).toBe(true);
+    expect(await egressRuntime.pruneEgressDirectories()).toBeGreaterThanOrEqual(1);
+    expect(existsSync(join(root, id))).toBe(false);
+    await expect(egressRuntime.ensureRunning(spec('e6', { mounts: [{ type: 'bind', source: join(root, id), target: '/mnt' }] }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR' });
+  });
+
+  it('refuses a spec with an egress when it has no egress root', async () => {
+    await expect(runtime.ensureRunning(withEgress('e7'))).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'egress' } });
   });
 });
 

@@ -5,7 +5,9 @@ import Docker from 'dockerode';
 import { engineError, imageMissing, isConflict, isNotFound, isNotModified } from './docker-errors';
 import { startExec } from './docker-exec';
 import { watchEvents } from './docker-events';
-import { containerCreateOptions } from './host-config';
+import { EGRESS_DIR_LABEL, EGRESS_PORT_LABEL, EgressDirectories } from './egress-directories';
+import { freeLoopbackPort } from './free-port';
+import { containerCreateOptions, withEgressMount } from './host-config';
 import { firstFile, packFile } from './tar';
 
 export type DockerSandboxRuntimeOptions = Readonly<{
@@ -15,6 +17,11 @@ export type DockerSandboxRuntimeOptions = Readonly<{
   managedLabels?: Readonly<Record<string, string>>;
   /** Owner given to files written with writeFile (the sandbox user). */
   fileOwner?: Readonly<{ uid: number; gid: number }>;
+  /**
+   * Host directory holding one egress directory per sandbox (see `EgressDirectories`); the egress
+   * proxy serves the same directory. Without it, a spec that asks for an egress is refused.
+   */
+  egressRoot?: string;
 }>;
 
 export const DEFAULT_DOCKER_HOST = 'unix:///run/berth-docker.sock';
@@ -32,7 +39,9 @@ const bareName = (name: string): string => (name.startsWith('/') ? name.slice(1)
 function infoFromInspect(info: Docker.ContainerInspectInfo): SandboxInfo {
   const running = info.State.Running === true;
   const started = info.State.StartedAt;
+  const relayPort = Number(info.Config.Labels?.[EGRESS_PORT_LABEL] ?? NaN);
   return {
+    egressRelayPort: Number.isInteger(relayPort) ? relayPort : null,
     id: info.Id,
     name: bareName(info.Name),
     labels: { ...(info.Config.Labels ?? {}) },
@@ -52,15 +61,24 @@ export class DockerSandboxRuntime implements SandboxRuntime {
   readonly docker: Docker;
   private readonly managedLabels: Readonly<Record<string, string>>;
   private readonly fileOwner: Readonly<{ uid: number; gid: number }>;
+  private readonly egress: EgressDirectories | null;
 
   constructor(options: DockerSandboxRuntimeOptions & { docker?: Docker } = {}) {
     this.docker = options.docker ?? dockerFromHost(options.dockerHost);
     this.managedLabels = options.managedLabels ?? DEFAULT_MANAGED_LABELS;
     this.fileOwner = options.fileOwner ?? { uid: 1000, gid: 1000 };
+    this.egress = options.egressRoot === undefined ? null : new EgressDirectories(options.egressRoot);
   }
 
   async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
-    const options = containerCreateOptions(spec);
+    let options = containerCreateOptions(spec, this.egress?.root ?? null);
+    let egressId: string | null = null;
+    if (spec.egress !== undefined) {
+      if (this.egress === null) throw new ValidationError('this runtime has no egress directory (egressRoot): a sandbox with an egress cannot be created', 'egress');
+      egressId = await this.egress.prepare(spec.name);
+      const relayPort = spec.egress.relayPort ?? (await freeLoopbackPort());
+      options = withEgressMount(options, { id: egressId, socketDir: this.egress.socketDir(egressId), mountAt: spec.egress.mountAt, relayPort });
+    }
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer(options);
@@ -68,6 +86,9 @@ export class DockerSandboxRuntime implements SandboxRuntime {
       if (isNotFound(error)) throw imageMissing(spec.image, error);
       if (!isConflict(error)) throw engineError('create', spec.name, error);
       container = this.docker.getContainer(spec.name);
+      // The name is taken by a container with its own egress directory (a claimed warm one): drop ours.
+      const existing = await this.labelsOf(spec.name);
+      if (egressId !== null && existing !== null && existing[EGRESS_DIR_LABEL] !== egressId) await this.egress?.remove(egressId);
     }
     try {
       await container.start();
@@ -98,6 +119,7 @@ export class DockerSandboxRuntime implements SandboxRuntime {
   }
 
   async remove(nameOrId: string): Promise<void> {
+    const egressId = this.egress === null ? undefined : (await this.labelsOf(nameOrId))?.[EGRESS_DIR_LABEL];
     try {
       // v: anonymous volumes (the read-only-root workspace) go with the container.
       await this.docker.getContainer(nameOrId).remove({ force: true, v: true });
@@ -106,6 +128,18 @@ export class DockerSandboxRuntime implements SandboxRuntime {
       if (isNotFound(error) || isConflict(error)) return;
       throw engineError('remove', nameOrId, error);
     }
+    if (egressId !== undefined) await this.egress?.remove(egressId);
+  }
+
+  /** Removes egress directories whose container is gone (after a crash, or containers removed by hand). */
+  async pruneEgressDirectories(): Promise<number> {
+    if (this.egress === null) return 0;
+    const live = new Set((await this.list(this.managedLabels)).map((c) => c.labels[EGRESS_DIR_LABEL]).filter((id): id is string => id !== undefined));
+    return this.egress.prune(live);
+  }
+
+  private async labelsOf(nameOrId: string): Promise<Readonly<Record<string, string>> | null> {
+    return (await this.inspect(nameOrId))?.labels ?? null;
   }
 
   async list(labels: Readonly<Record<string, string>>): Promise<readonly SandboxInfo[]> {
@@ -136,11 +170,12 @@ export class DockerSandboxRuntime implements SandboxRuntime {
    * labels and its new name says whose it is). Fails with a conflict if `newName` is taken.
    */
   async relabel(nameOrId: string, newName: string): Promise<void> {
-    try {
-      await this.docker.getContainer(nameOrId).rename({ name: newName });
-    } catch (error) {
-      throw engineError('rename', nameOrId, error);
-    }
+    // Labels never change, so the egress directory is looked up beside the rename, not after it.
+    const [renamed, labels] = await Promise.allSettled([this.docker.getContainer(nameOrId).rename({ name: newName }), this.egress === null ? null : this.labelsOf(nameOrId)]);
+    if (renamed.status === 'rejected') throw engineError('rename', nameOrId, renamed.reason);
+    // The egress reads who a sandbox is from its directory: it now serves the session named here.
+    const egressId = labels.status === 'fulfilled' ? labels.value?.[EGRESS_DIR_LABEL] : (await this.labelsOf(newName))?.[EGRESS_DIR_LABEL];
+    if (egressId !== undefined) await this.egress?.rename(egressId, newName);
   }
 
   async readFile(nameOrId: string, path: string): Promise<Buffer | null> {

@@ -1,5 +1,5 @@
 import type { SandboxSpec } from '@berth/ports';
-import { assertHardenedSpec, containerCreateOptions } from './host-config';
+import { assertHardenedSpec, containerCreateOptions, withEgressMount } from './host-config';
 
 const spec = (overrides: Partial<SandboxSpec> = {}): SandboxSpec => ({
   name: 'berth-s-sesn_1-g1',
@@ -59,6 +59,22 @@ describe('container create options', () => {
     expect(() => containerCreateOptions(spec({ mounts: [{ type: 'bind', source, target: '/mnt' }] }))).toThrow(
       expect.objectContaining({ code: 'VALIDATION_ERROR', field: 'mounts[0].source' }),
     );
+  });
+
+  it('refuses any bind from inside the egress root, even one not ending in .sock', () => {
+    for (const source of ['/run/berth/egress', '/run/berth/egress/0123456789abcdef/socket', '/run/berth/egress/0123456789abcdef/name']) {
+      expect(() => containerCreateOptions(spec({ mounts: [{ type: 'bind', source, target: '/mnt' }] }), '/run/berth/egress')).toThrow(
+        expect.objectContaining({ code: 'VALIDATION_ERROR', field: 'mounts[0].source' }),
+      );
+    }
+  });
+
+  it('adds the sandbox its own egress directory, read-only, with the labels that find it and the relay port', () => {
+    const options = withEgressMount(containerCreateOptions(spec()), { id: '0123456789abcdef', socketDir: '/run/berth/egress/0123456789abcdef/socket', mountAt: '/run/berth', relayPort: 3128 });
+    expect(options.HostConfig?.Mounts).toEqual([{ Type: 'bind', Source: '/run/berth/egress/0123456789abcdef/socket', Target: '/run/berth', ReadOnly: true }]);
+    expect(options.Labels).toMatchObject({ 'berth.egress-dir': '0123456789abcdef', 'berth.egress-port': '3128' });
+    expect(options.Env).toContain('BERTH_EGRESS_RELAY_PORT=3128');
+    expect(options.HostConfig).toMatchObject({ CapDrop: ['ALL'], NetworkMode: 'none' });
   });
 
   it('allows an ordinary bind', () => {

@@ -10,8 +10,9 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * Parses `BERTH_SECRET_KEYS`: comma-separated `<key id>:<base64 of 32 bytes>`, the first one active.
- * To rotate, put the new key first and keep the old ones after it until every secret is sealed
- * again (`berth secrets rewrap`). Errors name the entry, never the key material.
+ * To rotate, put the new key first and keep the old ones after it: new secrets and every secret
+ * replaced (a regenerated signing secret, a credential given a new secret) are sealed under the new
+ * key, and old ones still open. Errors name the entry, never the key material.
  */
 export function parseSecretKeys(text: string): SecretKeyRing {
   const keys = new Map<string, Buffer>();
@@ -32,11 +33,6 @@ export function parseSecretKeys(text: string): SecretKeyRing {
 /** AES-256-GCM with a fresh 96-bit IV per seal, the record's identity as additional authenticated data. */
 export class AesGcmSecretBox implements SecretBox {
   constructor(private readonly ring: SecretKeyRing) {}
-
-  /** Whether this secret is sealed under a key other than the active one (rotation still to do). */
-  isStale(sealed: SealedSecret): boolean {
-    return sealed.key_id !== this.ring.active;
-  }
 
   seal(plaintext: string, aad: string): SealedSecret {
     const key = this.ring.keys.get(this.ring.active) as Buffer;

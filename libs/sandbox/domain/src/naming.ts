@@ -67,6 +67,12 @@ export function poolSandboxLabels(environmentId: string): Record<string, string>
   return { [SandboxLabels.managed]: 'true', [SandboxLabels.environment]: environmentId, [SandboxLabels.pool]: environmentId };
 }
 
+/** The session and generation a session sandbox's name stands for; null for any other name. */
+export function sessionOfSandboxName(name: string): Readonly<{ sessionId: string; generation: number }> | null {
+  const match = SESSION_NAME.exec(name.startsWith('/') ? name.slice(1) : name);
+  return match ? { sessionId: match[1], generation: Number(match[2]) } : null;
+}
+
 /**
  * Who a managed container belongs to, read from its name first (a claimed pool container keeps
  * its pool labels but carries the session's name), then from its labels. Null for anything else.
@@ -75,8 +81,8 @@ export function sandboxOwner(name: string, labels: Readonly<Record<string, strin
   if (labels[SandboxLabels.managed] !== 'true') return null;
   const bare = name.startsWith('/') ? name.slice(1) : name;
   const environmentId = labels[SandboxLabels.environment] ?? null;
-  const session = SESSION_NAME.exec(bare);
-  if (session) return { kind: 'session', sessionId: session[1], generation: Number(session[2]), environmentId };
+  const session = sessionOfSandboxName(bare);
+  if (session) return { kind: 'session', ...session, environmentId };
   const pool = POOL_NAME.exec(bare);
   if (pool && pool[1] === environmentId && labels[SandboxLabels.pool] === environmentId) {
     return { kind: 'pool', environmentId, slot: pool[2] };

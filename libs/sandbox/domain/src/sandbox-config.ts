@@ -1,7 +1,7 @@
 import { ValidationError } from '@berth/core';
+import { DEFAULT_SANDBOX_NETWORK, SANDBOX_NETWORKS, sandboxNetworkOf, type SandboxNetwork } from '@berth/contracts';
 
-export type SandboxNetwork = 'none' | 'host' | 'bridge';
-export const SANDBOX_NETWORKS: readonly SandboxNetwork[] = ['none', 'host', 'bridge'];
+export type { SandboxNetwork } from '@berth/contracts';
 
 export type IdlePolicy = Readonly<{
   /** The lease runs out this long after the last activity. */
@@ -29,7 +29,7 @@ export type SandboxDefaults = SandboxConfig;
 
 export const DEFAULT_SANDBOX_CONFIG: SandboxDefaults = {
   image: 'berth/harness:latest',
-  network: 'none',
+  network: DEFAULT_SANDBOX_NETWORK,
   memoryBytes: 2 * 1024 ** 3,
   nanoCpus: 2_000_000_000,
   pidsLimit: 512,
@@ -84,10 +84,14 @@ function image(v: unknown, field: string): string | undefined {
 
 function network(v: unknown, field: string): SandboxNetwork | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string' || !(SANDBOX_NETWORKS as readonly string[]).includes(v)) {
-    throw new ValidationError(`${field} must be one of ${SANDBOX_NETWORKS.join(', ')}`, field);
-  }
-  return v as SandboxNetwork;
+  const mode = sandboxNetworkOf(v);
+  if (mode === null) throw new ValidationError(`${field} must be one of ${SANDBOX_NETWORKS.join(', ')}`, field);
+  return mode;
+}
+
+/** An environment's `config.network` (absent: `egress`); a ValidationError for anything else. */
+export function sandboxNetworkFrom(config: unknown, fallback: SandboxNetwork = DEFAULT_SANDBOX_CONFIG.network): SandboxNetwork {
+  return network((record(config, 'config') ?? {})['network'], 'config.network') ?? fallback;
 }
 
 /**
@@ -106,7 +110,7 @@ export function sandboxConfigFrom(config: unknown, defaults: SandboxDefaults = D
   const maxLifetime = idle['max_lifetime_seconds'];
   return {
     image: image(root['image'], 'config.image') ?? defaults.image,
-    network: network(root['network'], 'config.network') ?? defaults.network,
+    network: sandboxNetworkFrom(root, defaults.network),
     memoryBytes: memoryMb !== undefined ? memoryMb * 1024 * 1024 : defaults.memoryBytes,
     nanoCpus: cpus !== undefined ? Math.round(cpus * 1e9) : defaults.nanoCpus,
     pidsLimit: numberIn(resources['pids'], 'config.resources.pids', LIMITS.pids, true) ?? defaults.pidsLimit,

@@ -1,6 +1,6 @@
 import { ValidationError } from '@berth/core';
-import { DEFAULT_SANDBOX_CONFIG, sandboxConfigFrom } from './sandbox-config';
-import { KEEPALIVE_CMD, poolSandboxSpec, SANDBOX_USER, sessionSandboxSpec } from './sandbox-spec';
+import { DEFAULT_SANDBOX_CONFIG, sandboxConfigFrom, sandboxNetworkFrom } from './sandbox-config';
+import { EGRESS_MOUNT, EGRESS_RELAY_PORT, KEEPALIVE_CMD, poolSandboxSpec, sandboxConfigFingerprint, SANDBOX_USER, sessionSandboxSpec } from './sandbox-spec';
 
 describe('sandbox config from an environment', () => {
   it('applies the defaults when the environment says nothing', () => {
@@ -52,6 +52,14 @@ describe('sandbox config from an environment', () => {
     expect((error as ValidationError).field).toBe(field);
   });
 
+  it('reads the network: egress by default, the old default bridge as egress, none and host as given', () => {
+    expect(sandboxNetworkFrom({})).toBe('egress');
+    expect(sandboxNetworkFrom({ network: 'bridge' })).toBe('egress');
+    expect(sandboxNetworkFrom({ network: 'none' })).toBe('none');
+    expect(sandboxNetworkFrom({ network: 'host' })).toBe('host');
+    expect(() => sandboxNetworkFrom({ network: 'bridge2' })).toThrow(expect.objectContaining({ field: 'config.network' }));
+  });
+
   it('lets an environment remove the lifetime cap the defaults set', () => {
     const defaults = { ...DEFAULT_SANDBOX_CONFIG, idle: { idleTimeoutSeconds: 60, maxLifetimeSeconds: 3600 } };
     expect(sandboxConfigFrom({ idle_policy: { max_lifetime_seconds: null } }, defaults).idle.maxLifetimeSeconds).toBeNull();
@@ -76,6 +84,27 @@ describe('sandbox spec', () => {
       labels: { 'berth.session': 'sesn_1', 'berth.generation': '2', 'berth.environment': 'env_a', 'berth.managed': 'true' },
     });
     expect(spec.user.startsWith('0')).toBe(false);
+  });
+
+  it('gives egress and none sandboxes no network, the egress mount, the relay and proxy variables pointing at it', () => {
+    for (const network of ['egress', 'none'] as const) {
+      const spec = sessionSandboxSpec({ sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: sandboxConfigFrom({ network }) });
+      expect(spec.network).toBe('none');
+      expect(spec.egress).toEqual({ mountAt: EGRESS_MOUNT, relayPort: EGRESS_RELAY_PORT });
+      expect(spec.env).toMatchObject({ HTTPS_PROXY: `http://127.0.0.1:${EGRESS_RELAY_PORT}`, http_proxy: `http://127.0.0.1:${EGRESS_RELAY_PORT}`, NO_PROXY: '127.0.0.1,localhost,::1' });
+    }
+    expect(KEEPALIVE_CMD.join(' ')).toContain(`UNIX-CONNECT:${EGRESS_MOUNT}/egress.sock,retry=60,interval=0.5`);
+  });
+
+  it('gives a host sandbox the host network, a relay port to be allocated and no proxy variables', () => {
+    const spec = sessionSandboxSpec({ sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: sandboxConfigFrom({ network: 'host' }) });
+    expect(spec.network).toBe('host');
+    expect(spec.egress.relayPort).toBeNull();
+    expect(Object.keys(spec.env)).toEqual(['HOME']);
+  });
+
+  it('fingerprints the network mode, so a warm container never serves an environment whose network changed', () => {
+    expect(sandboxConfigFingerprint(sandboxConfigFrom({ network: 'none' }))).not.toBe(sandboxConfigFingerprint(sandboxConfigFrom({})));
   });
 
   it('derives pool sandboxes with pool labels and no session', () => {

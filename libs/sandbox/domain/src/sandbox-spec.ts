@@ -1,13 +1,18 @@
 import { poolSandboxLabels, poolSandboxName, SandboxLabels, sessionSandboxLabels, sessionSandboxName } from './naming';
 import type { SandboxConfig, SandboxNetwork } from './sandbox-config';
 
+/** Where the sandbox's egress directory is mounted and which loopback port its relay listens on. */
+export type SandboxEgressDraft = Readonly<{ mountAt: string; relayPort: number | null }>;
+
 /** The container a sandbox runs as: same shape as `SandboxSpec` in `@berth/ports`. */
 export type SandboxSpecDraft = Readonly<{
   name: string;
   image: string;
   labels: Readonly<Record<string, string>>;
   env: Readonly<Record<string, string>>;
-  network: SandboxNetwork;
+  /** Docker's network mode: `none` for `egress` and `none` sandboxes, `host` for `host`. */
+  network: 'none' | 'host';
+  egress: SandboxEgressDraft;
   user: string;
   workdir: string;
   memoryBytes: number;
@@ -21,16 +26,55 @@ export type SandboxSpecDraft = Readonly<{
 export const SANDBOX_USER = '1000:1000';
 export const SANDBOX_HOME = '/home/agent';
 export const SANDBOX_WORKDIR = '/workspace';
-/** PID 1 that exits promptly on SIGTERM (a bare `sleep` as PID 1 ignores it and stop waits). */
-export const KEEPALIVE_CMD: readonly string[] = ['/bin/sh', '-c', "trap 'exit 0' TERM INT; sleep infinity & wait"];
+
+/** Where the egress directory (the proxy's unix socket, nothing else) is mounted, read-only. */
+export const EGRESS_MOUNT = '/run/berth';
+/** The socket file the egress proxy listens on in that directory. */
+export const EGRESS_SOCKET_FILE = 'egress.sock';
+/** The relay's loopback port inside an `egress`/`none` sandbox (its own network namespace, so one port fits all). */
+export const EGRESS_RELAY_PORT = 3128;
+/** The variable the relay reads its port from (a `host` sandbox gets a free host port instead). */
+export const EGRESS_RELAY_PORT_ENV = 'BERTH_EGRESS_RELAY_PORT';
+
+/**
+ * PID 1: the relay from the loopback port to the egress socket (socat, restarted if it dies, e.g.
+ * killed by the agent), and a wait that exits promptly on SIGTERM (a bare `sleep` as PID 1 ignores
+ * it and a stop waits). While the egress restarts, each connection waits up to 30 s for its socket
+ * (`retry`) instead of failing, so a harness does not spend its own retries and back-offs on the
+ * gap. An image without socat still runs; its sandbox just has no way out.
+ */
+export const KEEPALIVE_CMD: readonly string[] = [
+  '/bin/sh',
+  '-c',
+  "trap 'exit 0' TERM INT; " +
+    `if command -v socat >/dev/null 2>&1 && [ -n "$${EGRESS_RELAY_PORT_ENV}" ]; then ` +
+    `(while :; do socat TCP-LISTEN:$${EGRESS_RELAY_PORT_ENV},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${EGRESS_MOUNT}/${EGRESS_SOCKET_FILE},retry=60,interval=0.5; sleep 1; done) >/dev/null 2>&1 & ` +
+    'fi; sleep infinity & wait',
+];
+
+/** The relay's address as the harness and the agent's tools see it. */
+export const relayUrl = (port: number): string => `http://127.0.0.1:${port}`;
+
+/**
+ * Proxy variables for every process of an `egress`/`none` sandbox: HTTP(S) goes to the relay,
+ * the relay itself (the model endpoint) is reached directly. A `host` sandbox gets none: its
+ * tools use the host's network as they find it.
+ */
+export function egressProxyEnv(network: SandboxNetwork): Record<string, string> {
+  if (network === 'host') return {};
+  const proxy = relayUrl(EGRESS_RELAY_PORT);
+  const noProxy = '127.0.0.1,localhost,::1';
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
+}
 
 function baseSpec(name: string, labels: Record<string, string>, config: SandboxConfig): SandboxSpecDraft {
   return {
     name,
     image: config.image,
     labels,
-    env: { HOME: SANDBOX_HOME },
-    network: config.network,
+    env: { HOME: SANDBOX_HOME, ...egressProxyEnv(config.network) },
+    network: config.network === 'host' ? 'host' : 'none',
+    egress: { mountAt: EGRESS_MOUNT, relayPort: config.network === 'host' ? null : EGRESS_RELAY_PORT },
     user: SANDBOX_USER,
     workdir: SANDBOX_WORKDIR,
     memoryBytes: config.memoryBytes,
@@ -60,7 +104,8 @@ export function sessionSandboxSpec(input: {
  * a security hash: it only has to tell configs apart.
  */
 export function sandboxConfigFingerprint(config: SandboxConfig): string {
-  const text = JSON.stringify([config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot]);
+  // `egress-1`: containers made before the egress relay (no socket mount, no relay) never fit.
+  const text = JSON.stringify(['egress-1', config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot]);
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);

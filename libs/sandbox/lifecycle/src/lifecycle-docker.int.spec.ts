@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { systemClock } from '@berth/core';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- integration test: wires the real Docker adapter
 import { DockerSandboxRuntime } from '@berth/docker';
@@ -28,18 +29,21 @@ const config = (size: number): SandboxConfig => ({
   warmPool: { size, ttlSeconds: 600 },
 });
 let slot = 0;
+// Sandboxes carry their egress directory, as in production.
+const egressRoot = mkdtempSync('/tmp/bgl-');
 const newManager = (size: number, ledger = new InMemoryClaimLedger()) => {
-  const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+  const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
   const pool = new WarmPool({ runtime, ledger, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
   pool.configure([{ environmentId, config: config(size) }]);
   return { runtime, pool, ledger, provisioner: new SandboxProvisioner({ runtime, pool, scopeLabels }) };
 };
-const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost });
+const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
 const ours = () => cleanupRuntime.list({ ...scopeLabels, 'berth.managed': 'true' });
 
 afterEach(async () => {
   for (const info of await ours()) await cleanupRuntime.remove(info.id);
 });
+afterAll(() => rmSync(egressRoot, { recursive: true, force: true }));
 
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -14,7 +14,7 @@ import {
   decideUpdateSession,
 } from './deciders/lifecycle';
 import { decideRecoverSession } from './deciders/recovery';
-import { decideBindSandbox, decideReportSandboxDied, decideReportSandboxExpired, decideReportSandboxStartFailed } from './deciders/sandbox';
+import { decideBindSandbox, decideReportEgressDenied, decideReportSandboxDied, decideReportSandboxExpired, decideReportSandboxStartFailed } from './deciders/sandbox';
 import { decideCompleteTurn, decideFailTurn, decideMarkTranscriptPending, decideRecordAgentOutput, decideRecoverTurn } from './deciders/turns';
 import { evolve } from './evolve';
 import { initialState, type SessionState } from './state';
@@ -54,6 +54,8 @@ export function decide(command: SessionCommand, state: SessionState): readonly S
       return decideReportSandboxDied(command, state);
     case 'ReportSandboxExpired':
       return decideReportSandboxExpired(command, state);
+    case 'ReportEgressDenied':
+      return decideReportEgressDenied(command, state);
     case 'TerminateSession':
       return decideTerminateSession(command, state);
     case 'EndConversation':

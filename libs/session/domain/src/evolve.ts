@@ -193,6 +193,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
     case 'PermissionModeSet':
       return { ...state, permission_mode: event.data.mode };
     case 'SessionErrorRaised':
+    case 'EgressDenied':
       return state;
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -15,6 +16,8 @@ export abstract class ScriptedModelServer {
   private fallback: ScriptedReply = reply.text('OK');
   private readonly recorded: RecordedRequest[] = [];
   private readonly unanswered: RecordedRequest[] = [];
+  /** sha256 of every credential header value received (recorded requests carry `[redacted]` instead). */
+  private readonly credentials = new Set<string>();
 
   /** Every request received, oldest first. */
   get requests(): readonly RecordedRequest[] {
@@ -29,6 +32,14 @@ export abstract class ScriptedModelServer {
   /** Requests for routes this server does not script (answered 404): a harness calling something new. */
   get unroutedRequests(): readonly RecordedRequest[] {
     return this.unanswered;
+  }
+
+  /**
+   * Whether some request carried `key` as its credential (`x-api-key: key` or `Authorization:
+   * Bearer key`). Compared by hash, so the key never ends up in a test's output.
+   */
+  sawCredential(key: string): boolean {
+    return this.credentials.has(digest(key)) || this.credentials.has(digest(`Bearer ${key}`));
   }
 
   /** Base URL, e.g. `http://127.0.0.1:41234` (no trailing slash, no `/v1`). */
@@ -115,6 +126,10 @@ export abstract class ScriptedModelServer {
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    for (const name of ['x-api-key', 'authorization']) {
+      const value = req.headers[name];
+      if (typeof value === 'string') this.credentials.add(digest(value));
+    }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const request: RecordedRequest = {
       method: req.method ?? 'GET',
@@ -161,3 +176,5 @@ export async function streamSse(res: ServerResponse, events: readonly SseEvent[]
   }
   res.end();
 }
+
+const digest = (value: string): string => createHash('sha256').update(value).digest('hex');

@@ -79,6 +79,8 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
       exitCode: box.running ? null : box.exitCode,
       oomKilled: box.oomKilled,
       startedAt: box.startedAt,
+      // Like the Docker runtime: a relay port to be picked (`null`, a host sandbox) gets one of its own.
+      egressRelayPort: box.spec.egress === undefined ? null : (box.spec.egress.relayPort ?? 40_000 + Number(box.id.slice(4))),
     };
   }
 

@@ -29,6 +29,17 @@ export function decideReportSandboxStartFailed(command: SessionCommandOf<'Report
   return [failed, ...failTurn(afterFailure, turn.id, 'sandbox_start_failed', message)];
 }
 
+/**
+ * A refusal the egress reports for the bound sandbox: recorded for the user to see (the sandbox
+ * already got the error). Facts about another generation, or a session that is gone, are dropped.
+ */
+export function decideReportEgressDenied(command: SessionCommandOf<'ReportEgressDenied'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  const { generation, ...denial } = command.data;
+  if (state.lifecycle === 'DELETED' || state.sandbox?.generation !== generation) return [];
+  return [{ type: 'EgressDenied', data: { ...denial, generation, turn_id: state.current_turn?.id ?? null } }];
+}
+
 export function decideReportSandboxDied(command: SessionCommandOf<'ReportSandboxDied'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
   return loseSandbox(state, command.data.sandbox_id, command.data.generation, command.data.cause);

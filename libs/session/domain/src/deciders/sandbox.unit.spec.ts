@@ -24,6 +24,30 @@ describe('BindSandbox', () => {
   });
 });
 
+describe('ReportEgressDenied', () => {
+  const denial = { host: 'example.com', port: 443, reason: 'host_not_allowed', setting: 'config.networking.allowed_hosts', message: 'Berth egress refused example.com:443', generation: 1 } as const;
+
+  it('records the refusal for the bound sandbox, with the turn running then', () => {
+    spec.given(historyOf(...readySession())).when(Cmd.egressDenied(1)).then([{ type: 'EgressDenied', data: { ...denial, turn_id: null } }]);
+    spec.given(historyOf(...readySession(), Cmd.message('turn_1'))).when(Cmd.egressDenied(1)).then([{ type: 'EgressDenied', data: { ...denial, turn_id: 'turn_1' } }]);
+  });
+
+  it('leaves the session as it was (but for its last-updated stamp)', () => {
+    const before = stateOf(...readySession(), Cmd.message('turn_1'));
+    expect({ ...stateOf(...readySession(), Cmd.message('turn_1'), Cmd.egressDenied(1)), updated_at: before.updated_at }).toEqual(before);
+  });
+
+  it('drops a refusal about another generation or a deleted session', () => {
+    spec.given(historyOf(...readySession())).when(Cmd.egressDenied(2)).thenNothingHappened();
+    spec.given(historyOf(Cmd.create())).when(Cmd.egressDenied(1)).thenNothingHappened();
+    spec.given(historyOf(...readySession(), Cmd.delete())).when(Cmd.egressDenied(1)).thenNothingHappened();
+  });
+
+  it('refuses an unknown session with NOT_FOUND', () => {
+    spec.given([]).when(Cmd.egressDenied(1)).thenThrows('NOT_FOUND', 404);
+  });
+});
+
 describe('ReportSandboxStartFailed', () => {
   it('leaves the session READY without a runtime', () => {
     spec.given(historyOf(Cmd.create())).when(Cmd.startFailed(1)).then([{ type: 'SandboxStartFailed', data: { generation: 1, message: 'image missing' } }]);

@@ -51,6 +51,8 @@ export const Cmd = {
   recover: (probe: Partial<CommandData<'RecoverSession'>['probe']> = {}) =>
     command('RecoverSession', { probe: { exists: true, running: true, expiry_known: true, expired: false, ...probe } }),
   permission: (mode: CommandData<'SetPermissionMode'>['mode']) => command('SetPermissionMode', { mode }),
+  egressDenied: (generation = 1, host = 'example.com') =>
+    command('ReportEgressDenied', { generation, host, port: 443, reason: 'host_not_allowed', setting: 'config.networking.allowed_hosts', message: `Berth egress refused ${host}:443` }),
   error: (message = 'poison command') => command('RaiseSessionError', { error_type: 'unknown_error', message, retry_status: 'terminal' }),
 };
 

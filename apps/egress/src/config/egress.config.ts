@@ -1,0 +1,59 @@
+import { isModelKeyName } from '@berth/egress-domain';
+import { z } from 'zod';
+
+const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? null : v.trim()));
+const list = z
+  .string()
+  .optional()
+  .transform((v) => (v ?? '').split(',').map((h) => h.trim()).filter((h) => h !== ''));
+const httpUrl = (name: string) =>
+  optional.refine((v) => v === null || /^https?:\/\/[^\s]+$/.test(v), `${name} must be an http:// or https:// URL`);
+
+/**
+ * The egress proxy's environment. It holds the model keys (the only service that does): the
+ * server-wide `BERTH_MODEL_API_KEY` and any `BERTH_MODEL_KEY_<NAME>` an environment may name.
+ */
+export const EgressConfigSchema = z
+  .object({
+    NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
+    /** One directory per sandbox, made by the sandbox-manager; the same host path for both services. */
+    BERTH_EGRESS_DIR: z.string().min(1).default('/run/berth/egress'),
+    BERTH_MODEL_BASE_URL: httpUrl('BERTH_MODEL_BASE_URL'),
+    BERTH_MODEL_API_KEY: optional,
+    /** Hosts an environment's own `config.model.base_url` may name although they are not public (development and tests: e.g. 127.0.0.1). */
+    BERTH_MODEL_TRUSTED_HOSTS: list,
+    /** A proxy every destination (and a non-local model endpoint) is reached through, e.g. a corporate proxy. */
+    BERTH_EGRESS_UPSTREAM_PROXY: httpUrl('BERTH_EGRESS_UPSTREAM_PROXY').refine((v) => v === null || v.startsWith('http://'), 'BERTH_EGRESS_UPSTREAM_PROXY must be an http:// proxy URL'),
+    BERTH_EGRESS_CONNECT_TIMEOUT_MS: int(5_000),
+    /** How long a sandbox's session, environment and agent, once read from the store, are reused. */
+    BERTH_EGRESS_CONTEXT_CACHE_MS: int(1_000),
+    /** Directory rescan period, besides the file-system watch. */
+    BERTH_EGRESS_RESCAN_MS: int(2_000),
+  })
+  .transform((env) => ({
+    natsUrl: env.NATS_URL,
+    storeUrl: env.BERTH_STORE_URL,
+    root: env.BERTH_EGRESS_DIR,
+    model: { baseUrl: env.BERTH_MODEL_BASE_URL, trustedHosts: env.BERTH_MODEL_TRUSTED_HOSTS },
+    defaultKey: env.BERTH_MODEL_API_KEY,
+    upstreamProxy: env.BERTH_EGRESS_UPSTREAM_PROXY,
+    connectTimeoutMs: env.BERTH_EGRESS_CONNECT_TIMEOUT_MS,
+    contextCacheMs: env.BERTH_EGRESS_CONTEXT_CACHE_MS,
+    rescanMs: env.BERTH_EGRESS_RESCAN_MS,
+  }));
+export type EgressConfig = z.infer<typeof EgressConfigSchema>;
+
+/** The model keys by name: the default key and every `BERTH_MODEL_KEY_<NAME>` of the process. */
+export function modelKeysFrom(env: NodeJS.ProcessEnv, defaultKey: string | null): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (name !== 'BERTH_MODEL_API_KEY' && isModelKeyName(name) && value !== undefined && value.trim() !== '') keys[name] = value.trim();
+  }
+  if (defaultKey !== null) keys['BERTH_MODEL_API_KEY'] = defaultKey;
+  return keys;
+}

@@ -1,0 +1,105 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { EGRESS_NAME_FILE } from '@berth/docker';
+import { egressPolicyFrom, modelEndpointFrom, type EgressPolicy, type ModelEndpoint, type ModelKeyHeader, type ServerModelSettings } from '@berth/egress-domain';
+import { harnessAdapterFor } from '@berth/harness';
+import type { AgentStore, EnvironmentStore } from '@berth/ports';
+import { sessionOfSandboxName } from '@berth/sandbox-domain';
+import type { SessionKernel } from '@berth/session-kernel';
+
+/** Who a sandbox is, and what its environment lets it reach: read from the store, never from the sandbox. */
+export type SandboxContext = Readonly<{
+  sandboxName: string;
+  sessionId: string;
+  generation: number;
+  ownerId: string;
+  environmentId: string;
+  /** The turn running now, if any (refusals are reported against it). */
+  turnId: string | null;
+  policy: EgressPolicy;
+  /** Null when neither the server nor the environment names a model endpoint. */
+  model: ModelEndpoint | null;
+  keyHeader: ModelKeyHeader;
+}>;
+
+/** The sandbox behind a socket is not (or no longer) a session's bound sandbox: it gets nothing. */
+export type Unbound = Readonly<{ unbound: string }>;
+
+export const isUnbound = (c: SandboxContext | Unbound): c is Unbound => 'unbound' in c;
+
+export type SandboxContextsDeps = Readonly<{
+  root: string;
+  sessions: Pick<SessionKernel, 'load'>;
+  environments: Pick<EnvironmentStore, 'get'>;
+  agents: Pick<AgentStore, 'get'>;
+  model: ServerModelSettings;
+  cacheMs: number;
+  now?: () => number;
+}>;
+
+/**
+ * Resolves the sandbox behind an egress directory. The directory's `name` file (written by the
+ * sandbox-manager's runtime, outside the sandbox's reach) gives the container's current name,
+ * hence session and generation; the session's journal must show exactly that sandbox bound, and
+ * the session's environment and agent give the policy and the model endpoint. Nothing the sandbox
+ * sends takes part: the socket a request arrives on is its identity. Results are kept `cacheMs`.
+ */
+export class SandboxContexts {
+  private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | Unbound> }>();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: SandboxContextsDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  resolve(dirId: string): Promise<SandboxContext | Unbound> {
+    const cached = this.cache.get(dirId);
+    if (cached !== undefined && this.now() - cached.at < this.deps.cacheMs) return cached.value;
+    const value = this.load(dirId);
+    const entry = { at: this.now(), value };
+    this.cache.set(dirId, entry);
+    // Only a bound sandbox's context is kept: a refusal or a failed read is read again next time
+    // (a sandbox claimed or bound a moment ago must not be refused from a stale answer).
+    const drop = () => {
+      if (this.cache.get(dirId) === entry) this.cache.delete(dirId);
+    };
+    value.then((context) => isUnbound(context) && drop(), drop);
+    return value;
+  }
+
+  forget(dirId: string): void {
+    this.cache.delete(dirId);
+  }
+
+  private async load(dirId: string): Promise<SandboxContext | Unbound> {
+    let name: string;
+    try {
+      name = (await readFile(join(this.deps.root, dirId, EGRESS_NAME_FILE), 'utf8')).trim();
+    } catch {
+      return { unbound: 'this sandbox has no record in the egress directory' };
+    }
+    const owner = sessionOfSandboxName(name);
+    if (owner === null) return { unbound: `sandbox ${name} is not bound to a session (a warm sandbox not claimed yet)` };
+    const { state } = await this.deps.sessions.load(owner.sessionId);
+    const bound = state.sandbox;
+    if (!state.exists || state.lifecycle === 'DELETED' || bound === null || state.runtime_unavailable || bound.sandbox_id !== name || bound.generation !== owner.generation) {
+      return { unbound: `sandbox ${name} is not the sandbox session ${owner.sessionId} has bound now` };
+    }
+    const [environment, agent] = await Promise.all([
+      this.deps.environments.get(state.owner_id, state.environment_id),
+      this.deps.agents.get(state.owner_id, state.agent.id, state.agent.version),
+    ]);
+    if (environment === null) return { unbound: `the environment ${state.environment_id} of session ${owner.sessionId} is gone` };
+    return {
+      sandboxName: name,
+      sessionId: owner.sessionId,
+      generation: owner.generation,
+      ownerId: state.owner_id,
+      environmentId: state.environment_id,
+      turnId: state.current_turn?.id ?? null,
+      policy: egressPolicyFrom(state.environment_id, environment.config, agent?.config ?? {}),
+      model: modelEndpointFrom(environment.config, this.deps.model),
+      keyHeader: harnessAdapterFor(state.harness).capabilities.modelKeyHeader,
+    };
+  }
+}

@@ -1,0 +1,142 @@
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, type AbsoluteTarget, type DenialInput } from '@berth/egress-domain';
+import { isUnbound, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
+import type { Logger } from '@berth/ports';
+import type { DenialReporter } from '../denials/denial-reporter';
+import type { Destinations, Route, Verdict } from './destinations';
+import type { ModelForwarder } from './model-forwarder';
+import { answerText, relayRequest } from './relay-request';
+
+export type SandboxProxyDeps = Readonly<{
+  contexts: SandboxContexts;
+  destinations: Destinations;
+  models: ModelForwarder;
+  denials: DenialReporter;
+  connectTimeoutMs: number;
+  log: Logger;
+  /** Counts every refusal by reason (`berth_egress_denials_total`). */
+  refused: (reason: string) => void;
+}>;
+
+const DENIED_HEADER = 'x-berth-egress-denied';
+
+/**
+ * The HTTP proxy one sandbox reaches through its socket. Three kinds of request:
+ * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
+ * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it;
+ * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed.
+ * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
+ */
+export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Server {
+  const server = createServer((req, res) => void handleRequest(dirId, deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(dirId, deps, req, socket as Socket, head).catch((error: unknown) => {
+    deps.log.error('CONNECT failed', { err: error });
+    socket.destroy();
+  }));
+  server.on('clientError', (_error, socket) => socket.destroy());
+  return server;
+}
+
+async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const context = await deps.contexts.resolve(dirId);
+  if (isUnbound(context)) {
+    deps.refused('unbound_sandbox');
+    return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
+  }
+  const url = req.url ?? '';
+  if (url.startsWith('/')) return deps.models.forward(context, req, res, url);
+  const target = parseAbsoluteTarget(url);
+  if (target === null) return answerText(res, 400, 'Berth egress accepts model API requests (/v1/…), absolute http:// URLs and CONNECT host:port.');
+  // A harness that ignores NO_PROXY still reaches its model at the relay through the proxy.
+  if (isRelay(target) && context.model !== null && modelUpstreamUrl(context.model.baseUrl, target.pathAndQuery) !== null) {
+    return deps.models.forward(context, req, res, target.pathAndQuery);
+  }
+  let verdict: Verdict;
+  try {
+    verdict = await deps.destinations.check(context.policy, target.host, target.port);
+  } catch (error) {
+    return answerText(res, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
+  }
+  if (!verdict.allowed) return refuse(deps, context, res, verdict.denial);
+  forwardPlain(verdict.route, target, req, res, deps.connectTimeoutMs);
+}
+
+async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+  socket.on('error', () => socket.destroy());
+  const context = await deps.contexts.resolve(dirId);
+  if (isUnbound(context)) {
+    deps.refused('unbound_sandbox');
+    return endTunnel(socket, 403, `Berth egress: ${context.unbound}.`, 'unbound_sandbox');
+  }
+  const target = parseAuthority(req.url ?? '');
+  if (target === null) return endTunnel(socket, 400, `Berth egress: CONNECT needs host:port, not ${JSON.stringify(req.url ?? '')}.`);
+  let verdict: Verdict;
+  try {
+    verdict = await deps.destinations.check(context.policy, target.host, target.port);
+  } catch (error) {
+    return endTunnel(socket, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
+  }
+  if (!verdict.allowed) {
+    const denial = describeDenial({ ...verdict.denial, environmentId: context.environmentId });
+    deps.refused(denial.reason);
+    deps.denials.report(context, denial);
+    return endTunnel(socket, 403, denial.message, denial.reason);
+  }
+  let upstream: Socket;
+  try {
+    upstream = await deps.destinations.tunnel(verdict.route, target.host, target.port);
+  } catch (error) {
+    return endTunnel(socket, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
+  }
+  socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+  if (head.length > 0) upstream.write(head);
+  upstream.on('error', () => socket.destroy());
+  socket.on('close', () => upstream.destroy());
+  upstream.on('close', () => socket.destroy());
+  upstream.pipe(socket);
+  socket.pipe(upstream);
+}
+
+function refuse(deps: SandboxProxyDeps, context: SandboxContext, res: ServerResponse, input: Omit<DenialInput, 'environmentId'>): void {
+  const denial = describeDenial({ ...input, environmentId: context.environmentId });
+  deps.refused(denial.reason);
+  deps.denials.report(context, denial);
+  answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
+}
+
+function forwardPlain(route: Route, target: AbsoluteTarget, req: IncomingMessage, res: ServerResponse, connectTimeoutMs: number): void {
+  const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
+  const headers = { ...endToEndHeaders(req.headers, new Set(['host'])), host: hostHeader };
+  const upstream =
+    route.kind === 'direct'
+      ? httpRequest({ host: route.address, port: target.port, path: target.pathAndQuery, method: req.method, headers, agent: false })
+      : httpRequest({
+          host: route.proxy.host,
+          port: route.proxy.port,
+          path: `http://${hostHeader}${target.pathAndQuery}`,
+          method: req.method,
+          headers: route.proxy.authorization === null ? headers : { ...headers, 'proxy-authorization': route.proxy.authorization },
+          agent: false,
+        });
+  relayRequest(upstream, req, res, { connectTimeoutMs, onError: (error) => answerText(res, 502, `Berth egress could not reach ${hostHeader}: ${error.message}`) });
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
+function endTunnel(socket: Socket, status: number, message: string, reason?: string): void {
+  const body = `${message}\n`;
+  const phrase = status === 403 ? 'Forbidden' : status === 400 ? 'Bad Request' : 'Bad Gateway';
+  socket.end(
+    `HTTP/1.1 ${status} ${phrase}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${reason === undefined ? '' : `${DENIED_HEADER}: ${reason}\r\n`}connection: close\r\n\r\n${body}`,
+  );
+}
+
+function internalError(deps: SandboxProxyDeps, res: ServerResponse, error: unknown): void {
+  deps.log.error('request failed', { err: error });
+  answerText(res, 500, 'Berth egress: internal error (see the egress log).');
+}
+
+/** The sandbox's own relay (loopback, any port): only the model API lives there. */
+const isRelay = (target: AbsoluteTarget): boolean => target.host === 'localhost' || target.host === '127.0.0.1' || target.host === '::1';

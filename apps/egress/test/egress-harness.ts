@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import { commandFor, createSessionData } from '@berth/contracts/testing';
+import type { SessionCommand } from '@berth/contracts';
+import { systemClock } from '@berth/core';
+import { EgressDirectories, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
+import type { BerthStore, CommandBus } from '@berth/ports';
+import { createSessionKernel } from '@berth/session-kernel';
+import { createStore } from '@berth/store';
+import { silentLogger } from '@berth/testing';
+import { startEgress, type EgressInput, type RunningEgress } from '../src/app/start-egress';
+
+export type Answer = Readonly<{ status: number; headers: IncomingHttpHeaders; body: string }>;
+
+/** A command bus that only remembers what it was given (the egress only dispatches). */
+export class RecordingBus implements CommandBus {
+  readonly dispatched: SessionCommand[] = [];
+  async send(): Promise<never> {
+    throw new Error('the egress never waits for outcomes');
+  }
+  async dispatch(command: SessionCommand): Promise<void> {
+    this.dispatched.push(command);
+  }
+}
+
+const silent = silentLogger;
+
+/**
+ * An egress over a real SQLite store and real unix sockets, with sessions made through the real
+ * kernel: what the sandbox-manager and gateway would have written, without them.
+ */
+export class EgressHarness {
+  readonly dir = mkdtempSync('/tmp/bge-');
+  readonly root = join(this.dir, 'e');
+  readonly dirs = new EgressDirectories(this.root);
+  readonly bus = new RecordingBus();
+  store!: BerthStore;
+  egress!: RunningEgress;
+  private counter = 0;
+
+  constructor(private readonly options: Partial<EgressInput> & Pick<EgressInput, 'model' | 'keys'>) {}
+
+  async start(): Promise<this> {
+    this.store = createStore(`sqlite:${join(this.dir, 'berth.db')}`);
+    await this.store.init();
+    await this.startEgress();
+    return this;
+  }
+
+  async startEgress(): Promise<void> {
+    this.egress = await startEgress({
+      root: this.root,
+      store: this.store,
+      bus: () => this.bus,
+      clock: systemClock,
+      log: silent,
+      upstreamProxy: null,
+      platformHosts: [],
+      connectTimeoutMs: 2_000,
+      contextCacheMs: 1,
+      rescanMs: 200,
+      ...this.options,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.egress?.stop();
+    await this.store?.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * An environment, an agent and a session bound to sandbox `berth-s-<id>-g1` (with its egress
+   * directory served); returns the socket path a sandbox of that session would use.
+   */
+  async sandbox(config: Record<string, unknown>, agentConfig: Record<string, unknown> = {}, harness: 'claude-code' | 'codex' = 'claude-code'): Promise<{ socket: string; sessionId: string; environmentId: string }> {
+    const n = ++this.counter;
+    const owner = 'owner_e';
+    const environmentId = `env_e${n}`;
+    const agentId = `agent_e${n}`;
+    const sessionId = `sesn_e${n}${Date.now().toString(36)}`;
+    const now = new Date().toISOString();
+    await this.store.environments.put({ id: environmentId, owner_id: owner, name: 'e', description: null, config, metadata: {}, created_at: now, updated_at: now, archived_at: null, deleted: false });
+    await this.store.agents.putVersion({ id: agentId, owner_id: owner, version: 1, name: 'a', config: agentConfig, created_at: now, updated_at: now, archived_at: null }, 0);
+    const kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
+    const meta = (i: number) => ({ command_id: `cmd_${sessionId}_${i}`, actor: owner, issued_at: now });
+    const name = `berth-s-${sessionId}-g1`;
+    for (const [i, command] of [
+      commandFor('CreateSession', sessionId, createSessionData({ owner_id: owner, agent: { id: agentId, version: 1 }, environment_id: environmentId, harness }), meta(1)),
+      commandFor('BindSandbox', sessionId, { sandbox_id: name, generation: 1, expires_at: null, warm: false }, meta(2)),
+    ].entries()) {
+      const outcome = await kernel.execute(command);
+      if (!outcome.ok) throw new Error(`${command.type} refused: ${JSON.stringify(outcome)}`);
+      void i;
+    }
+    const id = await this.dirs.prepare(name);
+    await this.egress.sockets.scanned();
+    return { socket: join(this.dirs.socketDir(id), 'egress.sock'), sessionId, environmentId };
+  }
+
+  /** A directory for a container that is no session's (a warm one not yet claimed). */
+  async unclaimed(name: string): Promise<string> {
+    const id = await this.dirs.prepare(name);
+    await this.egress.sockets.scanned();
+    return join(this.root, id, EGRESS_SOCKET_SUBDIR, 'egress.sock');
+  }
+}
+
+/** One HTTP request through a sandbox socket (origin- or absolute-form `path`). */
+export function viaSocket(socketPath: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+/** CONNECT through a sandbox socket; on 200, speaks plain HTTP through the tunnel and returns that answer too. */
+export function connectVia(socketPath: string, authority: string): Promise<{ status: number; headers: IncomingHttpHeaders; body: string; tunnelled: string | null }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method: 'CONNECT', path: authority });
+    req.on('connect', (res, socket: Socket, head: Buffer) => {
+      let data = head.toString('utf8');
+      socket.setEncoding('utf8');
+      socket.on('data', (c: string) => (data += c));
+      if (res.statusCode !== 200) {
+        socket.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data, tunnelled: null }));
+        return;
+      }
+      socket.write(`GET /through HTTP/1.1\r\nHost: ${authority.split(':')[0]}\r\nConnection: close\r\n\r\n`);
+      socket.on('end', () => resolve({ status: 200, headers: res.headers, body: '', tunnelled: data }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,0 +1,29 @@
+export { canonicalAddress, classifyAddress, isPublicAddress, type AddressClass } from './addresses';
+export { hostMatches, isLocalName } from './hosts';
+export { isHostName, isHostPattern, isIpLiteral, normalizeHost } from '@berth/contracts';
+export { isPackageRegistryHost, PACKAGE_REGISTRY_HOSTS } from './package-registries';
+export {
+  decideHost,
+  egressPolicyFrom,
+  mcpHostsFrom,
+  networkingFrom,
+  type AllowingSetting,
+  type EgressPolicy,
+  type HostDecision,
+  type Networking,
+} from './networking-policy';
+export { describeDenial, type DenialInput, type DenialReason, type EgressDenial } from './denial';
+export { parseAbsoluteTarget, parseAuthority, type AbsoluteTarget, type Target } from './targets';
+export {
+  DEFAULT_MODEL_KEY_NAME,
+  endToEndHeaders,
+  isModelKeyName,
+  modelEndpointFrom,
+  modelErrorResponse,
+  modelRequestHeaders,
+  modelUpstreamUrl,
+  type HeaderMap,
+  type ModelEndpoint,
+  type ModelKeyHeader,
+  type ServerModelSettings,
+} from './model-route';

@@ -1,0 +1,43 @@
+import { normalizeHost } from '@berth/contracts';
+
+export type Target = Readonly<{ host: string; port: number }>;
+
+const PORT = /^[0-9]{1,5}$/;
+
+function port(text: string): number | null {
+  if (!PORT.test(text)) return null;
+  const n = Number(text);
+  return n >= 1 && n <= 65_535 ? n : null;
+}
+
+/** A CONNECT request's authority: `host:port` or `[v6]:port` (the port is required). */
+export function parseAuthority(authority: string): Target | null {
+  const bracketed = /^\[([^\]]+)\]:([^:]+)$/.exec(authority);
+  if (bracketed) {
+    const p = port(bracketed[2]);
+    return p === null ? null : { host: normalizeHost(bracketed[1]), port: p };
+  }
+  const colon = authority.lastIndexOf(':');
+  if (colon <= 0 || authority.indexOf(':') !== colon) return null;
+  const p = port(authority.slice(colon + 1));
+  return p === null ? null : { host: normalizeHost(authority.slice(0, colon)), port: p };
+}
+
+export type AbsoluteTarget = Target & Readonly<{ protocol: 'http:'; pathAndQuery: string }>;
+
+/**
+ * An absolute-form request target (`GET http://host/path`, what clients send to an HTTP proxy for
+ * plain `http:` URLs). Only `http:`: clients tunnel `https:` with CONNECT.
+ */
+export function parseAbsoluteTarget(target: string): AbsoluteTarget | null {
+  if (!/^http:\/\//i.test(target)) return null;
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return null;
+  }
+  if (url.username !== '' || url.password !== '') return null;
+  const p = url.port === '' ? 80 : port(url.port);
+  return p === null ? null : { protocol: 'http:', host: normalizeHost(url.hostname), port: p, pathAndQuery: `${url.pathname}${url.search}` };
+}

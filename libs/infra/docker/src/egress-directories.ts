@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+/** The label naming a container's egress directory (its id under the egress root). */
+export const EGRESS_DIR_LABEL = 'berth.egress-dir';
+/** The label carrying the loopback port its relay listens on. */
+export const EGRESS_PORT_LABEL = 'berth.egress-port';
+/** Subdirectory mounted into the sandbox: only the proxy's socket is in it. */
+export const EGRESS_SOCKET_SUBDIR = 'socket';
+/** File beside it with the container's current name, which the egress reads its identity from. */
+export const EGRESS_NAME_FILE = 'name';
+
+const DIR_ID = /^[0-9a-f]{16}$/;
+/** A removed directory on its way out: not a sandbox's (the egress serves `DIR_ID` names only). */
+const GONE_PREFIX = '.gone-';
+
+// A unix socket path is at most 107 bytes: <root>/<16 hex>/socket/egress.sock must fit.
+const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + 'egress.sock'.length;
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * One directory per sandbox under the egress root, made by the runtime before the container is
+ * created (the bind needs its source) and removed with the container:
+ *
+ *     <root>/<id>/name            the container's current name (rewritten when a claim renames it)
+ *     <root>/<id>/socket/         bind-mounted read-only into the sandbox; the egress proxy listens
+ *                                 on socket/egress.sock, and recreates it there after a restart
+ *
+ * The sandbox sees only `socket/`; it cannot write there, nor see or change `name`. The id is a
+ * hash of the name the container was created with, short enough for the socket path limit.
+ */
+export class EgressDirectories {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+    if (this.root.length + SOCKET_PATH_TAIL > MAX_SOCKET_PATH) {
+      throw new Error(`the egress directory ${this.root} is too long for a unix socket path under it (at most ${MAX_SOCKET_PATH - SOCKET_PATH_TAIL} characters)`);
+    }
+  }
+
+  idFor(createdName: string): string {
+    return createHash('sha256').update(createdName).digest('hex').slice(0, 16);
+  }
+
+  socketDir(id: string): string {
+    return join(this.root, id, EGRESS_SOCKET_SUBDIR);
+  }
+
+  /** Makes (or keeps) the directory of a container about to be created; returns its id. */
+  async prepare(createdName: string): Promise<string> {
+    const id = this.idFor(createdName);
+    await mkdir(this.socketDir(id), { recursive: true, mode: 0o755 });
+    await this.rename(id, createdName);
+    return id;
+  }
+
+  /** Records the container's new name (a warm-pool claim renamed it for its session). */
+  async rename(id: string, name: string): Promise<void> {
+    const file = join(this.root, id, EGRESS_NAME_FILE);
+    const temp = `${file}.${process.pid}.tmp`;
+    await writeFile(temp, name, { mode: 0o644 });
+    await rename(temp, file);
+  }
+
+  /**
+   * Takes the directory away in one step (a rename the egress sees as its end, so it stops
+   * serving and never makes a socket in it again), then deletes it. Best effort: a directory left
+   * behind is pruned at the next start, and never fails the container's removal.
+   */
+  async remove(id: string): Promise<void> {
+    if (!DIR_ID.test(id)) return;
+    const gone = join(this.root, `${GONE_PREFIX}${id}-${randomBytes(4).toString('hex')}`);
+    try {
+      await rename(join(this.root, id), gone);
+    } catch {
+      return;
+    }
+    await rm(gone, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
+  }
+
+  /** Removes the directories of containers that no longer exist (and leftovers of removals); returns how many. */
+  async prune(liveIds: ReadonlySet<string>): Promise<number> {
+    let entries: string[];
+    try {
+      entries = await readdir(this.root);
+    } catch {
+      return 0;
+    }
+    const stale = entries.filter((id) => DIR_ID.test(id) && !liveIds.has(id));
+    await Promise.all(stale.map((id) => this.remove(id)));
+    const leftovers = entries.filter((name) => name.startsWith(GONE_PREFIX));
+    await Promise.all(leftovers.map((name) => rm(join(this.root, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined)));
+    return stale.length;
+  }
+
+  /** A path inside the egress root (never bindable from a spec: only the runtime mounts these). */
+  contains(path: string): boolean {
+    const p = resolve(path);
+    return p === this.root || p.startsWith(`${this.root}/`);
+  }
+}

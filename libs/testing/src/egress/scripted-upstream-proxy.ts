@@ -1,0 +1,85 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+
+/** What a test host answers: status and body for any path. */
+export type TestHostReply = Readonly<{ status?: number; body: string }>;
+
+/** One request the proxy saw, by the host it named. */
+export type ProxiedRequest = Readonly<{ kind: 'http' | 'connect'; host: string; port: number; path: string | null; served: boolean; proxyAuthorization: string | null }>;
+
+/**
+ * An upstream HTTP proxy on 127.0.0.1 standing in for "the internet" in tests: it serves the
+ * test hosts it was given (plain HTTP in absolute form, and CONNECT tunnels in which it speaks
+ * plain HTTP too) and answers everything else with 502 without connecting anywhere. Pointing the
+ * egress's BERTH_EGRESS_UPSTREAM_PROXY here keeps a test's traffic on this machine, and
+ * `requests` shows every destination a sandbox asked for.
+ */
+export class ScriptedUpstreamProxy {
+  readonly requests: ProxiedRequest[] = [];
+  private readonly hosts = new Map<string, TestHostReply>();
+  private readonly server: Server = createServer((req, res) => this.onRequest(req, res));
+  /** Serves the plain HTTP spoken inside CONNECT tunnels. */
+  private readonly inner: Server = createServer((req, res) => this.answer(req.headers.host?.split(':')[0] ?? '', res));
+
+  constructor(hosts: Readonly<Record<string, TestHostReply>> = {}) {
+    for (const [host, reply] of Object.entries(hosts)) this.hosts.set(host.toLowerCase(), reply);
+    this.server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.onConnect(req, socket as Socket, head));
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()));
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    this.inner.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '');
+    } catch {
+      res.writeHead(400).end('absolute-form only\n');
+      return;
+    }
+    const host = url.hostname.toLowerCase();
+    this.requests.push({ kind: 'http', host, port: Number(url.port || 80), path: url.pathname, served: this.hosts.has(host), proxyAuthorization: header(req, 'proxy-authorization') });
+    req.resume();
+    this.answer(host, res);
+  }
+
+  private onConnect(req: IncomingMessage, socket: Socket, head: Buffer): void {
+    const [host = '', port = '0'] = (req.url ?? '').split(':');
+    const served = this.hosts.has(host.toLowerCase());
+    this.requests.push({ kind: 'connect', host: host.toLowerCase(), port: Number(port), path: null, served, proxyAuthorization: header(req, 'proxy-authorization') });
+    if (!served) {
+      socket.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) socket.unshift(head);
+    this.inner.emit('connection', socket);
+  }
+
+  private answer(host: string, res: ServerResponse): void {
+    const reply = this.hosts.get(host);
+    if (reply === undefined) {
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`not a test host: ${host}\n`);
+      return;
+    }
+    res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain' }).end(reply.body);
+  }
+}
+
+const header = (req: IncomingMessage, name: string): string | null => {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : null;
+};
