@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subjects, type RecordedEvent } from '@berth/contracts';
-import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { startNatsServer } from '@berth/testing';
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -138,10 +138,10 @@ async function main(): Promise<void> {
   const profileDir = process.env.BERTH_BENCH_PROFILE;
   const storeUrl = `sqlite:${join(dir, 'berth.db')}${SYNCHRONOUS ? `?synchronous=${SYNCHRONOUS}` : ''}`;
   const kernel = await startKernelProcess(
-    { NATS_URL: server.url, BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW) },
+    { ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW) },
     { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
   );
-  const nc = await connectNats({ url: server.url, name: 'bench' });
+  const nc = await server.connect('admin', 'bench');
   try {
     const loadBefore = loadavg()[0];
     const raw = await rawJetStream(nc);

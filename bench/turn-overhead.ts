@@ -14,7 +14,7 @@
  *
  *   node -r @swc-node/register bench/turn-overhead.ts [turns]
  *
- * Starts nats-server, the four services and Berth's Docker engine as the end-to-end tests do,
+ * Starts nats-server, the five services and Berth's Docker engine as the end-to-end tests do,
  * and removes everything it started.
  */
 import Anthropic from '@anthropic-ai/sdk';

@@ -19,7 +19,7 @@ installs what is missing (npm packages, Debian packages, the sandbox images); la
 Ctrl-C stops everything it started.
 
 Knobs (environment variables, all optional):
-  BERTH_HOME             state directory: SQLite db, NATS store, logs (default ./.berth)
+  BERTH_HOME             state directory: SQLite db, NATS store and auth, logs (default ./.berth)
   PORT / HOST            gateway address (default 8080 / 127.0.0.1)
   NATS_PORT              nats-server port (default: a free port)
   DOCKER_HOST            Docker engine to run sandboxes on. Default: the system engine
@@ -131,7 +131,18 @@ report_exit() { # <name>
   tail_log "$logs/$1.log"
 }
 
+# NATS requires credentials: one user per service, created once into the state dir (0600), and
+# the gateway's issuer for subscriber credentials (docs/messaging.md). A store written by an
+# earlier, unauthenticated run moves into Berth's account.
+auth="$home/nats-auth"
+node -r @swc-node/register apps/gateway/src/cli/nats-init.ts --dir "$auth" --resolver-dir "$home/nats/resolver" --jetstream-dir "$home/nats" 2>>"$setup_log"
 nats_port="${NATS_PORT:-$(free_port)}"
+cat >"$home/nats/nats.conf" <<CONF
+host: 127.0.0.1
+port: $nats_port
+jetstream { store_dir: "$home/nats" }
+include ../nats-auth/server-auth.conf
+CONF
 export NATS_URL="nats://127.0.0.1:$nats_port"
 export BERTH_STORE_URL="${BERTH_STORE_URL:-sqlite:$home/berth.db}"
 export PORT="$port" HOST="$host"
@@ -151,13 +162,14 @@ no_keys=()
 for k in $(compgen -e | grep -E '^BERTH_MODEL_(API_KEY|KEY_[A-Z0-9_]+)$' || true); do no_keys+=(-u "$k"); done
 
 say "starting nats-server and the services…"
-start nats nats-server -js -a 127.0.0.1 -p "$nats_port" -sd "$home/nats"
+start nats nats-server -c "$home/nats/nats.conf"
+# Each service connects as its own NATS user.
 for name in session-kernel egress sandbox-manager turn-reconciler; do
   metrics_ports+=("$name=$(free_port)")
   if [ "$name" = egress ]; then drop=(); else drop=("${no_keys[@]}"); fi
-  start "$name" env "${drop[@]}" BERTH_METRICS_PORT="${metrics_ports[-1]#*=}" node -r @swc-node/register "apps/$name/src/main.ts"
+  start "$name" env "${drop[@]}" NATS_CREDS="$auth/creds/$name.creds" BERTH_METRICS_PORT="${metrics_ports[-1]#*=}" node -r @swc-node/register "apps/$name/src/main.ts"
 done
-start gateway env "${no_keys[@]}" node -r @swc-node/register apps/gateway/src/main.ts
+start gateway env "${no_keys[@]}" NATS_CREDS="$auth/creds/gateway.creds" BERTH_NATS_ISSUER="$auth/issuer.json" node -r @swc-node/register apps/gateway/src/main.ts
 
 t0=$SECONDS
 until curl -fsS "http://$host:$port/readyz" >/dev/null 2>&1; do
@@ -176,6 +188,7 @@ Berth is running.
   Console:  http://$host:$port/console/
   API key:  $key
   Metrics:  http://$host:$port/metrics (gateway); /metrics on ${metrics_ports[*]/=/ :}
+  NATS:     $NATS_URL  (per-owner read-only credentials: POST /v1/nats_credentials, docs/events.md)
   Docker:   $DOCKER_HOST
   Logs:     $logs/
 

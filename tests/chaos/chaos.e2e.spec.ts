@@ -1,4 +1,5 @@
-import { runCli } from '../../apps/cli/src/cli';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { KNOWN_FAILURES } from './known-failures';
 import { chargedRecoveryMs, formatTable, RECOVERY_BOUND_MS, runScenario, startChaosPlatform, type ScenarioResult } from './run-scenario';
 import { SCENARIOS } from './scenarios';
@@ -48,9 +49,14 @@ describe('chaos', () => {
   }
 
   it('berth replay: every session the faults touched folds from its journal to exactly its stored snapshot and read model', async () => {
-    const out: string[] = [];
-    const code = await runCli(['replay', 'all', '--owner', 'chaos', '--store', sup.storeUrl, '--json'], { env: {}, io: { out: (t) => out.push(t), err: (t) => out.push(t) } });
-    const report = JSON.parse(out.join('\n')) as { ok: boolean; sessions: { session_id: string; differences: unknown[] }[] };
+    // The `berth` executable users run, so the chaos suite checks the journal the way an operator would.
+    const berth = join(__dirname, '..', '..', 'bin', 'berth');
+    const { code, stdout } = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(berth, ['replay', 'all', '--owner', 'chaos', '--store', sup.storeUrl, '--json'], { maxBuffer: 64 * 1024 * 1024 }, (error, out) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout: out }),
+      );
+    });
+    const report = JSON.parse(stdout) as { ok: boolean; sessions: { session_id: string; differences: unknown[] }[] };
     expect(report.sessions.length).toBeGreaterThan(0);
     expect(report.sessions.filter((s) => s.differences.length > 0)).toEqual([]);
     expect(code).toBe(0);

@@ -1,5 +1,6 @@
 import { CommandOutcomeSchema, Headers, Streams, Subjects, type CommandOutcome, type SessionCommand } from '@berth/contracts';
-import { connectNats, JetStreamPublisher, type PublishReceipt } from '@berth/nats';
+import { inboxPrefixOf, JetStreamPublisher, type PublishReceipt } from '@berth/nats';
+import type { NatsServerHandle } from '@berth/testing';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createInbox, type NatsConnection } from '@nats-io/nats-core';
 
@@ -8,13 +9,14 @@ import { createInbox, type NatsConnection } from '@nats-io/nats-core';
  * test chooses: how the suite makes the broker deliver duplicates, reorders and poison.
  */
 export class DirectCommands {
-  private readonly inbox = createInbox();
+  private readonly inbox: string;
   private readonly outcomes = new Map<string, CommandOutcome[]>();
 
   private constructor(
     private readonly nc: NatsConnection,
     private readonly publisher: JetStreamPublisher,
   ) {
+    this.inbox = createInbox(inboxPrefixOf(nc));
     nc.subscribe(this.inbox, {
       callback: (err, msg) => {
         if (err) return;
@@ -24,8 +26,9 @@ export class DirectCommands {
     });
   }
 
-  static async connect(natsUrl: string): Promise<DirectCommands> {
-    const nc = await connectNats({ url: natsUrl, name: 'chaos-direct' });
+  /** Connects as the test's all-powerful NATS user (it publishes where no service may). */
+  static async connect(nats: Pick<NatsServerHandle, 'connect'>): Promise<DirectCommands> {
+    const nc = await nats.connect('admin', 'chaos-direct');
     return new DirectCommands(nc, new JetStreamPublisher(jetstream(nc)));
   }
 

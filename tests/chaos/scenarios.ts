@@ -444,7 +444,7 @@ const duplicateAndReordered: Scenario = {
   name: 'duplicate and reordered delivery',
   requires: 'each command applied once (the redeliveries recorded no-ops); all three turns completed',
   run: async (ctx, outcome) => {
-    const direct = await DirectCommands.connect(ctx.sup.natsUrl);
+    const direct = await DirectCommands.connect(ctx.sup.nats);
     try {
       ctx.model.setDefaultReply(reply.text('OK.'));
       const sessionId = await ctx.driver.newSession();
@@ -487,7 +487,7 @@ const poisonMessage: Scenario = {
   name: 'poison command on a session subject',
   requires: 'dead-lettered with a session.error in that session; turns on it and on another session completed',
   run: async (ctx, outcome) => {
-    const direct = await DirectCommands.connect(ctx.sup.natsUrl);
+    const direct = await DirectCommands.connect(ctx.sup.nats);
     try {
       ctx.model.setDefaultReply(reply.text('OK.'));
       const poisoned = await ctx.driver.newSession();

@@ -53,7 +53,7 @@ export class Supervisor {
 
   private constructor(
     private readonly dir: string,
-    private readonly nats: NatsServerHandle,
+    readonly nats: NatsServerHandle,
     private readonly engine: PrivateEngine,
     private readonly storeDir: string,
     private readonly harnessImage: string,
@@ -102,17 +102,13 @@ export class Supervisor {
     }
   }
 
-  get natsUrl(): string {
-    return this.nats.url;
-  }
-
   get dbPath(): string {
     return this.storeUrl.slice('sqlite:'.length);
   }
 
   /** The environment a service runs with: the chaos defaults, then `extra`. */
   envFor(name: ServiceName, extra: Record<string, string> = {}): Record<string, string> {
-    const common = { NATS_URL: this.nats.url, BERTH_STORE_URL: this.storeUrl, BERTH_CHAOS_CLOCK_FILE: this.clockFiles.get(name) as string };
+    const common = { ...this.nats.env(name), BERTH_STORE_URL: this.storeUrl, BERTH_CHAOS_CLOCK_FILE: this.clockFiles.get(name) as string };
     // A short ack_wait so a delivery lost with a killed consumer comes back within the bound
     // (docs/recovery.md: "the chaos suite runs with a short one").
     const delivery = { BERTH_NATS_ACK_WAIT_MS: '3000' };

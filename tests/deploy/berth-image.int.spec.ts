@@ -1,4 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
 
@@ -6,7 +8,8 @@ import { ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandl
  * The service image of deploy/images/berth.Dockerfile, built on the locally built base (no
  * registry pull; scripts/docker/build-berth-image.sh, a no-op when its inputs are unchanged) and
  * run the way the deploy files run it: the gateway and the session-kernel as the non-root user on
- * a read-only root, sharing the SQLite volume, against a nats-server of this test.
+ * a read-only root, sharing the SQLite volume, against a nats-server of this test (with auth: each
+ * container gets its own service's creds file mounted, as the deploy files' secrets do).
  */
 jest.setTimeout(1_500_000);
 
@@ -17,6 +20,7 @@ describe('the berth image', () => {
   let dockerHost: string;
   let image: string;
   let nats: NatsServerHandle;
+  let secrets: string;
   const docker = (...args: string[]) => execFileSync('docker', args, { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: dockerHost } }).trim();
 
   beforeAll(async () => {
@@ -24,11 +28,18 @@ describe('the berth image', () => {
     const built = execFileSync('bash', [join(REPO, 'scripts', 'docker', 'build-berth-image.sh')], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: dockerHost } });
     image = /^berth=(\S+)$/m.exec(built)?.[1] as string;
     nats = await startNatsServer();
+    // The image's user (uid 1000) reads its creds as it would a mounted secret.
+    secrets = mkdtempSync(join(tmpdir(), 'berth-image-secrets-'));
+    for (const service of ['gateway', 'session-kernel'] as const) {
+      copyFileSync(nats.credsFile(service), join(secrets, `${service}.creds`));
+      chmodSync(join(secrets, `${service}.creds`), 0o444);
+    }
   });
   afterAll(async () => {
     for (const name of [`${tag}-gateway`, `${tag}-kernel`]) spawnSync('docker', ['rm', '-f', name], { env: { ...process.env, DOCKER_HOST: dockerHost } });
     spawnSync('docker', ['volume', 'rm', '-f', `${tag}-data`], { env: { ...process.env, DOCKER_HOST: dockerHost } });
     await nats?.stop();
+    if (secrets) rmSync(secrets, { recursive: true, force: true });
   });
 
   it('runs the gateway and the kernel: ready, console and /metrics served, JSON logs', async () => {
@@ -36,11 +47,12 @@ describe('the berth image', () => {
     expect(docker('image', 'inspect', '--format', '{{.Config.User}}', image)).toBe('node');
     const [port, kernelMetrics] = [await freePort(), await freePort()];
     // Host network: the containers reach the test's nats-server on loopback (the engine has no bridge).
-    const run = (name: string, env: Record<string, string>, ...cmd: string[]) =>
+    const run = (name: string, service: 'gateway' | 'session-kernel', env: Record<string, string>, ...cmd: string[]) =>
       docker('run', '-d', '--name', name, '--network', 'host', '--read-only', '--tmpfs', '/tmp:exec', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
-        '-v', `${tag}-data:/var/lib/berth`, ...Object.entries({ NATS_URL: nats.url, ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`]), image, ...cmd);
-    run(`${tag}-kernel`, { BERTH_METRICS_PORT: String(kernelMetrics) }, 'node', '-r', '@swc-node/register', 'apps/session-kernel/src/main.ts');
-    run(`${tag}-gateway`, { HOST: '127.0.0.1', PORT: String(port) });
+        '-v', `${tag}-data:/var/lib/berth`, '-v', `${join(secrets, `${service}.creds`)}:/run/secrets/nats_creds:ro`,
+        ...Object.entries({ NATS_URL: nats.url, NATS_CREDS: '/run/secrets/nats_creds', ...env }).flatMap(([k, v]) => ['-e', `${k}=${v}`]), image, ...cmd);
+    run(`${tag}-kernel`, 'session-kernel', { BERTH_METRICS_PORT: String(kernelMetrics) }, 'node', '-r', '@swc-node/register', 'apps/session-kernel/src/main.ts');
+    run(`${tag}-gateway`, 'gateway', { HOST: '127.0.0.1', PORT: String(port) });
 
     const base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 90_000;

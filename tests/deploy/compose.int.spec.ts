@@ -44,7 +44,7 @@ describe('deploy/compose', () => {
     expect(result.status).toBe(0);
   });
 
-  it('runs NATS and the five services on SQLite by default, with only the gateway (and Grafana) published, on loopback', () => {
+  it('runs NATS and the five services on SQLite by default, with only the gateway, NATS (and Grafana) published, on loopback', () => {
     const c = rendered(['docker-compose.yml']);
     const started = Object.entries(c.services).filter(([, s]) => s.profiles === undefined).map(([n]) => n);
     expect(started.sort()).toEqual(['egress', 'gateway', 'nats', 'sandbox-manager', 'session-kernel', 'turn-reconciler']);
@@ -54,8 +54,9 @@ describe('deploy/compose', () => {
       expect(c.services[name].environment).toMatchObject({ NATS_URL: 'nats://nats:4222', BERTH_STORE_URL: 'sqlite:/var/lib/berth/berth.db?synchronous=full', BERTH_LOG_FORMAT: 'json', BERTH_METRICS_PORT: '9464' });
     }
     const published = Object.entries(c.services).filter(([, s]) => (s.ports ?? []).length > 0).map(([n]) => n);
-    // Grafana only with --profile observability, also on loopback.
-    expect(published.sort()).toEqual(['gateway', 'grafana']);
+    // Grafana only with --profile observability, also on loopback; NATS for outside subscribers (credentials required).
+    expect(published.sort()).toEqual(['gateway', 'grafana', 'nats']);
+    expect(JSON.stringify(c.services['nats'].ports)).toContain('127.0.0.1');
     expect(JSON.stringify(c.services['grafana'].ports)).toContain('127.0.0.1');
     expect(JSON.stringify(c.services['gateway'].ports)).toContain('127.0.0.1');
     expect(c.networks['backend'].internal).toBe(true);

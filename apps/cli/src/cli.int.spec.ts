@@ -1,4 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runCli } from './cli';
 import { ExitCode } from './exit-codes';
 import { JournalServer, type StreamEvent } from './test-support/journal-server';
@@ -34,6 +37,10 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.headers['x-api-key'] !== 'good') return apiError(res, 401, 'authentication_error', 'UNAUTHENTICATED', 'invalid API key'), true;
       if (req.method === 'GET' && path === '/v1/agents') return json(res, 200, { data: [agent], next_page: null }), true;
       if (req.method === 'POST' && path === '/v1/agents') return json(res, 200, agent), true;
+      if (req.method === 'POST' && path === '/v1/nats_credentials') {
+        const minted = { type: 'nats_credential', id: 'ncred_1', name: 'billing', public_key: 'UABC', created_at: 't', revoked_at: null };
+        return json(res, 200, { ...minted, creds: '-----BEGIN NATS USER JWT-----\nx\n', connection: { servers: 'nats://127.0.0.1:4222', inbox_prefix: '_INBOX.owner.o', stream: 'OWNER_EVT_o', subjects: 'session.*.evt.o.*' } }), true;
+      }
       if (path === '/v1/agents/agent_404') return apiError(res, 404, 'not_found_error', 'AGENT_NOT_FOUND', 'agent agent_404 not found'), true;
       if (req.method === 'POST' && /^\/v1\/sessions\/sesn_1\/(pause|resume)$/.test(path)) {
         return json(res, 200, { id: 'sesn_1', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { paused: path.endsWith('/pause') } }), true;
@@ -52,6 +59,20 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
 const env = (url: string, key = 'good') => ({ BERTH_API_URL: url, BERTH_API_KEY: key });
 
 describe('berth against a loopback API', () => {
+  it('mints a NATS credential into a 0600 file and prints how to connect, not the secret', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-cli-'));
+    const out = capture();
+    expect(await runCli(['nats-credentials', 'create', '--name', 'billing', '--out', join(dir, 'billing.creds')], { env: env(server.url), io: out.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/nats_credentials', body: { name: 'billing' } });
+    expect(readFileSync(join(dir, 'billing.creds'), 'utf8')).toContain('BEGIN NATS USER JWT');
+    expect(statSync(join(dir, 'billing.creds')).mode & 0o777).toBe(0o600);
+    expect(out.out.join('\n')).toMatch(/stream:\s+OWNER_EVT_o/);
+    expect(out.out.join('\n')).not.toContain('BEGIN NATS USER JWT');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('lists agents as a table, or as JSON with --json', async () => {
     const { srv } = api();
     server = await srv.start();

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
     rescanMs: config.rescanMs,
   });
   if (config.model.baseUrl === null) log.warn('no model endpoint: turns fail until BERTH_MODEL_BASE_URL (and BERTH_MODEL_API_KEY) are set, or an environment sets config.model.base_url');
-  const nc = await connectNats({ url: config.natsUrl, name: 'egress' });
+  const nc = await connectNats({ url: config.natsUrl, name: 'egress', credsFile: config.natsCreds });
   bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)));
   onShutdownSignals(
     [

@@ -3,11 +3,11 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { JetStreamPublisher, NatsCommandBus, applyTopology, berthTopology, connectNats } from '@berth/nats';
+import { JetStreamPublisher, NatsCommandBus, applyTopology, berthTopology, connectNats, readIssuerMaterial, serviceTopology, SubscriberIssuer } from '@berth/nats';
 import { JetStreamTransport, createJetStreamMicroservice, loadConfig, onShutdownSignals } from '@berth/nest';
 import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
-import { consumerMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
+import { consumerMetrics, failedToStart, startServiceTelemetry, webhookMetrics } from '@berth/telemetry';
 import { defaultDeliveryPolicy } from '@berth/webhooks-domain';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createGatewayApp } from './app/create-gateway-app';
@@ -15,6 +15,7 @@ import { consoleBuildExists } from './console/serve-console';
 import { GatewayConfigSchema } from './config/gateway.config';
 import { NatsSandboxProbe } from './sessions/nats-sandbox-probe';
 import { NatsEventFeed } from './stream/nats-event-feed';
+import { revocationsOf } from './nats-credentials/nats-credentials.service';
 import { WebhookDispatcher } from './webhooks/delivery/webhook-dispatcher';
 import { WebhookEventsModule } from './webhooks/delivery/webhook-events.controller';
 import { WebhookPlanner } from './webhooks/delivery/webhook-planner';
@@ -31,16 +32,26 @@ async function main(): Promise<void> {
   await store.init();
   const secrets = secretBoxFromEnv();
 
-  const nc = await connectNats({ url: config.natsUrl, name: 'gateway' });
-  // Declared by every service that consumes, so none depends on another's start order.
-  await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }));
+  const nc = await connectNats({ url: config.natsUrl, name: 'gateway', credsFile: config.natsCreds });
+  // Its own part of the topology (the webhooks consumer; the kernel declares the streams, waited for).
+  await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }), 'gateway'));
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
+  const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer), config.natsPublicUrl) : null;
+  // The store is the revocation list's source of truth: the server gets it at start and again
+  // periodically, so a push another gateway raced with (or a resolver that lost it) converges.
+  const pushRevocations = async () => issuer?.publishRevocations(revocationsOf(await store.natsCredentials.revoked()));
+  await pushRevocations();
+  const revocationSync = issuer
+    ? setInterval(() => void pushRevocations().catch((e: unknown) => log.warn(`pushing NATS revocations failed (will retry): ${String(e)}`)), config.revocationSyncMs)
+    : null;
+  revocationSync?.unref();
 
   const app = await createGatewayApp({
     store,
     commandBus,
     eventFeed: new NatsEventFeed(nc),
     sandboxProbe: new NatsSandboxProbe(nc, systemClock, config.probeTimeoutMs),
+    subscriberIssuer: issuer,
     readiness: [
       { name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness_probe')) },
       { name: 'nats', check: async () => void (await nc.flush()) },
@@ -55,7 +66,8 @@ async function main(): Promise<void> {
   });
 
   // Webhooks: session events into the outbox (a durable consumer), and the outbox out to endpoints.
-  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
+  const hookMetrics = webhookMetrics(telemetry.registry);
+  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString(), metrics: hookMetrics });
   const consumers = consumerMetrics(telemetry.registry);
   const webhookTransport = new JetStreamTransport({
     connection: nc,
@@ -74,6 +86,7 @@ async function main(): Promise<void> {
     sender: new HttpWebhookSender({ policy: config.webhooks.targets, timeoutMs: config.webhooks.timeoutMs }),
     clock: systemClock,
     log: log.child({ component: 'webhooks' }),
+    metrics: hookMetrics,
     options: { policy: defaultDeliveryPolicy, leaseMs: config.webhooks.leaseMs, batchSize: config.webhooks.batchSize, retentionMs: config.webhooks.retentionMs },
   });
   onShutdownSignals([
@@ -81,6 +94,10 @@ async function main(): Promise<void> {
     { name: 'stop planning webhook deliveries', run: () => webhookEvents.close() },
     { name: 'stop delivering webhooks and wait for attempts in flight', run: () => dispatcher.stop() },
     { name: 'stop waiting for command outcomes', run: async () => commandBus.close() },
+    { name: 'close the subscriber issuer', run: async () => {
+      if (revocationSync) clearInterval(revocationSync);
+      await issuer?.close();
+    } },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
     { name: 'flush traces', run: () => telemetry.shutdown() },
@@ -89,7 +106,13 @@ async function main(): Promise<void> {
   await webhookEvents.listen();
   dispatcher.start(config.webhooks.tickMs);
   const address = app.getHttpServer().address() as { port: number };
-  log.info(`ready: http://${config.host}:${address.port}`, { store: config.storeUrl, nats: config.natsUrl, console: consoleBuildExists(config.consoleDir), tracing: telemetry.tracing.exporting });
+  log.info(`ready: http://${config.host}:${address.port}`, {
+    store: config.storeUrl,
+    nats: config.natsUrl,
+    subscriber_credentials: issuer !== null,
+    console: consoleBuildExists(config.consoleDir),
+    tracing: telemetry.tracing.exporting,
+  });
 }
 
 /** The embedded default (`sqlite:./.berth/berth.db`) lives in a directory that may not exist yet. */

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { SandboxManagerQueries, Subjects, parseRecordedEvent, toPublicEvent, type RecordedEvent } from '@berth/contracts';
 import { randomIds, systemClock } from '@berth/core';
-import { JetStreamPublisher, NatsCommandBus, connectNats } from '@berth/nats';
+import { JetStreamPublisher, NatsCommandBus, readIssuerMaterial, SubscriberIssuer } from '@berth/nats';
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
+import { BerthEventSubscriber, type ReceivedEvent, type SubscriberCredential } from '@berth/subscriber';
 import { silentLogger, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -36,21 +37,29 @@ describe('gateway + session-kernel + nats-server', () => {
   let runner: FakeTurnRunner;
   let url: string;
   let key: string;
+  let issuer: SubscriberIssuer;
+  const apiKeyOf = async (owner: string) => {
+    const issued = issueApiKey({ ownerId: owner, name: 'test', id: randomIds.next('bk'), now: new Date() });
+    await store.apiKeys.insert(issued.record);
+    return issued.key;
+  };
 
   beforeAll(async () => {
     server = await startNatsServer();
     dir = mkdtempSync(join(tmpdir(), 'berth-gateway-'));
     const storeUrl = `sqlite:${join(dir, 'berth.db')}`;
-    kernel = await startKernelService({ NATS_URL: server.url, BERTH_STORE_URL: storeUrl });
+    kernel = await startKernelService({ ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl });
     store = createStore(storeUrl);
     await store.init();
-    nc = await connectNats({ url: server.url, name: 'gateway-test' });
+    nc = await server.connect();
     bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: 10_000 });
+    issuer = await SubscriberIssuer.connect(server.url, readIssuerMaterial(server.issuerFile));
     app = await createGatewayApp({
       store,
       commandBus: bus,
       eventFeed: new NatsEventFeed(nc),
       sandboxProbe: new NatsSandboxProbe(nc, systemClock, 300),
+      subscriberIssuer: issuer,
       readiness: [{ name: 'nats', check: async () => void (await nc.flush()) }],
       log: silentLogger,
     });
@@ -63,15 +72,14 @@ describe('gateway + session-kernel + nats-server', () => {
       });
       return () => sub.unsubscribe();
     });
-    const issued = issueApiKey({ ownerId: 'owner_nats', name: 'test', id: randomIds.next('bk'), now: new Date() });
-    await store.apiKeys.insert(issued.record);
-    key = issued.key;
+    key = await apiKeyOf('owner_nats');
   }, 60_000);
 
   afterAll(async () => {
     runner?.close();
     await app?.close();
     bus?.close();
+    await issuer?.close();
     await nc?.close();
     await kernel?.stop();
     await store?.close();
@@ -155,6 +163,74 @@ describe('gateway + session-kernel + nats-server', () => {
       responder.unsubscribe();
     }
   }, 30_000);
+
+  describe('an outside subscriber with a credential minted over HTTP', () => {
+    /** Reads from `subscriber` until `until` holds, handling (recording) one event at a time. */
+    const readUntil = async (subscriber: BerthEventSubscriber, after: number, into: ReceivedEvent[], until: () => boolean) => {
+      if (until()) return;
+      for await (const received of subscriber.events({ after })) {
+        into.push(received);
+        if (until()) break;
+      }
+    };
+    const turn = async (ownerKey: string, id: string, text: string) => {
+      const before = (await store.journal.readEvents(id, { types: ['TurnCompleted'] })).length;
+      await call(url, ownerKey, 'POST', `/v1/sessions/${id}/events`, userMessage(text));
+      await waitFor(async () => (await store.journal.readEvents(id, { types: ['TurnCompleted'] })).length > before, 10_000, `turn "${text}"`);
+    };
+
+    it('receives exactly what GET /v1/sessions/{id}/events returns, in order, and after a restart resumes with no gap and no repeat', async () => {
+      const ownerKey = await apiKeyOf('owner_sub');
+      const agent = await call(url, ownerKey, 'POST', '/v1/agents', { name: 'a', model: 'm' });
+      const env = await call(url, ownerKey, 'POST', '/v1/environments', { name: 'e' });
+      const open = async () => (await call(url, ownerKey, 'POST', '/v1/sessions', { agent: agent.json.id, environment_id: env.json.id })).json.id as string;
+      const [s1, s2] = [await open(), await open()];
+      await turn(ownerKey, s1, 'one');
+      // Another owner's session, busy at the same time: none of it may reach this subscriber.
+      const otherKey = await apiKeyOf('owner_other');
+      const other = (await call(url, otherKey, 'POST', '/v1/sessions', {
+        agent: (await call(url, otherKey, 'POST', '/v1/agents', { name: 'a', model: 'm' })).json.id,
+        environment_id: (await call(url, otherKey, 'POST', '/v1/environments', { name: 'e' })).json.id,
+      })).json.id as string;
+      await turn(otherKey, other, 'elsewhere');
+
+      const minted = await call(url, ownerKey, 'POST', '/v1/nats_credentials', { name: 'billing' });
+      expect(minted.status).toBe(200);
+      const credential = minted.json as SubscriberCredential;
+      const journalCount = async () => (await store.journal.readEvents(s1)).length + (await store.journal.readEvents(s2)).length;
+
+      // First run: the history so far (the stream starts with the owner's past events), then stop half-way through a live turn.
+      const received: ReceivedEvent[] = [];
+      const first = await BerthEventSubscriber.connect(credential);
+      const history = await journalCount();
+      await readUntil(first, 0, received, () => received.length === history);
+      await turn(ownerKey, s2, 'two');
+      const stopAt = received.length + 2;
+      await readUntil(first, received.length === 0 ? 0 : received[received.length - 1].position, received, () => received.length === stopAt);
+      await first.close();
+      const stored = received[received.length - 1].position;
+
+      // While stopped, more happens; the restarted client resumes after the stored position.
+      await turn(ownerKey, s1, 'three');
+      const second = await BerthEventSubscriber.connect(credential);
+      const total = await journalCount();
+      await readUntil(second, stored, received, () => received.length === total);
+      await second.close();
+
+      const positions = received.map((r) => r.position);
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+      expect(new Set(positions).size).toBe(positions.length);
+      expect(new Set(received.map((r) => r.sessionId))).toEqual(new Set([s1, s2]));
+      for (const id of [s1, s2]) {
+        const mine = received.filter((r) => r.sessionId === id);
+        const journal = await store.journal.readEvents(id);
+        expect(mine.map((r) => r.seq)).toEqual(journal.map((e) => e.seq));
+        expect(mine.map((r) => r.event)).toEqual(journal.map(toPublicEvent));
+        const listed = await call(url, ownerKey, 'GET', `/v1/sessions/${id}/events?limit=100`);
+        expect(mine.map((r) => r.event)).toEqual(listed.json.data);
+      }
+    }, 60_000);
+  });
 
   it('reports readiness of NATS', async () => {
     expect((await call(url, null, 'GET', '/readyz')).json).toEqual({ status: 'ready', checks: { nats: 'ok' } });

@@ -39,11 +39,11 @@ describe('webhooks through nats-server, the kernel and the gateway service', () 
     server = await startNatsServer();
     dir = mkdtempSync(join(tmpdir(), 'berth-webhooks-'));
     const storeUrl = `sqlite:${join(dir, 'berth.db')}`;
-    kernel = await startKernelService({ NATS_URL: server.url, BERTH_STORE_URL: storeUrl });
+    kernel = await startKernelService({ ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl });
     const port = await freePort();
     url = `http://127.0.0.1:${port}`;
     env = {
-      NATS_URL: server.url,
+      ...server.env('gateway'),
       BERTH_STORE_URL: storeUrl,
       PORT: String(port),
       BERTH_SECRET_KEYS: `k1:${randomBytes(32).toString('base64')}`,
@@ -109,6 +109,10 @@ describe('webhooks through nats-server, the kernel and the gateway service', () 
     expect(retried.data.id).toBe(second);
     await waitFor(async () => (await deliveries()).every((d) => d.state === 'delivered'), 10_000, 'both deliveries settled');
     expect((await deliveries()).map((d) => d.attempt_count).sort()).toEqual([1, 2]);
+    // The new gateway made the one attempt that went through, and says so on /metrics.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(metrics).toMatch(/^berth_webhook_attempts_total\{[^}]*outcome="delivered"[^}]*\} 1$/m);
+    expect(metrics).not.toMatch(/^berth_webhook_attempts_total\{[^}]*outcome="failed"/m);
     await new Promise((resolve) => receiver.close(resolve));
   }, 120_000);
 });

@@ -8,6 +8,8 @@ import { WebhookDispatcher } from '../src/webhooks/delivery/webhook-dispatcher';
 import { HttpWebhookSender } from '../src/webhooks/delivery/webhook-sender';
 import { silentLogger } from '@berth/testing';
 import { systemClock } from '@berth/core';
+import { webhookMetrics } from '@berth/telemetry';
+import { Registry } from 'prom-client';
 
 type Received = Readonly<{ headers: IncomingHttpHeaders; body: string }>;
 
@@ -152,6 +154,7 @@ describe('webhook delivery across a worker crash', () => {
       sender: { send: () => new Promise(() => undefined) },
       clock: systemClock,
       log: silentLogger,
+      metrics: webhookMetrics(new Registry()),
       options: { policy: { retryDelaysMs: [], jitter: 0, disableAfterFailures: 5, attemptsKept: 5 }, leaseMs: 300, batchSize: 8, retentionMs: 1 },
     });
     void hung.tick();

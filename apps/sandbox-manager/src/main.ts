@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const config = loadConfig(ManagerConfigSchema);
   const store = createStore(config.storeUrl);
   await store.init();
-  const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager' });
+  const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');

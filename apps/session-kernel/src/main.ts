@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { applyTopology, berthTopology, connectNats, JetStreamPublisher } from '@berth/nats';
+import { applyTopology, berthTopology, serviceTopology, connectNats, JetStreamPublisher } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport, loadConfig, onShutdownSignals } from '@berth/nest';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
@@ -27,21 +27,23 @@ async function main(): Promise<void> {
   const store = createStore(config.storeUrl);
   await store.init();
 
-  const nc = await connectNats({ url: config.natsUrl, name: 'session-kernel' });
-  await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }));
+  const nc = await connectNats({ url: config.natsUrl, name: 'session-kernel', credsFile: config.natsCreds });
+  await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }), 'session-kernel'));
 
   const crash = crashPointsArmedAt(config.crashPoint);
   const locks = new SessionLocks();
-  const outbox = new EventOutbox(store.journal, new JetStreamPublisher(jetstream(nc)), locks, crash, log, metrics);
+  const kernel = createSessionKernel({
+    journal: store.journal,
+    snapshots: store.snapshots,
+    sessions: store.sessions,
+    clock: systemClock,
+    onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed (the journal is used instead)`, { session_id: sessionId, err: error }),
+    observer: { decided: (s) => metrics.decideSeconds.observe(s), committed: (s) => metrics.commitSeconds.observe(s) },
+  });
+  const owners = async (sessionId: string) => (await kernel.load(sessionId)).state.owner_id;
+  const outbox = new EventOutbox(store.journal, owners, new JetStreamPublisher(jetstream(nc)), locks, crash, log, metrics);
   const processor = new CommandProcessor({
-    kernel: createSessionKernel({
-      journal: store.journal,
-      snapshots: store.snapshots,
-      sessions: store.sessions,
-      clock: systemClock,
-      onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed (the journal is used instead)`, { session_id: sessionId, err: error }),
-      observer: { decided: (s) => metrics.decideSeconds.observe(s), committed: (s) => metrics.commitSeconds.observe(s) },
-    }),
+    kernel,
     outbox,
     locks,
     replies: nc,

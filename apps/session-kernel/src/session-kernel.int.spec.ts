@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Headers, Streams, Subjects, type RecordedEvent } from '@berth/contracts';
 import { commandFor } from '@berth/contracts/testing';
 import { randomIds } from '@berth/core';
-import { connectNats, DeadLetterHeaders, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { DeadLetterHeaders, inboxPrefixOf, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
 import { startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
@@ -40,14 +40,14 @@ describe('session-kernel service (real nats-server, SQLite, spawned process)', (
     server = await startNatsServer();
     dir = mkdtempSync(join(tmpdir(), 'berth-kernel-'));
     env = {
-      NATS_URL: server.url,
+      ...server.env('session-kernel'),
       BERTH_STORE_URL: `sqlite:${join(dir, 'berth.db')}`,
       BERTH_NATS_ACK_WAIT_MS: '3000',
       BERTH_NATS_MAX_DELIVER: '3',
       BERTH_RETRY_BASE_MS: '20',
     };
     await startKernel();
-    nc = await connectNats({ url: server.url, name: 'kernel-test' });
+    nc = await server.connect();
     bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: 15_000 });
     store = createStore(env.BERTH_STORE_URL);
     await store.init();
@@ -95,7 +95,7 @@ describe('session-kernel service (real nats-server, SQLite, spawned process)', (
     const lastSeq = await store.journal.lastSeq(sessionId);
 
     // Past the broker's dedupe window a redelivery arrives as a fresh message: the kernel must catch it.
-    const inbox = createInbox();
+    const inbox = createInbox(inboxPrefixOf(nc));
     const reply = new Promise<unknown>((resolve) => nc.subscribe(inbox, { max: 1, callback: (_e, m) => resolve(m.json()) }));
     await new JetStreamPublisher(jetstream(nc)).publish(Subjects.command(sessionId, message.type), message, {
       msgId: `${message.meta.command_id}-redelivered`,

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { applyTopology, berthTopology, connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { applyTopology, berthTopology, serviceTopology, connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport, loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
 import { consumerMetrics, failedToStart, reconcilerMetrics, startServiceTelemetry } from '@berth/telemetry';
@@ -23,8 +23,8 @@ async function main(): Promise<void> {
   const store = createStore(config.storeUrl);
   await store.init();
 
-  const nc = await connectNats({ url: config.natsUrl, name: 'turn-reconciler' });
-  await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }));
+  const nc = await connectNats({ url: config.natsUrl, name: 'turn-reconciler', credsFile: config.natsCreds });
+  await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }), 'turn-reconciler'));
   const commands = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)));
 
   const reconciler = new TurnReconcilerService({

@@ -1,7 +1,7 @@
 import { Consumers, parseCommand, SandboxManagerQueries, Streams, Subjects, type CommandData, type CommandType, type RecordedEvent, type TurnProbeFacts } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
-import { applyTopology, berthTopology, connectNats, ConsumerRunner, decodeJson, encodeJson, HandlerResults, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { applyTopology, berthTopology, ConsumerRunner, decodeJson, encodeJson, HandlerResults, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore } from '@berth/ports';
 import { createStore } from '@berth/store';
@@ -49,7 +49,7 @@ describe('turn-reconciler over a real nats-server and SQLite', () => {
 
   beforeAll(async () => {
     server = await startNatsServer();
-    nc = await connectNats({ url: server.url, name: 'reconciler-int' });
+    nc = await server.connect();
     const topology = berthTopology({ tuning: { ackWaitMs: 2_000, maxDeliver: 3 } });
     await applyTopology(await jetstreamManager(nc), topology);
     const js = jetstream(nc);
@@ -59,7 +59,7 @@ describe('turn-reconciler over a real nats-server and SQLite', () => {
     await store.init();
     kernel = new FakeKernel(store.journal, systemClock);
     kernel.subscribe(async (e) => {
-      await publisher.publish(Subjects.event(e.session_id, e.type), e, { msgId: `${e.session_id}:${e.seq}` });
+      await publisher.publish(Subjects.event(e.session_id, 'owner_1', e.type), e, { msgId: `${e.session_id}:${e.seq}` });
     });
     kernelRunner = new ConsumerRunner({
       log: silentLogger,

@@ -91,3 +91,12 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, ...event.data };
   }
 }
+
+/**
+ * The body of an event message on NATS: the recorded event Berth's services read, plus `public`,
+ * the event exactly as `GET /v1/sessions/{id}/events` renders it (what outside subscribers read;
+ * docs/events.md).
+ */
+export type EventMessage = RecordedEvent & Readonly<{ public: PublicEvent }>;
+
+export const toEventMessage = (event: RecordedEvent): EventMessage => ({ ...event, public: toPublicEvent(event) });

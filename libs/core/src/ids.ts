@@ -54,6 +54,7 @@ export const IdPrefix = {
   command: 'cmd',
   sandbox: 'sbx',
   apiKey: 'bk',
+  natsCredential: 'ncred',
   webhook: 'whk',
   webhookDelivery: 'whd',
   vault: 'vlt',

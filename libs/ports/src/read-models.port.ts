@@ -104,6 +104,21 @@ export interface ApiKeys {
   revoke(ownerId: string, id: string, at: string): Promise<boolean>;
 }
 
+/**
+ * An outside subscriber's NATS credential (docs/events.md). Only its public key is stored: the
+ * credential itself (JWT + seed) is shown once, when it is minted.
+ */
+export type NatsCredentialRecord = Readonly<{ id: string; owner_id: string; name: string; public_key: string; created_at: string; revoked_at: string | null }>;
+
+export interface NatsCredentials {
+  insert(credential: NatsCredentialRecord): Promise<void>;
+  list(ownerId: string): Promise<readonly NatsCredentialRecord[]>;
+  /** The record as now stored (revoking again keeps the first time); null when the owner has no such credential. */
+  revoke(ownerId: string, id: string, at: string): Promise<NatsCredentialRecord | null>;
+  /** Every revoked credential of every owner: the revocation list the NATS server enforces. */
+  revoked(): Promise<readonly NatsCredentialRecord[]>;
+}
+
 /** The harness transcript mirror: chunks appended as the transcript grows, so a new sandbox can resume. */
 export type TranscriptChunk = Readonly<{ session_id: string; path: string; offset: number; data: string }>;
 
@@ -125,6 +140,7 @@ export interface BerthStore {
   readonly environments: EnvironmentStore;
   readonly idempotency: IdempotencyKeys;
   readonly apiKeys: ApiKeys;
+  readonly natsCredentials: NatsCredentials;
   readonly transcripts: TranscriptMirror;
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly webhookDeliveries: WebhookDeliveryStore;

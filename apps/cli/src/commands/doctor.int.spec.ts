@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createStore } from '@berth/store';
 import { AnthropicMessagesServer, ensureDockerTestEngine, freePort, startNatsServer, type NatsServerHandle } from '@berth/testing';
-import { applyTopology, berthTopology, connectNats } from '@berth/nats';
+import { applyTopology, berthTopology } from '@berth/nats';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { runCli } from '../cli';
 
 /**
- * `berth doctor` against real things: the suite's Docker engine, a nats-server with and without
- * Berth's streams, a SQLite store, a model endpoint on loopback, an egress directory whose sandbox
+ * `berth doctor` against real things: the suite's Docker engine, a nats-server (with auth) with and
+ * without Berth's streams, a SQLite store, a model endpoint on loopback, an egress directory whose sandbox
  * socket answers (a listener in the egress's layout) or does not, and ports where nothing listens.
  */
 jest.setTimeout(120_000);
@@ -58,7 +58,7 @@ describe('berth doctor', () => {
     const { code, out } = await doctor(
       {
         DOCKER_HOST: `unix://${join(dir, 'no-engine.sock')}`,
-        NATS_URL: nats.url,
+        ...nats.env('doctor'),
         BERTH_STORE_URL: `sqlite:${join(dir, 'missing.db')}`,
         BERTH_MODEL_BASE_URL: `http://127.0.0.1:${closed}`,
         BERTH_EGRESS_DIR: join(dir, 'no-egress'),
@@ -77,11 +77,18 @@ describe('berth doctor', () => {
     expect(out).toMatch(/checks failed\.$/);
   });
 
+  it('says NATS wants credentials when it has none, and names a file it cannot read', async () => {
+    const none = await doctor({ DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_HOME: dir, BERTH_STORE_URL: storeUrl });
+    expect(none.out).toMatch(/^FAIL {2}nats +nats:\/\/127\.0\.0\.1:\d+: .*Authorization Violation.*NATS requires credentials: set NATS_CREDS/m);
+    const wrong = await doctor({ DOCKER_HOST: dockerHost, NATS_URL: nats.url, NATS_CREDS: join(dir, 'nowhere.creds'), BERTH_STORE_URL: storeUrl });
+    expect(wrong.out).toMatch(/^FAIL {2}nats +nats:\/\/127\.0\.0\.1:\d+: NATS_CREDS: cannot read .*nowhere\.creds: ENOENT/m);
+  });
+
   it('passes when everything answers, and reports a missing sandbox image', async () => {
-    const nc = await connectNats({ url: nats.url, name: 'doctor-test' });
+    const nc = await nats.connect();
     await applyTopology(await jetstreamManager(nc), berthTopology());
     await nc.close();
-    const env = { DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url, BERTH_EGRESS_DIR: egressDir };
+    const env = { DOCKER_HOST: dockerHost, ...nats.env('doctor'), BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url, BERTH_EGRESS_DIR: egressDir };
 
     const good = await doctor({ ...env, BERTH_SANDBOX_IMAGE: baseImage }, '--json');
     expect(good.code).toBe(0);
@@ -100,7 +107,7 @@ describe('berth doctor', () => {
   it('says when sandboxes have a directory but no egress serves them', async () => {
     const stopped = join(dir, 'stopped-egress');
     mkdirSync(join(stopped, 'fedcba9876543210', 'socket'), { recursive: true });
-    const { code, out } = await doctor({ DOCKER_HOST: dockerHost, NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url, BERTH_SANDBOX_IMAGE: baseImage, BERTH_EGRESS_DIR: stopped });
+    const { code, out } = await doctor({ DOCKER_HOST: dockerHost, ...nats.env('doctor'), BERTH_STORE_URL: storeUrl, BERTH_MODEL_BASE_URL: model.url, BERTH_SANDBOX_IMAGE: baseImage, BERTH_EGRESS_DIR: stopped });
     expect(code).toBe(1);
     expect(out).toMatch(/^FAIL {2}egress +.*stopped-egress: no egress answers for 1 of 1 sandbox\(es\): .*Is the egress running/m);
   });

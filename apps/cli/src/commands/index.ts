@@ -3,10 +3,11 @@ import type { Command } from './command';
 import { doctorCommands } from './doctor';
 import { envCommands } from './envs';
 import { keyCommands } from './keys';
+import { natsCredentialCommands } from './nats-credentials';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
 import { streamCommands } from './stream';
 import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands];

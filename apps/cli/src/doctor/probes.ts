@@ -2,9 +2,11 @@ import { readdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect as connectSocket } from 'node:net';
 import { join } from 'node:path';
-import { Streams } from '@berth/contracts';
+import { Streams, Subjects } from '@berth/contracts';
+import { readCredsFile } from '@berth/nats';
 import { createStore } from '@berth/store';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { AuthorizationError, credsAuthenticator } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { missingSqliteFile } from '../local/existing-store';
 import type { CheckResult } from './report';
@@ -14,6 +16,8 @@ export type DoctorTargets = Readonly<{
   dockerHost: string;
   sandboxImage: string;
   natsUrl: string;
+  /** The `.creds` file doctor connects with (its own read-only user), or none. */
+  natsCreds: string | null;
   storeUrl: string;
   modelBaseUrl: string | null;
   /** The egress root: one directory per sandbox, each with the socket the egress serves it on. */
@@ -82,9 +86,18 @@ export async function checkNats(t: DoctorTargets): Promise<CheckResult> {
   const name = 'nats';
   let nc: Awaited<ReturnType<typeof connect>> | null = null;
   try {
-    nc = await withTimeout(connect({ servers: t.natsUrl, name: 'berth-doctor', timeout: t.timeoutMs, maxReconnectAttempts: 0, reconnect: false }), t.timeoutMs + 500, mask(t.natsUrl));
+    const authenticator = t.natsCreds ? credsAuthenticator(readCredsFile(t.natsCreds)) : undefined;
+    nc = await withTimeout(
+      connect({ servers: t.natsUrl, name: 'berth-doctor', inboxPrefix: Subjects.serviceInbox('doctor'), authenticator, timeout: t.timeoutMs, maxReconnectAttempts: 0, reconnect: false }),
+      t.timeoutMs + 500,
+      mask(t.natsUrl),
+    );
   } catch (e) {
-    return { name, ok: false, detail: `${mask(t.natsUrl)}: ${message(e)}. Is nats-server running with -js, and is NATS_URL (with its credentials) right?` };
+    if (e instanceof AuthorizationError) {
+      const advice = t.natsCreds ? `the server refused ${t.natsCreds}: is it from this platform's nats-init?` : 'NATS requires credentials: set NATS_CREDS (or --nats-creds) to a .creds file; npm start writes .berth/nats-auth/creds/doctor.creds';
+      return { name, ok: false, detail: `${mask(t.natsUrl)}: ${message(e)}. ${advice}` };
+    }
+    return { name, ok: false, detail: `${mask(t.natsUrl)}: ${message(e)}. Is nats-server running with -js, and is NATS_URL right?` };
   }
   try {
     const jsm = await jetstreamManager(nc, { timeout: t.timeoutMs });

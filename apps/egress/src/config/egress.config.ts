@@ -20,6 +20,8 @@ const httpUrl = (name: string) =>
 export const EgressConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     /** One directory per sandbox, made by the sandbox-manager; the same host path for both services. */
     BERTH_EGRESS_DIR: z.string().min(1).default('/run/berth/egress'),
@@ -37,6 +39,7 @@ export const EgressConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     root: env.BERTH_EGRESS_DIR,
     model: { baseUrl: env.BERTH_MODEL_BASE_URL, trustedHosts: env.BERTH_MODEL_TRUSTED_HOSTS },

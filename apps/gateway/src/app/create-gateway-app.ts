@@ -15,6 +15,7 @@ import { parseQueryString } from '../http/query-parser';
 import type { ReadinessCheck } from '../health/readiness';
 import type { SandboxProbe } from '@berth/session-use-cases';
 import type { EventFeed } from '../stream/event-feed.port';
+import type { SubscriberIssuer } from '../nats-credentials/subscriber-issuer.port';
 import { DEFAULT_OPTIONS, type GatewayDeps, type GatewayOptions, type GatewayStore } from './gateway-deps';
 import { GatewayModule } from './gateway.module';
 
@@ -23,6 +24,7 @@ export type CreateGatewayAppInput = Readonly<{
   commandBus: CommandBus;
   eventFeed: EventFeed;
   sandboxProbe: SandboxProbe;
+  subscriberIssuer?: SubscriberIssuer | null;
   clock?: Clock;
   ids?: IdGenerator;
   readiness?: readonly ReadinessCheck[];
@@ -48,6 +50,7 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
     commandBus: input.commandBus,
     eventFeed: input.eventFeed,
     sandboxProbe: input.sandboxProbe,
+    subscriberIssuer: input.subscriberIssuer ?? null,
     clock: input.clock ?? systemClock,
     ids: input.ids ?? randomIds,
     readiness: input.readiness ?? [],

@@ -5,9 +5,10 @@ import type { TargetPolicy } from '@berth/webhooks-domain';
 import type { EventFeed } from '../stream/event-feed.port';
 import type { SandboxProbe } from '@berth/session-use-cases';
 import type { ReadinessCheck } from '../health/readiness';
+import type { SubscriberIssuer } from '../nats-credentials/subscriber-issuer.port';
 
 /** The parts of the store the gateway reads and writes. */
-export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'webhookEndpoints' | 'webhookDeliveries' | 'vaults'>;
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'natsCredentials' | 'webhookEndpoints' | 'webhookDeliveries' | 'vaults'>;
 
 export type GatewayOptions = Readonly<{
   /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */
@@ -27,6 +28,8 @@ export type GatewayDeps = Readonly<{
   commandBus: CommandBus;
   eventFeed: EventFeed;
   sandboxProbe: SandboxProbe;
+  /** Mints outside subscribers' NATS credentials; null when the server has no issuer configured. */
+  subscriberIssuer: SubscriberIssuer | null;
   clock: Clock;
   ids: IdGenerator;
   readiness: readonly ReadinessCheck[];

@@ -14,6 +14,8 @@ import { EventsService } from '../events/events.service';
 import { HealthController } from '../health/health.controller';
 import { ErrorsFilter } from '../http/errors.filter';
 import { RouteTable } from '../http/route-table';
+import { NatsCredentialsController } from '../nats-credentials/nats-credentials.controller';
+import { NatsCredentialsService } from '../nats-credentials/nats-credentials.service';
 import { OpenApiController } from '../openapi/openapi.controller';
 import { SessionsController } from '../sessions/sessions.controller';
 import { SessionsService } from '../sessions/sessions.service';
@@ -32,7 +34,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: pino ? [DiscoveryModule, requestLogging(pino)] : [DiscoveryModule],
-      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, WebhooksController, VaultsController, OpenApiController, HealthController],
+      controllers: [AgentsController, EnvironmentsController, SessionsController, EventsController, StreamController, NatsCredentialsController, WebhooksController, VaultsController, OpenApiController, HealthController],
       providers: [
         { provide: DEPS, useValue: deps },
         { provide: SessionCommands, useFactory: (d: GatewayDeps) => new SessionCommands(d.commandBus, d.clock, d.ids, d.options.commandTimeoutMs), inject: [DEPS] },
@@ -54,6 +56,11 @@ export class GatewayModule {
           provide: EventsService,
           useFactory: (d: GatewayDeps, useCases: SessionUseCases) => new EventsService(d.store.journal, useCases),
           inject: [DEPS, SessionUseCases],
+        },
+        {
+          provide: NatsCredentialsService,
+          useFactory: (d: GatewayDeps) => new NatsCredentialsService(d.store.natsCredentials, d.subscriberIssuer, d.clock, d.ids),
+          inject: [DEPS],
         },
         {
           provide: WebhooksService,

@@ -6,6 +6,14 @@ const int = (fallback: number) => z.coerce.number().int().positive().default(fal
 export const GatewayConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
+    /** `issuer.json` from `nats-init`: enables minting outside subscribers' NATS credentials. */
+    BERTH_NATS_ISSUER: z.string().min(1).optional(),
+    /** The NATS URL handed to subscribers with a credential (default: NATS_URL). */
+    BERTH_NATS_PUBLIC_URL: z.string().min(1).optional(),
+    /** How often the revocation list is pushed to NATS again (it is also pushed at start and on every revoke). */
+    BERTH_NATS_REVOCATION_SYNC_MS: int(60_000),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
@@ -34,6 +42,10 @@ export const GatewayConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
+    natsIssuer: env.BERTH_NATS_ISSUER ?? null,
+    natsPublicUrl: env.BERTH_NATS_PUBLIC_URL ?? env.NATS_URL,
+    revocationSyncMs: env.BERTH_NATS_REVOCATION_SYNC_MS,
     storeUrl: env.BERTH_STORE_URL,
     port: env.PORT,
     host: env.HOST,

@@ -23,7 +23,9 @@ export async function seedSession(base: string, key: string) {
   const env = await call(base, key, 'POST', '/v1/environments', { name: 'e' });
   const session = await call(base, key, 'POST', '/v1/sessions', { agent: agent.json.id, environment_id: env.json.id });
   if (session.status !== 200) throw new Error(`seed failed: ${session.text}`);
-  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string };
+  const natsCredential = await call(base, key, 'POST', '/v1/nats_credentials', { name: 'seed' });
+  if (natsCredential.status !== 200) throw new Error(`seed failed: ${natsCredential.text}`);
+  return { agentId: agent.json.id as string, envId: env.json.id as string, sessionId: session.json.id as string, natsCredentialId: natsCredential.json.id as string };
 }
 
 export const userMessage = (text: string) => ({ events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });

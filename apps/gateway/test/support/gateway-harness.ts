@@ -3,6 +3,8 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '@berth/testing';
+import { webhookMetrics } from '@berth/telemetry';
+import { Registry } from 'prom-client';
 import { AesGcmSecretBox, UnconfiguredSecretBox, parseSecretKeys } from '@berth/secrets';
 import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -14,6 +16,7 @@ import { createGatewayApp } from '../../src/app/create-gateway-app';
 import type { GatewayOptions } from '../../src/app/gateway-deps';
 import { issueApiKey } from '../../src/auth/api-key';
 import { NO_SANDBOX } from '@berth/session-use-cases';
+import { FakeSubscriberIssuer } from './fake-subscriber-issuer';
 import { FakeTurnRunner } from './fake-turn-runner';
 import { InMemoryEventFeed } from './in-memory-event-feed';
 import { InProcessCommandBus } from './in-process-command-bus';
@@ -30,6 +33,7 @@ export type GatewayHarness = Readonly<{
   store: BerthStore;
   bus: InProcessCommandBus;
   feed: InMemoryEventFeed;
+  issuer: FakeSubscriberIssuer;
   /** API keys of two owners. */
   keyA: string;
   keyB: string;
@@ -44,6 +48,8 @@ export type GatewayHarness = Readonly<{
 
 export type GatewayHarnessOptions = {
   turnRunner?: boolean;
+  /** Off: the gateway has no BERTH_NATS_ISSUER (subscriber credentials are not offered). */
+  subscriberIssuer?: boolean;
   gateway?: Partial<GatewayOptions>;
   /** The operator setting BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: on by default here, for loopback receivers. */
   allowPrivateWebhookTargets?: boolean;
@@ -62,9 +68,11 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
+  const issuer = new FakeSubscriberIssuer();
   const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };
-  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString() });
+  const metrics = webhookMetrics(new Registry());
+  const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString(), metrics });
   const planning = new Set<Promise<unknown>>();
   const unplan = feed.onEvent((event) => {
     const p = planner.onEvent(event).finally(() => planning.delete(p));
@@ -78,6 +86,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     sender: new HttpWebhookSender({ policy: targets, timeoutMs: 2_000, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
     clock: systemClock,
     log: silentLogger,
+    metrics,
     options: { policy: TEST_DELIVERY_POLICY, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
   });
   const sink: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
@@ -87,6 +96,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     commandBus: bus,
     eventFeed: feed,
     sandboxProbe: { probe: async () => NO_SANDBOX },
+    subscriberIssuer: options.subscriberIssuer === false ? null : issuer,
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
     log: silentLogger,
@@ -107,6 +117,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     store,
     bus,
     feed,
+    issuer,
     keyA: await key('owner_a'),
     keyB: await key('owner_b'),
     dispatcher,

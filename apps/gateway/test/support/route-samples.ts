@@ -2,7 +2,7 @@ import type { RouteSpec } from '../../src/http/route';
 import { RouteTable } from '../../src/http/route-table';
 import type { GatewayHarness } from './gateway-harness';
 
-export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; webhookId: string; deliveryId: string; vaultId: string; credentialId: string }>;
+export type OwnedIds = Readonly<{ agentId: string; envId: string; sessionId: string; webhookId: string; deliveryId: string; vaultId: string; credentialId: string; natsCredentialId: string }>;
 
 /** Every route the running app serves, from Nest's own controller registry. */
 export const routeTable = (gw: GatewayHarness): RouteSpec[] => gw.app.get(RouteTable).routes();
@@ -24,6 +24,7 @@ export function concretePath(route: RouteSpec, ids: OwnedIds): string {
     if (name === 'agent_id') return ids.agentId;
     if (name === 'environment_id') return ids.envId;
     if (name === 'session_id') return ids.sessionId;
+    if (name === 'nats_credential_id') return ids.natsCredentialId;
     if (name === 'webhook_id') return ids.webhookId;
     if (name === 'delivery_id') return ids.deliveryId;
     if (name === 'vault_id') return ids.vaultId;
@@ -43,6 +44,7 @@ export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
     'POST /v1/environments/{environment_id}': { name: 'changed' },
     'POST /v1/sessions': { agent: ids.agentId, environment_id: ids.envId },
     'POST /v1/sessions/{session_id}': { title: 'changed' },
+    'POST /v1/nats_credentials': { name: 'n' },
     'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
     'POST /v1/webhooks': { url: 'https://hooks.example.com/berth', enabled_events: ['session.created'] },
     'POST /v1/webhooks/{webhook_id}': { name: 'changed' },

@@ -1,7 +1,7 @@
 import { Consumers, Streams } from '@berth/contracts';
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
-import { applyTopology, berthTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxRuntime } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
@@ -77,7 +77,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const publisher = new JetStreamPublisher(jetstream(nc));
   const ownBus = input.bus === undefined ? new NatsCommandBus(nc, publisher, { defaultTimeoutMs: 10_000 }) : null;
   const bus = input.bus ?? (ownBus as NatsCommandBus);
-  await applyTopology(await jetstreamManager(nc), berthTopology({ tuning: { ackWaitMs: input.delivery.ackWaitMs, maxDeliver: input.delivery.maxDeliver } }));
+  await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: input.delivery.ackWaitMs, maxDeliver: input.delivery.maxDeliver } }), 'sandbox-manager'));
 
   const send = managerSender(bus, clock, log);
   const settings = new EnvironmentSettingsReader(store.environments, { image: input.sandboxImage, model: input.model, warmPoolSize: input.warmPoolSize });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { CommandData, CommandType, RecordedEvent } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
-import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createStore } from '@berth/store';
 import { InMemorySandboxRuntime, silentLogger, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
@@ -28,6 +28,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
   let nats: NatsServerHandle;
   let kernel: ServiceProcess;
   let nc: NatsConnection;
+  let gatewayNc: NatsConnection;
   let bus: NatsCommandBus;
   let manager: RunningSandboxManager;
   let dir: string;
@@ -45,9 +46,11 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
     const storeUrl = `sqlite:${join(dir, 'berth.db')}`;
     store = createStore(storeUrl);
     await store.init();
-    kernel = await startService('session-kernel', { NATS_URL: nats.url, BERTH_STORE_URL: storeUrl, BERTH_OUTBOX_RELAY_MS: '200' });
-    nc = await connectNats({ url: nats.url, name: 'two-consumers-test' });
-    bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: 30_000 });
+    kernel = await startService('session-kernel', { ...nats.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_OUTBOX_RELAY_MS: '200' });
+    // Each side as its own NATS user: the manager's, and the gateway's for the commands a user sends.
+    nc = await nats.connect('sandbox-manager');
+    gatewayNc = await nats.connect('gateway');
+    bus = new NatsCommandBus(gatewayNc, new JetStreamPublisher(jetstream(gatewayNc)), { defaultTimeoutMs: 30_000 });
     manager = await startSandboxManager({
       nc,
       store,
@@ -68,6 +71,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
     await manager?.stop();
     bus?.close();
     await nc?.close();
+    await gatewayNc?.close();
     await kernel?.stop();
     await store?.close();
     await nats?.stop();

@@ -19,6 +19,8 @@ const flag = z
 export const ManagerConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
     /** Default model id for harnesses (an environment's `config.model.model` wins). */
@@ -44,6 +46,7 @@ export const ManagerConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
     model: { model: env.BERTH_MODEL },

@@ -1,5 +1,4 @@
 import { SandboxManagerQueries, SandboxStateReplySchema, Subjects, TurnEffectReplySchema, TurnProbeReplySchema } from '@berth/contracts';
-import { connectNats } from '@berth/nats';
 import { silentLogger, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { InMemoryManager } from '../testing/in-memory-manager';
@@ -27,7 +26,7 @@ describe('sandbox-manager queries over NATS request/reply', () => {
 
   beforeAll(async () => {
     nats = await startNatsServer();
-    nc = await connectNats({ url: nats.url, name: 'probe-test' });
+    nc = await nats.connect();
     manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
     await manager.command('CreateSession', SESSION, createSessionData());
     await manager.settled();

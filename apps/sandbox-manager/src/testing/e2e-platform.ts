@@ -64,12 +64,13 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
   const upstream = await new ScriptedUpstreamProxy(options.upstreamHosts ?? {}).start();
   const storePath = join(dir, 'berth.db');
   const egressDir = join(dir, 'egress');
-  const common = { NATS_URL: nats.url, BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
+  const common = { BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
   const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: Record<ServiceName, Record<string, string>> = {
-    'session-kernel': { ...common, BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
+    'session-kernel': { ...common, ...nats.env('session-kernel'), BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
     egress: {
       ...common,
+      ...nats.env('egress'),
       BERTH_EGRESS_DIR: egressDir,
       BERTH_MODEL_BASE_URL: options.modelBaseUrl,
       BERTH_MODEL_API_KEY: E2E_MODEL_KEY,
@@ -79,6 +80,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     },
     'sandbox-manager': {
       ...common,
+      ...nats.env('sandbox-manager'),
       BERTH_EGRESS_DIR: egressDir,
       BERTH_METRICS_PORT: String(managerMetrics),
       BERTH_SANDBOX_IMAGE: engine.harnessImage,
@@ -86,7 +88,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       BERTH_NATS_ACK_WAIT_MS: '5000',
       ...options.managerEnv,
     },
-    gateway: { ...common, PORT: String(port), HOST: '127.0.0.1' },
+    gateway: { ...common, ...nats.env('gateway'), BERTH_NATS_ISSUER: nats.issuerFile, PORT: String(port), HOST: '127.0.0.1' },
   };
   const services = new Map<ServiceName, ServiceProcess>();
   const started: ServiceProcess[] = [];

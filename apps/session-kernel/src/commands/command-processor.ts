@@ -62,7 +62,7 @@ export class CommandProcessor {
         // A duplicate's events were committed by an earlier delivery; the relay owns any left unpublished.
         if (executed.events.length > 0) {
           this.deps.crash.reached('after-commit-before-publish');
-          await this.deps.outbox.publish(sessionId, executed.events);
+          await this.deps.outbox.publish(sessionId, executed.ownerId, executed.events);
         }
       } catch (error) {
         this.deps.metrics.commands.inc({ type: command.type, outcome: 'failed' });

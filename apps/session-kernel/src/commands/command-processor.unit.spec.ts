@@ -1,4 +1,4 @@
-import { Headers, type CommandOutcome, type RecordedEvent } from '@berth/contracts';
+import { Headers, toPublicEvent, type CommandOutcome, type EventMessage } from '@berth/contracts';
 import { ValidationError } from '@berth/core';
 import { FixedClock } from '@berth/core/testing';
 import { decodeJson, type InboundMessage } from '@berth/nats';
@@ -15,13 +15,13 @@ import { SessionLocks } from './session-locks';
 
 /** Records what would reach SESSION_EVT, with a little latency so publishes can interleave. */
 class RecordingPublisher implements EventPublisher {
-  readonly published: { subject: string; msgId?: string; event: RecordedEvent }[] = [];
+  readonly published: { subject: string; msgId?: string; event: EventMessage }[] = [];
   /** While set, publishes wait for it (to hold a command between commit and publish). */
   gate: Promise<void> | null = null;
   async publish(subject: string, payload: unknown, options: { msgId?: string } = {}) {
     await new Promise((r) => setImmediate(r));
     await this.gate;
-    this.published.push({ subject, msgId: options.msgId, event: payload as RecordedEvent });
+    this.published.push({ subject, msgId: options.msgId, event: payload as EventMessage });
     return { stream: 'SESSION_EVT', seq: this.published.length, duplicate: false };
   }
 }
@@ -47,8 +47,8 @@ function setup() {
   const crashes: CrashPoint[] = [];
   const crash = { reached: (p: CrashPoint) => void crashes.push(p) };
   const metrics = kernelMetrics(new Registry());
-  const outbox = new EventOutbox(store.journal, publisher, locks, crash, silentLogger, metrics);
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: new FixedClock() });
+  const outbox = new EventOutbox(store.journal, async (id) => (await kernel.load(id)).state.owner_id, publisher, locks, crash, silentLogger, metrics);
   const replies: { subject: string; outcome: CommandOutcome }[] = [];
   const processor = new CommandProcessor({
     kernel,
@@ -85,7 +85,9 @@ describe('CommandProcessor', () => {
     const seqs = publisher.published.map((p) => p.event.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i + 1));
     expect(publisher.published.map((p) => p.msgId)).toEqual(seqs.map((s) => `sesn_a:${s}`));
-    expect(publisher.published[0].subject).toBe('session.sesn_a.evt.SessionCreated');
+    // The owner rides in the subject; the body carries the public rendering beside the record.
+    expect(publisher.published[0].subject).toBe('session.sesn_a.evt.owner_1.SessionCreated');
+    expect(publisher.published[0].event.public).toEqual(toPublicEvent(publisher.published[0].event));
     expect(await store.journal.unpublished(100)).toEqual([]);
     expect(replies).toHaveLength(11);
   });
@@ -141,7 +143,8 @@ describe('EventOutbox relay', () => {
     const committed = await store.journal.readEvents('sesn_r');
 
     expect(await outbox.relay()).toBe(committed.length);
-    expect(publisher.published.map((p) => p.event)).toEqual(committed);
+    expect(publisher.published.map((p) => p.event)).toEqual(committed.map((e) => ({ ...e, public: toPublicEvent(e) })));
+    expect(new Set(publisher.published.map((p) => p.subject.split('.')[3]))).toEqual(new Set(['owner_1']));
     expect(await store.journal.unpublished(100)).toEqual([]);
     expect(await outbox.relay()).toBe(0);
   });

@@ -9,6 +9,8 @@ const int = (fallback: number) => z.coerce.number().int().positive().default(fal
 export const KernelConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     BERTH_CRASH_POINT: z.enum(CRASH_POINTS).optional(),
     BERTH_KERNEL_CONCURRENCY: int(16),
@@ -19,6 +21,7 @@ export const KernelConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     crashPoint: env.BERTH_CRASH_POINT ?? null,
     concurrency: env.BERTH_KERNEL_CONCURRENCY,

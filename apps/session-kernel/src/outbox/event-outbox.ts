@@ -1,4 +1,4 @@
-import { Headers, Subjects, type RecordedEvent } from '@berth/contracts';
+import { Headers, Subjects, toEventMessage, type RecordedEvent } from '@berth/contracts';
 import type { JetStreamPublisher } from '@berth/nats';
 import type { Logger, PublishedMark, SessionJournal } from '@berth/ports';
 import type { KernelMetrics } from '@berth/telemetry';
@@ -7,6 +7,9 @@ import type { SessionLocks } from '../commands/session-locks';
 
 /** What the outbox needs from a JetStream publisher. */
 export type EventPublisher = Pick<JetStreamPublisher, 'publish'>;
+
+/** The owner of a session, for the subjects of events the relay republishes (read from the kernel's state). */
+export type SessionOwners = (sessionId: string) => Promise<string>;
 
 /** The deterministic broker message id of an event: a republish is dropped by JetStream dedupe. */
 export const eventMsgId = (e: Pick<RecordedEvent, 'session_id' | 'seq'>): string => `${e.session_id}:${e.seq}`;
@@ -27,6 +30,7 @@ export class EventOutbox {
 
   constructor(
     private readonly journal: SessionJournal,
+    private readonly owners: SessionOwners,
     private readonly publisher: EventPublisher,
     private readonly locks: SessionLocks,
     private readonly crash: CrashPoints,
@@ -35,12 +39,12 @@ export class EventOutbox {
   ) {}
 
   /** Caller holds the session lock. Publishes are pipelined: one connection keeps their order. */
-  async publish(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
+  async publish(sessionId: string, ownerId: string, events: readonly RecordedEvent[]): Promise<void> {
     if (events.length === 0) return;
     const ordered = [...events].sort((a, b) => a.seq - b.seq);
     await Promise.all(
       ordered.map((e) =>
-        this.publisher.publish(Subjects.event(sessionId, e.type), e, {
+        this.publisher.publish(Subjects.event(sessionId, ownerId, e.type), toEventMessage(e), {
           msgId: eventMsgId(e),
           headers: { [Headers.causationId]: e.command_id },
         }),
@@ -92,7 +96,7 @@ export class EventOutbox {
             this.locks.run(sessionId, async () => {
               const done = this.publishedSinceRelayRead?.get(sessionId) ?? 0;
               const left = events.filter((e) => e.seq > done);
-              await this.publish(sessionId, left);
+              if (left.length > 0) await this.publish(sessionId, await this.owners(sessionId), left);
               return left.length;
             }),
           ),

@@ -1,5 +1,5 @@
 import { SandboxManagerQueries, Streams, Subjects, type TurnProbeReply } from '@berth/contracts';
-import { applyTopology, berthTopology, connectNats, decodeJson, encodeJson, JetStreamPublisher } from '@berth/nats';
+import { applyTopology, berthTopology, decodeJson, encodeJson, JetStreamPublisher } from '@berth/nats';
 import { startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -14,7 +14,7 @@ describe('turn-reconciler NATS adapters against a real nats-server', () => {
 
   beforeAll(async () => {
     server = await startNatsServer();
-    nc = await connectNats({ url: server.url, name: 'turn-reconciler-test' });
+    nc = await server.connect();
     await applyTopology(await jetstreamManager(nc), berthTopology());
   });
 
@@ -69,21 +69,26 @@ describe('turn-reconciler NATS adapters against a real nats-server', () => {
     });
   });
 
-  describe('open-turn directory (SESSION_EVT, last TurnStarted per session)', () => {
-    it('lists each session that started a turn once, and no other', async () => {
+  describe('open-turn directory (SESSION_EVT subject index of TurnStarted)', () => {
+    it('lists each session that started a turn once, and no other, also from events published before the owner token, with the reconciler’s own permissions', async () => {
       const publisher = new JetStreamPublisher(jetstream(nc));
       const publish = (session: string, type: 'TurnStarted' | 'AgentThinkingRecorded', n: number) =>
-        publisher.publish(Subjects.event(session, type), { type, session_id: session, seq: n }, { msgId: `${session}-${n}` });
+        publisher.publish(Subjects.event(session, 'owner_1', type), { type, session_id: session, seq: n }, { msgId: `${session}-${n}` });
       await publish('sesn_a', 'TurnStarted', 1);
       await publish('sesn_a', 'TurnStarted', 2);
       await publish('sesn_b', 'TurnStarted', 1);
       await publish('sesn_c', 'AgentThinkingRecorded', 1);
+      await publisher.publish('session.sesn_old.evt.TurnStarted', { type: 'TurnStarted', session_id: 'sesn_old', seq: 1 }, { msgId: 'sesn_old-1' });
 
-      const sessions = await new JetStreamOpenTurnDirectory(nc, 1).sessionsWithTurns();
-
-      expect([...sessions].sort()).toEqual(['sesn_a', 'sesn_b']);
+      const reconciler = await server.connect('turn-reconciler');
+      try {
+        const sessions = await new JetStreamOpenTurnDirectory(reconciler).sessionsWithTurns();
+        expect([...sessions].sort()).toEqual(['sesn_a', 'sesn_b', 'sesn_old']);
+      } finally {
+        await reconciler.close();
+      }
       const info = await (await jetstreamManager(nc)).streams.info(Streams.events);
-      expect(info.state.messages).toBe(4);
+      expect(info.state.messages).toBe(5);
     });
   });
 });

@@ -9,6 +9,8 @@ const int = (fallback: number) => z.coerce.number().int().positive().default(fal
 export const ReconcilerConfigSchema = z
   .object({
     NATS_URL: z.string().min(1).default('nats://127.0.0.1:4222'),
+    /** This service's NATS user (`nats-init` writes one per service); unset only for a server without auth. */
+    NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     BERTH_CRASH_POINT: z.enum(RECONCILER_CRASH_POINTS).optional(),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
@@ -29,6 +31,7 @@ export const ReconcilerConfigSchema = z
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
+    natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     crashPoint: env.BERTH_CRASH_POINT ?? null,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,

@@ -9,3 +9,7 @@ export * from './consuming/inbound-message';
 export * from './consuming/dead-letters';
 export * from './consuming/consumer-runner';
 export * from './command-bus/nats-command-bus';
+export * from './auth/permissions';
+export * from './auth/accounts';
+export * from './auth/auth-setup';
+export * from './auth/subscriber-issuer';

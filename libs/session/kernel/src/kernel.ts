@@ -26,8 +26,11 @@ export type KernelObserver = Readonly<{ decided(seconds: number): void; committe
 /** A session's state as the kernel sees it: folded up to `lastSeq`. */
 export type LoadedSession = Readonly<{ state: SessionState; lastSeq: number }>;
 
-/** An outcome plus the events this call committed (none for a duplicate, a refusal or a no-op). */
-export type ExecutedCommand = Readonly<{ outcome: CommandOutcome; events: readonly RecordedEvent[] }>;
+/**
+ * An outcome plus the events this call committed (none for a duplicate, a refusal or a no-op), and
+ * the session's owner (their event subjects carry it; '' for a session that does not exist).
+ */
+export type ExecutedCommand = Readonly<{ outcome: CommandOutcome; events: readonly RecordedEvent[]; ownerId: string }>;
 
 export interface SessionKernel {
   /**
@@ -183,7 +186,11 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
         cache.forget(session_id);
         const loaded = await loadWithSnapshotVersion(session_id);
         await project(session_id, loaded.state, loaded.lastSeq);
-        return { outcome: { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: loaded.lastSeq }, events: [] };
+        return {
+          outcome: { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: loaded.lastSeq },
+          events: [],
+          ownerId: loaded.state.owner_id,
+        };
       }
       const cached = trustCache ? cache.get(session_id) : undefined;
       const loaded = cached ?? (await loadWithSnapshotVersion(session_id));
@@ -202,6 +209,7 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
         return {
           outcome: { ok: false, command_id, session_id, error: { code: error.code, status: error.status, message: error.message, details: { ...error.details } } },
           events: [],
+          ownerId: loaded.state.owner_id,
         };
       }
       if (events.length === 0) {
@@ -209,7 +217,7 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
           trustCache = false;
           continue;
         }
-        return { outcome: { ok: true, command_id, session_id, events: [], duplicate: false, last_seq: loaded.lastSeq }, events: [] };
+        return { outcome: { ok: true, command_id, session_id, events: [], duplicate: false, last_seq: loaded.lastSeq }, events: [], ownerId: loaded.state.owner_id };
       }
       const recorded = stamp(command, events, loaded.lastSeq);
       const state = recorded.reduce<SessionState>(evolve, loaded.state);
@@ -226,7 +234,11 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       }
       const lastSeq = recorded[recorded.length - 1].seq;
       cache.remember(session_id, { state, lastSeq, storedVersion });
-      return { outcome: { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq }, events: recorded };
+      return {
+        outcome: { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq },
+        events: recorded,
+        ownerId: state.owner_id,
+      };
     }
   }
 

@@ -140,6 +140,27 @@ export const egressMetrics = (registry: Registry) => ({
   }),
 });
 
+/** The webhook delivery worker's figures (in the gateway). */
+export const webhookMetrics = (registry: Registry) => ({
+  planned: new Counter({
+    name: 'berth_webhook_deliveries_planned_total',
+    help: 'Webhook deliveries written to the outbox (one per event and subscribed endpoint)',
+    registers: [registry],
+  }),
+  attempts: new Counter({
+    name: 'berth_webhook_attempts_total',
+    help: 'Webhook delivery attempts, by outcome (delivered, failed, skipped: the endpoint was disabled)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
+  disabled: new Counter({
+    name: 'berth_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints Berth disabled, by reason (consecutive_failures, redirect, target_not_allowed)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  }),
+});
+
 export const reconcilerMetrics = (registry: Registry) => ({
   verdicts: new Counter({
     name: 'berth_reconciler_verdicts_total',
@@ -161,6 +182,7 @@ export type KernelMetrics = ReturnType<typeof kernelMetrics>;
 export type SandboxMetrics = ReturnType<typeof sandboxMetrics>;
 export type ReconcilerMetrics = ReturnType<typeof reconcilerMetrics>;
 export type EgressMetrics = ReturnType<typeof egressMetrics>;
+export type WebhookMetrics = ReturnType<typeof webhookMetrics>;
 
 /** Seconds since a `process.hrtime.bigint()` reading. */
 export const secondsSince = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9;

@@ -1,7 +1,7 @@
 import { commandFor } from '@berth/contracts/testing';
 import { Consumers, Headers, Streams, type CommandOutcome, type SessionCommand } from '@berth/contracts';
 import { BerthError } from '@berth/core';
-import { applyTopology, berthTopology, connectNats, ConsumerRunner, encodeJson, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { applyTopology, berthTopology, ConsumerRunner, encodeJson, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { silentLogger } from '../logging/test-loggers';
@@ -18,7 +18,7 @@ describe('NatsCommandBus', () => {
 
   beforeAll(async () => {
     server = await startNatsServer();
-    nc = await connectNats({ url: server.url, name: 'bus-test' });
+    nc = await server.connect();
     await applyTopology(await jetstreamManager(nc), berthTopology());
     bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)));
   });

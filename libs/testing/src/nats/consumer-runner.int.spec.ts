@@ -5,7 +5,6 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import {
   applyTopology,
   berthTopology,
-  connectNats,
   ConsumerRunner,
   DeadLetterHeaders,
   JetStreamPublisher,
@@ -29,7 +28,7 @@ describe('ConsumerRunner against a real nats-server', () => {
 
   beforeAll(async () => {
     server = await startNatsServer();
-    nc = await connectNats({ url: server.url, name: 'runner-test' });
+    nc = await server.connect();
     jsm = await jetstreamManager(nc);
     await applyTopology(jsm, berthTopology({ tuning: { ackWaitMs: 2_000, maxDeliver: MAX_DELIVER } }));
     publisher = new JetStreamPublisher(jetstream(nc));

@@ -1,6 +1,6 @@
 import { Consumers, Streams, Subjects } from '@berth/contracts';
 import { ValidationError } from '@berth/core';
-import { applyTopology, berthTopology, connectNats, JetStreamPublisher, type DeadLetter, type HandlerResult } from '@berth/nats';
+import { applyTopology, berthTopology, JetStreamPublisher, type DeadLetter, type HandlerResult } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport, type JetStreamContext } from '@berth/nest';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -42,7 +42,7 @@ describe('JetStreamTransport (Nest @EventPattern handlers over a real JetStream 
 
   beforeAll(async () => {
     server = await startNatsServer();
-    nc = await connectNats({ url: server.url, name: 'transport-test' });
+    nc = await server.connect();
     jsm = await jetstreamManager(nc);
     await applyTopology(jsm, berthTopology({ tuning: { ackWaitMs: 2_000, maxDeliver: 3 } }));
     const transport = new JetStreamTransport({

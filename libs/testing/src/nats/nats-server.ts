@@ -1,13 +1,29 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { adoptAnonymousJetStream, connectNats, ensureNatsAuth, issueBerthUser, NatsAuthFiles, readAuthKeys, type ServiceName } from '@berth/nats';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { Subjects } from '@berth/contracts';
+
+/** A service's user, or `admin`: a test-only user of the services' account allowed everything. */
+export type NatsTestUser = ServiceName | 'admin';
 
 export type NatsServerHandle = Readonly<{
   url: string;
   port: number;
   storeDir: string;
+  /** The auth material (`nats-init` layout): keys, server config block, creds, issuer.json. */
+  authDir: string;
+  /** Path of a user's `.creds` file. */
+  credsFile(user: NatsTestUser): string;
+  /** The gateway's minting material (`BERTH_NATS_ISSUER`). */
+  issuerFile: string;
+  /** `NATS_URL` and `NATS_CREDS` for a service process. */
+  env(service: ServiceName): Readonly<{ NATS_URL: string; NATS_CREDS: string }>;
+  /** A connection as `user` (default: admin), named `name`. */
+  connect(user?: NatsTestUser, name?: string): Promise<NatsConnection>;
   /** Stops the server and removes its store directory. Safe to call twice. */
   stop(): Promise<void>;
   /** Stops and starts again on the same port and store dir (a broker restart). */
@@ -58,16 +74,35 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Starts a JetStream-enabled nats-server on loopback, on a free port, with its own store dir. */
-export async function startNatsServer(options: { startTimeoutMs?: number } = {}): Promise<NatsServerHandle> {
+/**
+ * Starts a JetStream-enabled nats-server on loopback, on a free port, with its own store dir and
+ * the same auth production runs: operator mode, every service its own user (creds under `authDir`),
+ * no anonymous clients. `jetstreamDir` reuses a store (e.g. one an unauthenticated server wrote).
+ */
+export async function startNatsServer(options: { startTimeoutMs?: number; jetstreamDir?: string } = {}): Promise<NatsServerHandle> {
   const binary = natsServerBinary();
   const port = await freePort();
   const storeDir = mkdtempSync(join(tmpdir(), 'berth-nats-'));
+  const authDir = join(storeDir, 'auth');
+  await ensureNatsAuth(authDir, join(storeDir, 'resolver'));
+  const keys = readAuthKeys(authDir);
+  // A store an unauthenticated server wrote (the previous release) is adopted as `nats-init` does it.
+  const jetstreamDir = options.jetstreamDir ?? join(storeDir, 'js');
+  adoptAnonymousJetStream(jetstreamDir, keys);
+  const adminCreds = join(authDir, NatsAuthFiles.creds('admin'));
+  writeFileSync(adminCreds, await issueBerthUser(keys, 'admin', { publish: ['>'], subscribe: ['>'], respond: true }), { mode: 0o600 });
+  const configFile = join(storeDir, 'nats.conf');
+  writeFileSync(
+    configFile,
+    [`host: 127.0.0.1`, `port: ${port}`, `jetstream { store_dir: ${JSON.stringify(jetstreamDir)} }`, readFileSync(join(authDir, NatsAuthFiles.serverConfig), 'utf8')].join('\n'),
+  );
+  const url = `nats://127.0.0.1:${port}`;
+  const credsFile = (user: NatsTestUser) => join(authDir, NatsAuthFiles.creds(user));
   const timeoutMs = options.startTimeoutMs ?? 15_000;
   let child: ChildProcess | null = null;
 
   const start = async (): Promise<void> => {
-    const proc = spawn(binary, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+    const proc = spawn(binary, ['-c', configFile], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -93,9 +128,14 @@ export async function startNatsServer(options: { startTimeoutMs?: number } = {})
 
   await start();
   return {
-    url: `nats://127.0.0.1:${port}`,
+    url,
     port,
     storeDir,
+    authDir,
+    credsFile,
+    issuerFile: join(authDir, NatsAuthFiles.issuer),
+    env: (service) => ({ NATS_URL: url, NATS_CREDS: credsFile(service) }),
+    connect: (user = 'admin', name = `test-${user}`) => connectNats({ url, name, credsFile: credsFile(user), inboxPrefix: Subjects.serviceInbox(user) }),
     async stop() {
       await halt();
       rmSync(storeDir, { recursive: true, force: true });

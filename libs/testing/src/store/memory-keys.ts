@@ -1,5 +1,5 @@
 import { ConcurrencyError } from '@berth/core';
-import type { ApiKeyRecord, ApiKeys, IdempotencyKeys, IdempotencyRecord } from '@berth/ports';
+import type { ApiKeyRecord, ApiKeys, IdempotencyKeys, IdempotencyRecord, NatsCredentialRecord, NatsCredentials } from '@berth/ports';
 
 export class MemoryIdempotencyKeys implements IdempotencyKeys {
   private readonly keys = new Map<string, IdempotencyRecord>();
@@ -41,5 +41,35 @@ export class MemoryApiKeys implements ApiKeys {
     if (!key || key.owner_id !== ownerId) return false;
     if (key.revoked_at === null) this.keys.set(id, { ...key, revoked_at: at });
     return true;
+  }
+}
+
+const byCreation = <T extends { created_at: string; id: string }>(a: T, b: T): number =>
+  a.created_at === b.created_at ? a.id.localeCompare(b.id) : a.created_at < b.created_at ? -1 : 1;
+
+export class MemoryNatsCredentials implements NatsCredentials {
+  private readonly credentials = new Map<string, NatsCredentialRecord>();
+
+  async insert(credential: NatsCredentialRecord): Promise<void> {
+    if (this.credentials.has(credential.id) || [...this.credentials.values()].some((c) => c.public_key === credential.public_key)) {
+      throw new ConcurrencyError(`nats credential ${credential.id} or key ${credential.public_key} already exists`);
+    }
+    this.credentials.set(credential.id, structuredClone(credential));
+  }
+
+  async list(ownerId: string): Promise<readonly NatsCredentialRecord[]> {
+    return structuredClone([...this.credentials.values()].filter((c) => c.owner_id === ownerId).sort(byCreation));
+  }
+
+  async revoke(ownerId: string, id: string, at: string): Promise<NatsCredentialRecord | null> {
+    const found = this.credentials.get(id);
+    if (!found || found.owner_id !== ownerId) return null;
+    if (found.revoked_at === null) this.credentials.set(id, { ...found, revoked_at: at });
+    return structuredClone(this.credentials.get(id) as NatsCredentialRecord);
+  }
+
+  async revoked(): Promise<readonly NatsCredentialRecord[]> {
+    const revoked = [...this.credentials.values()].filter((c) => c.revoked_at !== null);
+    return structuredClone(revoked.sort((a, b) => ((a.revoked_at as string) === b.revoked_at ? a.id.localeCompare(b.id) : (a.revoked_at as string) < (b.revoked_at as string) ? -1 : 1)));
   }
 }

@@ -2,7 +2,7 @@ import type { BerthStore } from '@berth/ports';
 import { MemoryAgents } from './memory-agents';
 import { MemoryEnvironments } from './memory-environments';
 import { MemoryJournal } from './memory-journal';
-import { MemoryApiKeys, MemoryIdempotencyKeys } from './memory-keys';
+import { MemoryApiKeys, MemoryIdempotencyKeys, MemoryNatsCredentials } from './memory-keys';
 import { MemorySessions } from './memory-sessions';
 import { MemorySnapshots } from './memory-snapshots';
 import { MemoryTranscripts } from './memory-transcripts';
@@ -21,6 +21,7 @@ export class MemoryStore implements BerthStore {
   readonly environments = new MemoryEnvironments();
   readonly idempotency = new MemoryIdempotencyKeys();
   readonly apiKeys = new MemoryApiKeys();
+  readonly natsCredentials = new MemoryNatsCredentials();
   readonly transcripts = new MemoryTranscripts();
   private readonly webhooks = new MemoryWebhooks();
   readonly webhookEndpoints = new MemoryWebhookEndpoints(this.webhooks);

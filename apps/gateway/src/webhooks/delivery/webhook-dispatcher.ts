@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ConcurrencyError, type Clock } from '@berth/core';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
 import type { Logger, SecretBox, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
+import type { WebhookMetrics } from '@berth/telemetry';
 import { settleAttempt, signedWebhookHeaders, type AttemptOutcome, type DeliveryPolicy } from '@berth/webhooks-domain';
 import type { WebhookSender } from './webhook-sender';
 
@@ -22,6 +23,7 @@ export type WebhookDispatcherDeps = Readonly<{
   sender: WebhookSender;
   clock: Clock;
   log: Logger;
+  metrics: WebhookMetrics;
   options: WebhookDispatcherOptions;
 }>;
 
@@ -94,6 +96,7 @@ export class WebhookDispatcher {
       this.d.log.warn('a webhook delivery outlived its lease; another worker owns it now', { delivery_id: delivery.id });
       return;
     }
+    this.d.metrics.attempts.inc({ outcome: outcome.kind });
     if (outcome.kind === 'failed') this.d.log.info('webhook delivery attempt failed', { delivery_id: delivery.id, webhook_id: endpoint.id, status_code: outcome.status_code, error: outcome.error, next_attempt_at: settled.delivery.next_attempt_at });
     if (settled.endpoint) await this.updateEndpoint(delivery, outcome, now);
   }
@@ -118,7 +121,10 @@ export class WebhookDispatcher {
       if (!next) return;
       try {
         await this.d.endpoints.update(next, current.version);
-        if (next.state === 'disabled' && current.state === 'enabled') this.d.log.warn('webhook endpoint disabled', { webhook_id: next.id, reason: next.disabled_reason });
+        if (next.state === 'disabled' && current.state === 'enabled') {
+          this.d.metrics.disabled.inc({ reason: next.disabled_reason });
+          this.d.log.warn('webhook endpoint disabled', { webhook_id: next.id, reason: next.disabled_reason });
+        }
         return;
       } catch (e) {
         if (!(e instanceof ConcurrencyError)) throw e;

@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '@berth/contracts';
 import type { SessionJournal, SessionReadModel, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
+import type { WebhookMetrics } from '@berth/telemetry';
 import { planDeliveries, sessionWebhookEvents, sessionWebhookTypes } from '@berth/webhooks-domain';
 
 export type WebhookPlannerDeps = Readonly<{
@@ -8,6 +9,7 @@ export type WebhookPlannerDeps = Readonly<{
   sessions: Pick<SessionReadModel, 'getById'>;
   journal: Pick<SessionJournal, 'readEvents'>;
   now: () => string;
+  metrics: WebhookMetrics;
 }>;
 
 /**
@@ -27,7 +29,9 @@ export class WebhookPlanner {
     const endpoints = await this.d.endpoints.enabledOf(owner);
     if (endpoints.length === 0) return 0;
     const events = sessionWebhookEvents(event, owner).map((e) => ({ ...e, subject: event.session_id }));
-    return this.d.deliveries.enqueue(planDeliveries(events, endpoints, this.d.now()));
+    const added = await this.d.deliveries.enqueue(planDeliveries(events, endpoints, this.d.now()));
+    this.d.metrics.planned.inc(added);
+    return added;
   }
 
   /** The session's owner: from the event itself, the read model, or (a row already gone) the journal's first event. */

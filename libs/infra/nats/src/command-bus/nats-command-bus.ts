@@ -3,6 +3,7 @@ import { BerthError, ErrorCodes } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { createInbox, nuid, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { decodeJson } from '../connection/codec';
+import { inboxPrefixOf } from '../connection/connect';
 import type { JetStreamPublisher } from '../publishing/publisher';
 
 type Waiter = Readonly<{ resolve: (outcome: CommandOutcome) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>;
@@ -17,7 +18,8 @@ export type NatsCommandBusOptions = Readonly<{ defaultTimeoutMs?: number }>;
  * caller retrying a command that was already applied still gets its (duplicate) outcome.
  */
 export class NatsCommandBus implements CommandBus {
-  private readonly inbox = createInbox();
+  /** Under the connection's own inbox prefix: the only replies this user may subscribe to. */
+  private readonly inbox: string;
   private readonly waiters = new Map<string, Waiter[]>();
   private subscription: Subscription | null = null;
   private readonly defaultTimeoutMs: number;
@@ -28,6 +30,7 @@ export class NatsCommandBus implements CommandBus {
     options: NatsCommandBusOptions = {},
   ) {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 10_000;
+    this.inbox = createInbox(inboxPrefixOf(nc));
   }
 
   async send(command: SessionCommand, options: { timeoutMs?: number } = {}): Promise<CommandOutcome> {

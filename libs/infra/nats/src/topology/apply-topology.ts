@@ -10,7 +10,7 @@ import {
   type JetStreamManager,
   type StreamConfig,
 } from '@nats-io/jetstream';
-import type { ConsumerDeclaration, StreamDeclaration, Topology } from './topology';
+import type { ConsumerDeclaration, OwnerStreamDeclaration, StreamDeclaration, Topology } from './topology';
 
 const STREAM_NOT_FOUND = 10059;
 const CONSUMER_NOT_FOUND = 10014;
@@ -46,11 +46,18 @@ function toConsumerConfig(c: ConsumerDeclaration): Partial<ConsumerConfig> {
   };
 }
 
+export type ApplyOptions = Readonly<{
+  /** How long a consumer waits for its stream (declared by another service) before failing. */
+  streamWaitMs?: number;
+}>;
+
 /**
- * Creates what is missing and updates what exists, so every service can apply the same topology at
- * start without coordination. A change NATS cannot make in place (e.g. retention) fails loudly.
+ * Creates what is missing and updates what exists, so every service can apply its part of the
+ * topology at start without coordination (`serviceTopology`): a consumer whose stream another
+ * service has not declared yet waits for it. A change NATS cannot make in place (e.g. retention)
+ * fails loudly.
  */
-export async function applyTopology(jsm: JetStreamManager, topology: Topology): Promise<void> {
+export async function applyTopology(jsm: JetStreamManager, topology: Topology, options: ApplyOptions = {}): Promise<void> {
   for (const stream of topology.streams) {
     const config = toStreamConfig(stream);
     try {
@@ -62,6 +69,7 @@ export async function applyTopology(jsm: JetStreamManager, topology: Topology): 
     }
   }
   for (const consumer of topology.consumers) {
+    await waitForStream(jsm, consumer.stream, options.streamWaitMs ?? 60_000);
     const config = toConsumerConfig(consumer);
     try {
       await jsm.consumers.info(consumer.stream, consumer.config.durable_name);
@@ -70,5 +78,37 @@ export async function applyTopology(jsm: JetStreamManager, topology: Topology): 
       if (!isApiError(e, CONSUMER_NOT_FOUND)) throw e;
       await jsm.consumers.add(consumer.stream, config);
     }
+  }
+}
+
+async function waitForStream(jsm: JetStreamManager, stream: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await jsm.streams.info(stream);
+      return;
+    } catch (e) {
+      if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
+      if (Date.now() > deadline) throw new Error(`stream ${stream} does not exist after ${timeoutMs} ms: the session-kernel declares it; is it running?`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}
+
+/** Creates an owner's stream when it is missing (an existing one keeps its position in its source). */
+export async function applyOwnerStream(jsm: JetStreamManager, stream: OwnerStreamDeclaration): Promise<void> {
+  try {
+    await jsm.streams.info(stream.name);
+  } catch (e) {
+    if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
+    await jsm.streams.add({
+      name: stream.name,
+      retention: retention[stream.retention],
+      storage: StorageType.File,
+      num_replicas: stream.num_replicas,
+      discard: DiscardPolicy.Old,
+      max_age: stream.max_age,
+      sources: stream.sources.map((s) => ({ name: s.name, filter_subject: s.filter_subject, external: { api: s.external.api, deliver: s.external.deliver } })),
+    });
   }
 }

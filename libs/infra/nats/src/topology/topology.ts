@@ -1,4 +1,5 @@
 import { Consumers, Streams, Subjects, type ConsumerName } from '@berth/contracts';
+import { SERVICE_USERS, type ServiceName, type ServiceUser } from '../auth/permissions';
 
 /** Durations in JetStream configs are nanoseconds. */
 const nanos = (ms: number): number => ms * 1_000_000;
@@ -139,4 +140,44 @@ export function consumerDeclaration(topology: Topology, name: ConsumerName): Con
   const found = topology.consumers.find((c) => c.config.durable_name === name);
   if (!found) throw new Error(`consumer ${name} is not declared in the topology`);
   return found;
+}
+
+/**
+ * The part of the topology one service declares at start, from its entry in `SERVICE_USERS`: the
+ * kernel its streams and consumer, a reactor only its own consumer (its user may not touch streams).
+ */
+export function serviceTopology(topology: Topology, service: ServiceName): Topology {
+  const user: ServiceUser = SERVICE_USERS[service];
+  const own = new Set(user.consumes.map((c) => `${c.stream}/${c.consumer}`));
+  return {
+    streams: user.managesStreams ? topology.streams : [],
+    consumers: topology.consumers.filter((c) => own.has(`${c.stream}/${c.config.durable_name}`)),
+  };
+}
+
+/**
+ * One owner's events in the subscribers' account: a stream with no subjects of its own, sourced
+ * from SESSION_EVT through `BERTH_API_PREFIX` with the owner's filter, so it starts with the owner's
+ * history still in SESSION_EVT and then follows it. Subscribers read it through their own consumers.
+ */
+export type OwnerStreamDeclaration = Readonly<{
+  name: string;
+  retention: 'limits';
+  storage: 'file';
+  num_replicas: number;
+  discard: 'old';
+  max_age: number;
+  sources: readonly Readonly<{ name: string; filter_subject: string; external: Readonly<{ api: string; deliver: string }> }>[];
+}>;
+
+export function ownerEventStream(ownerId: string, apiPrefix: string): OwnerStreamDeclaration {
+  return {
+    name: Streams.ownerEvents(ownerId),
+    retention: 'limits',
+    storage: 'file',
+    num_replicas: 1,
+    discard: 'old',
+    max_age: nanos(30 * DAY_MS),
+    sources: [{ name: Streams.events, filter_subject: Subjects.ownerEvents(ownerId), external: { api: apiPrefix, deliver: Subjects.ownerDelivery(ownerId) } }],
+  };
 }

@@ -32,7 +32,7 @@ describe('berthTopology', () => {
 
   it('gives the sandbox-manager a consumer of its own for turns, so control events never wait behind running turns', () => {
     const topology = berthTopology();
-    expect(consumerDeclaration(topology, Consumers.sandboxManagerTurns).config.filter_subject).toBe('session.*.evt.TurnStarted');
+    expect(consumerDeclaration(topology, Consumers.sandboxManagerTurns).config.filter_subject).toBe('session.*.evt.*.TurnStarted');
     expect(consumerDeclaration(topology, Consumers.sandboxManagerControl).config.filter_subject).toBe('session.*.evt.>');
   });
 

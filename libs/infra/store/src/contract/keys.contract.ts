@@ -1,5 +1,5 @@
 import { ConcurrencyError } from '@berth/core';
-import type { ApiKeyRecord, BerthStore, IdempotencyRecord } from '@berth/ports';
+import type { ApiKeyRecord, BerthStore, IdempotencyRecord, NatsCredentialRecord } from '@berth/ports';
 import { at } from './fixtures';
 
 const claimOf = (over: Partial<IdempotencyRecord>): IdempotencyRecord => ({
@@ -15,6 +15,15 @@ const keyOf = (over: Partial<ApiKeyRecord> & { id: string; prefix: string }): Ap
   owner_id: 'owner_a',
   hash: `sha256:${over.id}`,
   name: `key ${over.id}`,
+  created_at: at(1),
+  revoked_at: null,
+  ...over,
+});
+
+const credentialOf = (over: Partial<NatsCredentialRecord> & { id: string }): NatsCredentialRecord => ({
+  owner_id: 'owner_a',
+  name: `credential ${over.id}`,
+  public_key: `U${over.id.toUpperCase()}`,
   created_at: at(1),
   revoked_at: null,
   ...over,
@@ -73,6 +82,41 @@ export function keysContract(store: () => BerthStore): void {
       expect(await apiKeys.revoke('owner_a', 'key_1', at(7))).toBe(true);
       expect((await apiKeys.byPrefix('bk_live_aaaa1111'))?.revoked_at).toBe(at(6));
       expect(await apiKeys.revoke('owner_a', 'key_missing', at(8))).toBe(false);
+    });
+  });
+
+  describe('nats credentials', () => {
+    it('lists only the owner’s credentials, in creation order, and refuses a key stored twice', async () => {
+      const { natsCredentials } = store();
+      const a1 = credentialOf({ id: 'ncred_1', created_at: at(1) });
+      const a2 = credentialOf({ id: 'ncred_2', created_at: at(2) });
+      const b1 = credentialOf({ id: 'ncred_3', owner_id: 'owner_b' });
+      for (const c of [a2, b1, a1]) await natsCredentials.insert(c);
+
+      expect(await natsCredentials.list('owner_a')).toEqual([a1, a2]);
+      expect(await natsCredentials.list('owner_b')).toEqual([b1]);
+      expect(await natsCredentials.list('owner_c')).toEqual([]);
+      await expect(natsCredentials.insert(credentialOf({ id: 'ncred_4', public_key: a1.public_key }))).rejects.toBeInstanceOf(ConcurrencyError);
+    });
+
+    it('revokes only the owner’s credential, keeps the first time, and lists every owner’s revoked ones', async () => {
+      const { natsCredentials } = store();
+      await natsCredentials.insert(credentialOf({ id: 'ncred_1' }));
+      await natsCredentials.insert(credentialOf({ id: 'ncred_2', owner_id: 'owner_b' }));
+      await natsCredentials.insert(credentialOf({ id: 'ncred_3' }));
+
+      expect(await natsCredentials.revoke('owner_b', 'ncred_1', at(5))).toBeNull();
+      expect(await natsCredentials.revoked()).toEqual([]);
+      expect((await natsCredentials.revoke('owner_a', 'ncred_1', at(6)))?.revoked_at).toBe(at(6));
+      expect((await natsCredentials.revoke('owner_a', 'ncred_1', at(7)))?.revoked_at).toBe(at(6));
+      expect((await natsCredentials.revoke('owner_b', 'ncred_2', at(8)))?.revoked_at).toBe(at(8));
+      expect(await natsCredentials.revoke('owner_a', 'ncred_missing', at(9))).toBeNull();
+
+      expect((await natsCredentials.revoked()).map((c) => [c.id, c.revoked_at])).toEqual([
+        ['ncred_1', at(6)],
+        ['ncred_2', at(8)],
+      ]);
+      expect((await natsCredentials.list('owner_a')).map((c) => c.revoked_at)).toEqual([at(6), null]);
     });
   });
 }

@@ -53,6 +53,8 @@ export type IdempotencyDoc = { _id: string; owner_id: string; key: string; subje
 
 export type ApiKeyDoc = { _id: string; owner_id: string; prefix: string; hash: string; name: string; created_at: string; revoked_at: string | null };
 
+export type NatsCredentialDoc = { _id: string; owner_id: string; name: string; public_key: string; created_at: string; revoked_at: string | null };
+
 export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: string; offset: number; bytes: number; data: string };
 
 export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string };
@@ -84,6 +86,7 @@ export const collectionsOf = (db: Db) => ({
   environments: db.collection<EnvironmentDoc>('environments'),
   idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
   apiKeys: db.collection<ApiKeyDoc>('api_keys'),
+  natsCredentials: db.collection<NatsCredentialDoc>('nats_credentials'),
   transcripts: db.collection<TranscriptChunkDoc>('transcript_chunks'),
   webhookEndpoints: db.collection<WebhookEndpointDoc>('webhook_endpoints'),
   webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhook_deliveries'),
@@ -106,6 +109,11 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
   apiKeys: [
     { key: { prefix: 1 }, name: 'prefix', unique: true },
     { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
+  ],
+  natsCredentials: [
+    { key: { public_key: 1 }, name: 'public_key', unique: true },
+    { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
+    { key: { revoked_at: 1 }, name: 'revoked', partialFilterExpression: { revoked_at: { $type: 'string' } } },
   ],
   transcripts: [{ key: { session_id: 1, path: 1, offset: 1 }, name: 'session_path_offset', unique: true }],
   webhookEndpoints: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],

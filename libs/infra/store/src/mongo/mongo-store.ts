@@ -3,6 +3,7 @@ import type { BerthStore } from '@berth/ports';
 import { MongoClient } from 'mongodb';
 import { MongoAgents } from './agents';
 import { MongoApiKeys } from './api-keys';
+import { MongoNatsCredentials } from './nats-credentials';
 import { collectionsOf, ensureIndexes, type Collections } from './collections';
 import { MongoEnvironments } from './environments';
 import { MongoIdempotencyKeys } from './idempotency';
@@ -36,6 +37,7 @@ export class MongoStore implements BerthStore {
   readonly environments: MongoEnvironments;
   readonly idempotency: MongoIdempotencyKeys;
   readonly apiKeys: MongoApiKeys;
+  readonly natsCredentials: MongoNatsCredentials;
   readonly transcripts: MongoTranscripts;
   readonly webhookEndpoints: MongoWebhookEndpoints;
   readonly webhookDeliveries: MongoWebhookDeliveries;
@@ -51,6 +53,7 @@ export class MongoStore implements BerthStore {
     this.environments = new MongoEnvironments(this.c);
     this.idempotency = new MongoIdempotencyKeys(this.c);
     this.apiKeys = new MongoApiKeys(this.c);
+    this.natsCredentials = new MongoNatsCredentials(this.c);
     this.transcripts = new MongoTranscripts(this.c);
     this.webhookEndpoints = new MongoWebhookEndpoints(this.c);
     this.webhookDeliveries = new MongoWebhookDeliveries(this.c);

@@ -84,6 +84,16 @@ CREATE TABLE IF NOT EXISTS api_keys (
 );
 CREATE INDEX IF NOT EXISTS api_keys_by_owner ON api_keys (owner_id, created_at);
 
+CREATE TABLE IF NOT EXISTS nats_credentials (
+  id         TEXT PRIMARY KEY,
+  owner_id   TEXT NOT NULL,
+  name       TEXT NOT NULL,
+  public_key TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL,
+  revoked_at TEXT
+);
+CREATE INDEX IF NOT EXISTS nats_credentials_by_owner ON nats_credentials (owner_id, created_at);
+
 CREATE TABLE IF NOT EXISTS transcript_chunks (
   session_id TEXT    NOT NULL,
   path       TEXT    NOT NULL,

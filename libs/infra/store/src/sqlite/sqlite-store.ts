@@ -1,6 +1,7 @@
 import type { BerthStore } from '@berth/ports';
 import { SqliteAgents } from './agents';
 import { SqliteApiKeys } from './api-keys';
+import { SqliteNatsCredentials } from './nats-credentials';
 import { SqliteEnvironments } from './environments';
 import { SqliteIdempotencyKeys } from './idempotency';
 import { SqliteJournal } from './journal';
@@ -25,6 +26,7 @@ export class SqliteStore implements BerthStore {
   readonly environments: SqliteEnvironments;
   readonly idempotency: SqliteIdempotencyKeys;
   readonly apiKeys: SqliteApiKeys;
+  readonly natsCredentials: SqliteNatsCredentials;
   readonly transcripts: SqliteTranscripts;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly webhookDeliveries: SqliteWebhookDeliveries;
@@ -39,6 +41,7 @@ export class SqliteStore implements BerthStore {
     this.environments = new SqliteEnvironments(this.db);
     this.idempotency = new SqliteIdempotencyKeys(this.db);
     this.apiKeys = new SqliteApiKeys(this.db);
+    this.natsCredentials = new SqliteNatsCredentials(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
     this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
     this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
