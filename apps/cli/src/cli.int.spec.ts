@@ -61,6 +61,10 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
         return json(res, 200, { ...minted, creds: '-----BEGIN NATS USER JWT-----\nx\n', connection: { servers: 'nats://127.0.0.1:4222', inbox_prefix: '_INBOX.owner.o', stream: 'OWNER_EVT_o', subjects: 'session.*.evt.o.*' } }), true;
       }
       if (path === '/v1/agents/agent_404') return apiError(res, 404, 'not_found_error', 'AGENT_NOT_FOUND', 'agent agent_404 not found'), true;
+      if (req.method === 'POST' && /^\/v1\/sessions\/sesn_1\/(pause|resume)$/.test(path)) {
+        return json(res, 200, { id: 'sesn_1', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { paused: path.endsWith('/pause') } }), true;
+      }
+      if (path === '/v1/sessions/sesn_busy/pause') return apiError(res, 409, 'invalid_request_error', 'SESSION_BUSY', 'a turn is active; let it finish (or interrupt it) before pausing'), true;
       if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
       if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
         return json(res, 200, { data: [{ id: 'sevt_msg', type: 'user.message', processed_at: null, content: [{ type: 'text', text: 'hi' }] }] }), true;
@@ -152,7 +156,19 @@ describe('berth against a loopback API', () => {
     expect(c.err[0]).toContain(message);
   });
 
+  it('sessions pause and resume post to their routes and print the session', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    for (const verb of ['pause', 'resume']) {
+      const c = capture();
+      expect(await runCli(['sessions', verb, 'sesn_1', '--json'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+      expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: `/v1/sessions/sesn_1/${verb}` });
+      expect(JSON.parse(c.out.join('\n')).berth.paused).toBe(verb === 'pause');
+    }
+  });
+
   it.each([
+    [['sessions', 'pause', 'sesn_busy'], 'good', ExitCode.apiError, 'error: a turn is active; let it finish (or interrupt it) before pausing (code SESSION_BUSY, HTTP 409)'],
     [['agents', 'get', 'agent_404'], 'good', ExitCode.notFound, 'error: agent agent_404 not found (code AGENT_NOT_FOUND, HTTP 404)'],
     [['agents', 'list'], 'bad', ExitCode.auth, 'error: invalid API key (code UNAUTHENTICATED, HTTP 401)'],
     [['sessions', 'recover', 'sesn_bad'], 'good', ExitCode.apiError, 'error: session is deleted (code ILLEGAL_STATE, HTTP 409)'],

@@ -161,6 +161,9 @@ export const CommandDataSchemas = {
   TerminateSession: z.object({}),
   /** End the conversation (the harness conversation is not resumed afterwards). */
   EndConversation: z.object({}),
+  /** Release the sandbox and keep everything else; the next message or ResumeSession brings it back. */
+  PauseSession: z.object({}),
+  ResumeSession: z.object({}),
   ArchiveSession: z.object({}),
   DeleteSession: z.object({}),
   /** Explicit recovery, with the sandbox facts the caller probed. */

@@ -107,6 +107,9 @@ export const EventDataSchemas = {
   }),
   SessionTerminated: z.object({ sandbox_id: TokenSchema.nullable() }),
   ConversationEnded: z.object({}),
+  /** The sandbox was released on request (`sandbox_id` the one bound then); workspace, transcript and conversation stay. */
+  SessionPaused: z.object({ sandbox_id: TokenSchema.nullable() }),
+  SessionResumed: z.object({}),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),
   PermissionModeSet: z.object({ mode: PermissionModeSchema }),

@@ -35,6 +35,8 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionRecovered: 'berth.session_recovered',
   SessionTerminated: 'session.status_terminated',
   ConversationEnded: 'berth.conversation_ended',
+  SessionPaused: 'berth.lifecycle',
+  SessionResumed: 'berth.lifecycle',
   SessionArchived: 'berth.session_archived',
   SessionDeleted: 'session.deleted',
   PermissionModeSet: 'berth.permission_mode_set',
@@ -85,6 +87,10 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     case 'SessionTerminated':
     case 'SessionDeleted':
       return head;
+    case 'SessionPaused':
+      return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id };
+    case 'SessionResumed':
+      return { ...head, lifecycle: 'resumed' };
     case 'EgressDenied':
       return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };
     default:

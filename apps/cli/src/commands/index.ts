@@ -6,8 +6,9 @@ import { keyCommands } from './keys';
 import { natsCredentialCommands } from './nats-credentials';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
+import { storeCommands } from './store';
 import { streamCommands } from './stream';
 import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
 
-export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands];
+export const COMMANDS: readonly Command[] = [...agentCommands, ...envCommands, ...sessionCommands, ...streamCommands, ...keyCommands, ...natsCredentialCommands, ...webhookCommands, ...vaultCommands, ...doctorCommands, ...replayCommands, ...storeCommands];

@@ -107,6 +107,14 @@ export class SessionsService {
     return this.render(await this.d.useCases.terminate(owner, id));
   }
 
+  async pause(owner: string, id: string) {
+    return this.render(await this.d.useCases.pause(owner, id));
+  }
+
+  async resume(owner: string, id: string) {
+    return this.render(await this.d.useCases.resume(owner, id));
+  }
+
   /** The kernel's decision comes back as `berth.recover`; with `wait_ms`, how the wait for the new sandbox ended too. */
   async recover(owner: string, id: string, waitMs: number | undefined) {
     const { record, recover, rebuild } = await this.d.useCases.recover(owner, id, { waitMs });

@@ -57,7 +57,7 @@ export class InMemoryManager implements CommandBus {
     this.store = previous?.store ?? new MemoryStore();
     this.runtime = previous?.runtime ?? new InMemorySandboxRuntime({ execScript: options.execScript });
     this.images = previous?.images ?? new InMemorySandboxImages();
-    this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
+    this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, clock: systemClock });
     let slots = 0;
     const settings = new EnvironmentSettingsReader(this.store.environments, {
       sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },

@@ -1,4 +1,6 @@
-export { createStore } from './create-store';
+export { backupStore, createStore, parseStoreUrl, type StoreTarget } from './create-store';
+export { checkStore, type CheckOptions, type Finding, type StoreReport } from './check';
+export type { BackupResult } from './sqlite/backup';
 export { SqliteStore } from './sqlite/sqlite-store';
 export type { SqliteOptions } from './sqlite/sqlite-db';
 export { MongoStore, type MongoStoreOptions } from './mongo/mongo-store';

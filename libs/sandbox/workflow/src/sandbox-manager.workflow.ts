@@ -171,6 +171,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
       case 'SessionArchived':
       case 'SessionDeleted':
         return onSessionEnded(state, event);
+      case 'SessionPaused':
+        return onPaused(state, event);
       case 'SandboxLost':
         return { state, outputs: [{ kind: 'lease', action: 'forget', session_id: state.view.session_id, sandbox_id: event.data.sandbox_id }] };
       default:
@@ -271,6 +273,33 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
         ...(running === null ? [] : [{ kind: 'abandon_turn', session_id: v.session_id, turn_id: running.turn_id } as const]),
         { kind: 'lease', action: 'forget', session_id: v.session_id, sandbox_id: null },
         { kind: 'release_sandboxes', session_id: v.session_id, sandbox_ids: named, whole_session: true },
+      ],
+    };
+  };
+
+  /**
+   * A pause takes the session's sandboxes away like a terminate (workspace and transcript mirror live
+   * outside them). A late or redelivered pause of a session resumed since releases only the sandbox
+   * it named, never the one bound after it.
+   */
+  const onPaused = (state: ManagerState, event: EventOf<'SessionPaused'>): Step => {
+    const v = state.view;
+    const named = event.data.sandbox_id;
+    if (v.paused) {
+      return {
+        state: withWork(state, { running: null, waiting: null }),
+        outputs: [
+          { kind: 'lease', action: 'forget', session_id: v.session_id, sandbox_id: null },
+          { kind: 'release_sandboxes', session_id: v.session_id, sandbox_ids: named === null ? [] : [named], whole_session: true },
+        ],
+      };
+    }
+    if (named === null || v.sandbox?.sandbox_id === named) return nothing(state);
+    return {
+      state,
+      outputs: [
+        { kind: 'lease', action: 'forget', session_id: v.session_id, sandbox_id: named },
+        { kind: 'release_sandboxes', session_id: v.session_id, sandbox_ids: [named], whole_session: false },
       ],
     };
   };

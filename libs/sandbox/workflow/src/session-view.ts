@@ -33,6 +33,8 @@ export type SessionView = Readonly<{
   permission_mode: PermissionMode;
   /** `terminated` can become `open` again through a recover; `deleted` is final. */
   lifecycle: 'open' | 'terminated' | 'deleted';
+  /** Paused on request: no sandbox until a resume (or a message) asks for one. */
+  paused: boolean;
   /** The live sandbox; null when none is bound or the bound one was lost. */
   sandbox: SandboxBinding | null;
   /** Generation the kernel asked a sandbox for and nobody bound yet. */
@@ -54,6 +56,7 @@ export const emptySessionView = (): SessionView => ({
   harness: 'claude-code',
   permission_mode: 'always_allow',
   lifecycle: 'open',
+  paused: false,
   sandbox: null,
   sandbox_request: null,
   harness_session_id: null,
@@ -85,6 +88,8 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionTerminated',
   'SessionArchived',
   'SessionDeleted',
+  'SessionPaused',
+  'SessionResumed',
 ];
 
 const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
@@ -148,11 +153,15 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
       return { ...v, lifecycle: v.lifecycle === 'deleted' ? 'deleted' : 'open', sandbox: outcome === 'reattached' ? v.sandbox : null };
     }
     case 'SessionTerminated':
-      return { ...released(v), lifecycle: 'terminated' };
+      return { ...released(v), lifecycle: 'terminated', paused: false };
     case 'SessionArchived':
       return released(v);
     case 'SessionDeleted':
-      return { ...released(v), lifecycle: 'deleted' };
+      return { ...released(v), lifecycle: 'deleted', paused: false };
+    case 'SessionPaused':
+      return { ...v, paused: true, sandbox: null, sandbox_request: null };
+    case 'SessionResumed':
+      return { ...v, paused: false };
     default:
       return v;
   }

@@ -175,7 +175,11 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       };
     }
     case 'SessionTerminated':
-      return { ...released(state), lifecycle: 'TERMINATED' };
+      return { ...released(state), lifecycle: 'TERMINATED', paused: false };
+    case 'SessionPaused':
+      return { ...state, paused: true, sandbox: null, sandbox_request: null, runtime_unavailable: true };
+    case 'SessionResumed':
+      return { ...state, paused: false };
     case 'ConversationEnded':
       return {
         ...state,
@@ -187,7 +191,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
     case 'SessionArchived':
       return { ...released(state), archived: true };
     case 'SessionDeleted':
-      return { ...released(state), lifecycle: 'DELETED' };
+      return { ...released(state), lifecycle: 'DELETED', paused: false };
     case 'PermissionModeSet':
       return { ...state, permission_mode: event.data.mode };
     case 'SessionErrorRaised':

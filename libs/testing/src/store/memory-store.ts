@@ -1,6 +1,7 @@
 import type { BerthStore } from '@berth/ports';
 import { MemoryAgents } from './memory-agents';
 import { MemoryEnvironments } from './memory-environments';
+import { MemoryInspection } from './memory-inspection';
 import { MemoryJournal } from './memory-journal';
 import { MemoryApiKeys, MemoryIdempotencyKeys, MemoryNatsCredentials } from './memory-keys';
 import { MemorySessions } from './memory-sessions';
@@ -11,18 +12,20 @@ import { MemoryWebhookDeliveries, MemoryWebhookEndpoints, MemoryWebhooks } from 
 
 /**
  * A BerthStore in plain Maps for fast wiring tests. It passes the same contract suite as the SQLite
- * and MongoDB adapters; records are copied in and out, so callers cannot mutate stored state.
+ * and MongoDB adapters (sharing their rules from @berth/store/shared); records are copied in and
+ * out, so callers cannot mutate stored state.
  */
 export class MemoryStore implements BerthStore {
-  readonly journal = new MemoryJournal();
   readonly snapshots = new MemorySnapshots();
   readonly sessions = new MemorySessions();
+  readonly journal = new MemoryJournal({ snapshots: this.snapshots, sessions: this.sessions });
   readonly agents = new MemoryAgents();
   readonly environments = new MemoryEnvironments();
   readonly idempotency = new MemoryIdempotencyKeys();
   readonly apiKeys = new MemoryApiKeys();
   readonly natsCredentials = new MemoryNatsCredentials();
   readonly transcripts = new MemoryTranscripts();
+  readonly inspection = new MemoryInspection(this);
   private readonly webhooks = new MemoryWebhooks();
   readonly webhookEndpoints = new MemoryWebhookEndpoints(this.webhooks);
   readonly webhookDeliveries = new MemoryWebhookDeliveries(this.webhooks);

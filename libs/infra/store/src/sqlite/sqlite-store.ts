@@ -4,6 +4,7 @@ import { SqliteApiKeys } from './api-keys';
 import { SqliteNatsCredentials } from './nats-credentials';
 import { SqliteEnvironments } from './environments';
 import { SqliteIdempotencyKeys } from './idempotency';
+import { SqliteInspection } from './inspection';
 import { SqliteJournal } from './journal';
 import { SqliteSessions } from './sessions';
 import { SqliteSnapshots } from './snapshots';
@@ -28,6 +29,7 @@ export class SqliteStore implements BerthStore {
   readonly apiKeys: SqliteApiKeys;
   readonly natsCredentials: SqliteNatsCredentials;
   readonly transcripts: SqliteTranscripts;
+  readonly inspection: SqliteInspection;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly webhookDeliveries: SqliteWebhookDeliveries;
   readonly vaults: SqliteVaults;
@@ -43,6 +45,7 @@ export class SqliteStore implements BerthStore {
     this.apiKeys = new SqliteApiKeys(this.db);
     this.natsCredentials = new SqliteNatsCredentials(this.db);
     this.transcripts = new SqliteTranscripts(this.db);
+    this.inspection = new SqliteInspection(this.db);
     this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
     this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
     this.vaults = new SqliteVaults(this.db);
