@@ -1,5 +1,5 @@
 /**
- * SQLite journal append throughput and latency through the store adapter, beside a raw
+ * SQLite journal commit (events only) throughput and latency through the store adapter, beside a raw
  * better-sqlite3 insert loop doing the same rows in the same transactions, measured in one run.
  *
  *   node -r @swc-node/register bench/store-append.ts [appends-per-case]
@@ -47,7 +47,7 @@ async function throughStore(path: string, synchronous: 'full' | 'normal', size: 
     const s = n % SESSIONS;
     const events = batchFor(`sesn_${s}`, next[s] ?? 1, size, n);
     const t = performance.now();
-    await store.journal.appendEvents(`sesn_${s}`, events);
+    await store.journal.commit({ sessionId: `sesn_${s}`, events });
     latencies.push(performance.now() - t);
     next[s] = (next[s] ?? 1) + size;
   }

@@ -18,6 +18,7 @@
  * and removes everything it started.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { testAgentConfig } from '@berth/contracts/testing';
 import { harnessAdapterFor } from '@berth/harness';
 import { EGRESS_RELAY_PORT, KEEPALIVE_CMD, relayUrl, SANDBOX_HOME, SANDBOX_USER, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
 import { AnthropicMessagesServer, ensureDockerTestEngine, reply } from '@berth/testing';
@@ -28,6 +29,8 @@ const TURNS = Number(process.argv[2] ?? 10);
 const PLACEHOLDER = 'berth-egress-adds-the-real-key';
 const REQUEST_BATCHES = 10;
 const REQUESTS_PER_BATCH = 20;
+/** The agent the bench's direct harness runs: the platform's agent has the same model and the built-in toolset. */
+const BENCH_AGENT = testAgentConfig({ model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] });
 const adapter = harnessAdapterFor('claude-code');
 
 const percentile = (values: readonly number[], p: number): number => {
@@ -51,7 +54,7 @@ async function platformTurn(client: Anthropic, sessionId: string, text: string):
  * the CLI prints its `result` line (the turn is done; the platform's idle event marks the same moment).
  */
 async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string, key: string, text: string, resumeId: string | null): Promise<{ ms: number; sessionId: string | null }> {
-  const plan = adapter.buildTurn({ prompt: text, resumeId, model: { baseUrl, apiKeyEnv: 'BERTH_MODEL_API_KEY' }, permissionMode: 'always_allow', cwd: SANDBOX_WORKDIR, home: SANDBOX_HOME });
+  const plan = adapter.buildTurn({ prompt: text, resumeId, model: { baseUrl, apiKeyEnv: 'BERTH_MODEL_API_KEY' }, agent: BENCH_AGENT, cwd: SANDBOX_WORKDIR, home: SANDBOX_HOME });
   const start = performance.now();
   const exec = await platform.runtime.exec(container, { cmd: plan.argv, env: { ...plan.env, ANTHROPIC_API_KEY: key }, workdir: SANDBOX_WORKDIR });
   for (const line of plan.stdinLines) exec.write(`${line}\n`);

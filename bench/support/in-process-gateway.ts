@@ -19,7 +19,7 @@ export async function startInProcessGateway(name: string) {
   const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), `berth-bench-${name}-`));
   const store = createStore(`sqlite:${join(dir, 'berth.db')}`);
   await store.init();
-  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
+  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });
   const app = await createGatewayApp({
     store,
     commandBus: { send: (command) => kernel.execute(command), dispatch: async (command) => void (await kernel.execute(command)) },

@@ -52,6 +52,8 @@ COPY --from=build --chown=root:root /src/apps/gateway/src ./apps/gateway/src
 COPY --from=build --chown=root:root /src/apps/session-kernel/src ./apps/session-kernel/src
 COPY --from=build --chown=root:root /src/apps/sandbox-manager/src ./apps/sandbox-manager/src
 COPY --from=build --chown=root:root /src/apps/turn-reconciler/src ./apps/turn-reconciler/src
+# The `berth` command line, for store maintenance inside a container (`store check`, `store backup`).
+COPY --from=build --chown=root:root /src/apps/cli/src ./apps/cli/src
 COPY --from=build --chown=root:root /src/apps/console/dist ./apps/console/dist
 USER node
 EXPOSE 8080 9464

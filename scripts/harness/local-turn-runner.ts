@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { AgentOutput } from '@berth/contracts';
+import { permissionModeOf, type AgentOutput } from '@berth/contracts';
 import type { ConfirmationDecision, HarnessAdapter, PendingConfirmation, TurnInput, TurnTerminal } from '@berth/harness';
 
 /**
@@ -51,7 +51,7 @@ export async function runLocalTurn(options: LocalTurnOptions): Promise<LocalTurn
   const stdoutLines: string[] = [];
   const outputs: AgentOutput[] = [];
   let stderr = '';
-  let state = adapter.initialState(input.permissionMode, input.prompt);
+  let state = adapter.initialState(permissionModeOf(input.agent), input.prompt);
   let harnessSessionId: string | null = null;
   let terminal: TurnTerminal | null = null;
 

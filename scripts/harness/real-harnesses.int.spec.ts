@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentOutput } from '@berth/contracts';
+import { testAgentConfig } from '@berth/contracts/testing';
 import { harnessAdapterFor, type TurnInput } from '@berth/harness';
-import { AnthropicMessagesServer, OpenAiResponsesServer, reply, type ScriptedModelServer } from '@berth/testing';
+import { AnthropicMessagesServer, lookupAnswer, OpenAiResponsesServer, reply, TestMcpServer, type ScriptedModelServer } from '@berth/testing';
 import { harnessBinDir } from './cli-prefix';
 import { recordFixture } from './fixture-recorder';
 import { runLocalTurn } from './local-turn-runner';
@@ -25,15 +26,17 @@ interface Case {
   readonly server: () => ScriptedModelServer;
   /** The model's tool call that writes `out.txt` in the cwd. */
   readonly writeFileCall: { name: string; input: Record<string, unknown> };
+  /** Codex offers plain function tools only for a model id it has no metadata for. */
+  readonly model: string;
 }
 
 const cases: Case[] = [
-  { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'Bash', input: { command: 'echo hello > out.txt', description: 'write out.txt' } } },
-  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), writeFileCall: { name: 'exec_command', input: { cmd: 'echo hello > out.txt' } } },
-  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'bash', input: { command: 'echo hello > out.txt' } } },
+  { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'Bash', input: { command: 'echo hello > out.txt', description: 'write out.txt' } }, model: 'claude-opus-4-7' },
+  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), writeFileCall: { name: 'exec_command', input: { cmd: 'echo hello > out.txt' } }, model: 'berth-model' },
+  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), writeFileCall: { name: 'bash', input: { command: 'echo hello > out.txt' } }, model: 'claude-opus-4-7' },
 ];
 
-describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server: makeServer, writeFileCall }) => {
+describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server: makeServer, writeFileCall, model }) => {
   const { binDir, reason } = harnessBinDir(cli);
   if (binDir === null) {
     it.skip(`skipped: ${reason}`, () => undefined);
@@ -51,10 +54,9 @@ describe.each(cases)('real $kind against a scripted model', ({ kind, cli, server
     root = mkdtempSync(join(tmpdir(), `berth-${kind}-`));
     input = {
       prompt: 'Please write hello into out.txt',
-      systemPrompt: 'You are the Berth test agent.',
+      agent: testAgentConfig({ model, system: 'You are the Berth test agent.' }),
       resumeId: null,
       model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-      permissionMode: 'always_allow',
       cwd: join(root, 'work'),
       home: join(root, 'home'),
     };
@@ -177,13 +179,15 @@ describe.each(askCases)('real $kind in always_ask mode', ({ kind, cli, server: m
     rmSync(root, { recursive: true, force: true });
   });
 
+  // Every tool asks: what all three honour (Codex and Pi ask for all tools or none).
+  const askingAgent = testAgentConfig({ tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] });
   const askTurn = (decision: 'allow' | 'deny') => {
     server.script(reply.toolCall(writeCall.name, writeCall.input), reply.text(`after ${decision}`));
     const input: TurnInput = {
       prompt: 'write asked.txt',
+      agent: askingAgent,
       resumeId: null,
       model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-      permissionMode: 'always_ask',
       cwd: join(root, 'work'),
       home: join(root, 'home'),
     };
@@ -209,7 +213,7 @@ describe.each(askCases)('real $kind in always_ask mode', ({ kind, cli, server: m
     recordFixture(kind, 'ask-allowed', result.stdoutLines, root);
 
     const toolUse = result.outputs.find((o) => o.kind === 'tool_use');
-    expect(toolUse).toMatchObject({ needs_confirmation: true });
+    expect(toolUse).toMatchObject({ name: 'bash', needs_confirmation: true });
     expect(asked).toEqual([toolUse?.kind === 'tool_use' ? toolUse.tool_use_id : '']);
     expect(readFileSync(join(cwd, 'asked.txt'), 'utf8')).toBe('asked\n');
     expect(messages(result.outputs).at(-1)).toBe('after allow');
@@ -224,9 +228,9 @@ describe.each(askCases)('real $kind in always_ask mode', ({ kind, cli, server: m
       adapter,
       input: {
         prompt: 'and now?',
+        agent: askingAgent,
         resumeId: first.harnessSessionId,
         model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-        permissionMode: 'always_ask',
         cwd: join(root, 'work'),
         home: join(root, 'home'),
       },
@@ -257,3 +261,127 @@ describe.each(askCases)('real $kind in always_ask mode', ({ kind, cli, server: m
   }, 90_000);
 });
 
+/** The names of the tools a model request offered (Messages API `name`, Responses API `name`, MCP namespaces included). */
+const offeredTools = (body: unknown): string[] => ((body as { tools?: { name?: string }[] }).tools ?? []).map((t) => t.name ?? '');
+
+interface AgentCase {
+  readonly kind: 'claude-code' | 'codex' | 'pi';
+  readonly cli: 'claude' | 'codex' | 'pi';
+  readonly server: () => ScriptedModelServer;
+  readonly model: string;
+  /** A toolset tool the agent disables, and the name the harness would have offered it under. */
+  readonly disabled: { tool: 'web_fetch' | 'web_search' | 'bash'; offeredAs: string };
+  /** How the model calls the MCP server's lookup tool, when the harness has MCP. */
+  readonly mcpCall: { name: string; namespace?: string } | null;
+}
+
+const agentCases: AgentCase[] = [
+  { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', disabled: { tool: 'web_fetch', offeredAs: 'WebFetch' }, mcpCall: { name: 'mcp__docs__lookup' } },
+  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), model: 'berth-model', disabled: { tool: 'web_search', offeredAs: 'web_search' }, mcpCall: { name: 'lookup', namespace: 'mcp__docs' } },
+  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', disabled: { tool: 'bash', offeredAs: 'bash' }, mcpCall: null },
+];
+
+describe.each(agentCases)('the agent definition reaches real $kind', ({ kind, cli, server: makeServer, model, disabled, mcpCall }) => {
+  const { binDir, reason } = harnessBinDir(cli);
+  if (binDir === null) {
+    it.skip(`skipped: ${reason}`, () => undefined);
+    console.warn(`real ${kind} agent tests skipped: ${reason}`);
+    return;
+  }
+  const adapter = harnessAdapterFor(kind);
+  let server: ScriptedModelServer;
+  let mcp: TestMcpServer;
+  let root: string;
+  beforeEach(async () => {
+    server = await makeServer().start();
+    mcp = await new TestMcpServer().start();
+    root = mkdtempSync(join(tmpdir(), `berth-${kind}-agent-`));
+  });
+  afterEach(async () => {
+    await server.close();
+    await mcp.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const inputFor = (agent: Parameters<typeof testAgentConfig>[0]): TurnInput => ({
+    prompt: 'Look up the answer',
+    agent: testAgentConfig({ model, ...agent }),
+    resumeId: null,
+    model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+    cwd: join(root, 'work'),
+    home: join(root, 'home'),
+  });
+
+  it('asks the model for the agent\'s model id with its system prompt, and does not offer a disabled tool', async () => {
+    server.script(reply.text('Ahoy.'));
+    const input = inputFor({ system: 'You are a pirate. Say ahoy.', tools: [{ type: 'agent_toolset_20260401', configs: [{ name: disabled.tool, enabled: false }] }] });
+
+    const turn = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS });
+
+    expect(turn.terminal).toEqual({ ok: true, interrupted: false, error: null });
+    const request = server.modelRequests[0]?.body as { model?: string };
+    expect(request.model).toBe(model);
+    expect(JSON.stringify(request)).toContain('You are a pirate. Say ahoy.');
+    expect(offeredTools(request)).not.toContain(disabled.offeredAs);
+    expect(offeredTools(request).length).toBeGreaterThan(0);
+  }, 90_000);
+
+  if (mcpCall !== null) {
+    it('calls a tool of the agent\'s MCP server (streamable HTTP), reported as an MCP call, and does not offer its disabled tool', async () => {
+      server.script(reply.toolCall(mcpCall.name, { key: 'treasure' }, mcpCall.namespace ? { namespace: mcpCall.namespace } : {}), reply.text('Found it.'));
+      const input = inputFor({
+        mcp_servers: [{ type: 'url', name: 'docs', url: mcp.url }],
+        tools: [{ type: 'agent_toolset_20260401' }, { type: 'mcp_toolset', mcp_server_name: 'docs', configs: [{ name: 'shout', enabled: false }] }],
+      });
+
+      const turn = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS });
+      recordFixture(kind, 'mcp-turn', turn.stdoutLines, root);
+
+      expect(turn.terminal).toEqual({ ok: true, interrupted: false, error: null });
+      expect(mcp.calls.map((c) => [c.tool, c.arguments])).toEqual([['lookup', { key: 'treasure' }]]);
+      const use = turn.outputs.find((o) => o.kind === 'mcp_tool_use');
+      expect(use).toMatchObject({ server_name: 'docs', name: 'lookup', input: { key: 'treasure' } });
+      expect(turn.outputs.find((o) => o.kind === 'mcp_tool_result')).toMatchObject({ tool_use_id: use?.kind === 'mcp_tool_use' ? use.tool_use_id : '', is_error: false });
+      expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain(lookupAnswer('treasure'));
+      expect(JSON.stringify(offeredTools(server.modelRequests[0]?.body))).not.toContain('shout');
+    }, 90_000);
+  }
+});
+
+describe('real claude-code with one always_ask tool', () => {
+  const { binDir, reason } = harnessBinDir('claude');
+  if (binDir === null) {
+    it.skip(`skipped: ${reason}`, () => undefined);
+    return;
+  }
+  it('asks only for that tool: the other tool of the same turn runs without asking', async () => {
+    const server = await new AnthropicMessagesServer().start();
+    const root = mkdtempSync(join(tmpdir(), 'berth-claude-mixed-'));
+    try {
+      server.script(
+        reply.toolCall('Write', { file_path: 'free.txt', content: 'no question asked\n' }),
+        reply.toolCall('Bash', { command: 'echo asked > asked.txt', description: 'write asked.txt' }),
+        reply.text('both done'),
+      );
+      const asked: string[] = [];
+      const input: TurnInput = {
+        prompt: 'write two files',
+        agent: testAgentConfig({ tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }] }] }),
+        resumeId: null,
+        model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+        cwd: join(root, 'work'),
+        home: join(root, 'home'),
+      };
+      const adapter = harnessAdapterFor('claude-code');
+      const turn = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS, onConfirmation: (p) => (asked.push(p.toolUseId), { result: 'allow', denyMessage: null }) });
+
+      const uses = turn.outputs.filter((o) => o.kind === 'tool_use');
+      expect(uses.map((u) => u.kind === 'tool_use' && [u.name, u.needs_confirmation])).toEqual([['write', false], ['bash', true]]);
+      expect(asked).toEqual([uses[1]?.kind === 'tool_use' ? uses[1].tool_use_id : '']);
+      expect(readFileSync(join(input.cwd, 'free.txt'), 'utf8')).toBe('no question asked\n');
+      expect(readFileSync(join(input.cwd, 'asked.txt'), 'utf8')).toBe('asked\n');
+    } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 90_000);
+});

@@ -45,7 +45,7 @@ export class ChaosDriver {
    * environment points at (default: the scenario's).
    */
   async newSession(modelBaseUrl = this.modelBaseUrl): Promise<string> {
-    if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5' })).id;
+    if (this.agentId === null) this.agentId = (await this.client.beta.agents.create({ name: 'chaos-agent', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] })).id;
     let environmentId = this.environments.get(modelBaseUrl);
     if (environmentId === undefined) {
       const env = await this.client.beta.environments.create({

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 const DIR = join(__dirname, '..', '..', 'deploy', 'compose');
 const SERVICES = ['gateway', 'session-kernel', 'turn-reconciler', 'sandbox-manager', 'egress'];
 
-type Service = { profiles?: string[]; read_only?: boolean; cap_drop?: string[]; image?: string; ports?: unknown[]; volumes?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown>; networks?: unknown };
+type Service = { profiles?: string[]; command?: string[]; read_only?: boolean; cap_drop?: string[]; image?: string; ports?: unknown[]; volumes?: string[]; environment?: Record<string, string>; depends_on?: Record<string, unknown>; networks?: unknown };
 type Rendered = { services: Record<string, Service>; networks: Record<string, { internal?: boolean }> };
 
 function compose(files: string[], args: string[], env: Record<string, string> = {}) {
@@ -78,10 +78,11 @@ describe('deploy/compose', () => {
     expect(withSocket).toEqual(['sandbox-manager']);
   });
 
-  it('points every service at MongoDB, after it is healthy, with the MongoDB overlay', () => {
+  it('points every service at MongoDB, a single-node replica set, after it is healthy, with the MongoDB overlay', () => {
     const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml']);
+    expect(c.services['mongo'].command).toEqual(['mongod', '--replSet', 'rs0', '--keyFile', '/data/db/berth-replica.key', '--bind_ip_all']);
     for (const name of SERVICES) {
-      expect(c.services[name].environment?.['BERTH_STORE_URL']).toBe('mongodb://berth:change-me@mongo:27017/berth?authSource=admin');
+      expect(c.services[name].environment?.['BERTH_STORE_URL']).toBe('mongodb://berth:change-me@mongo:27017/berth?authSource=admin&replicaSet=rs0');
       expect(c.services[name].depends_on).toMatchObject({ mongo: { condition: 'service_healthy' }, nats: { condition: 'service_healthy' } });
     }
   });

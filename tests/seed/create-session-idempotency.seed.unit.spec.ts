@@ -27,13 +27,13 @@ describe('CreateSessionIdempotencyTests', () => {
       ['SessionCreated', p.sent[0].meta.command_id],
       ['SandboxRequested', p.sent[0].meta.command_id],
     ]);
-    const appendsAfterFirst = p.journal.appends.length;
+    const commitsAfterFirst = p.journal.commits.length;
 
     const retry = await p.useCases.create(input());
     expect(retry.id).toBe(first.id);
     expect(retry).toEqual(await p.useCases.find(OWNER, first.id));
     expect(p.sent).toHaveLength(1);
-    expect(p.journal.appends).toHaveLength(appendsAfterFirst);
+    expect(p.journal.commits).toHaveLength(commitsAfterFirst);
   });
 
   it('same create key is scoped to user and subject', async () => {

@@ -54,7 +54,7 @@ describe('parseCommandLine', () => {
   it('answers help for a bare call, a group, or --help', () => {
     for (const line of ['', 'help', '--help', 'agents', 'agents --help', 'help agents']) expect(parse(line).kind).toBe('help');
     const detailed = parse('envs create --help');
-    expect(detailed.kind === 'help' && detailed.text).toContain('--permission-mode <value>');
+    expect(detailed.kind === 'help' && detailed.text).toContain('--warm-pool <value>');
     const group = parse('sessions');
     expect(group.kind === 'help' && group.text).toContain('berth sessions recover <session>');
     expect(group.kind === 'help' && group.text).not.toContain('berth agents');

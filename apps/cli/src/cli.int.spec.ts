@@ -24,7 +24,24 @@ afterEach(async () => {
   server = null;
 });
 
-const agent = { id: 'agent_1', type: 'agent', name: 'coder', model: { id: 'claude-sonnet-4-5' }, version: 1, system: null, description: null, created_at: 't', updated_at: 't', archived_at: null };
+const agent = {
+  id: 'agent_1',
+  type: 'agent',
+  name: 'coder',
+  model: { id: 'claude-sonnet-4-5' },
+  version: 1,
+  system: null,
+  description: null,
+  tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: true, permission_policy: { type: 'always_allow' } }, configs: [] }],
+  mcp_servers: [],
+  skills: [],
+  multiagent: null,
+  execution_identity: { type: 'service_account' },
+  metadata: {},
+  created_at: 't',
+  updated_at: 't',
+  archived_at: null,
+};
 
 function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | undefined) {
   const bodies: { method: string; path: string; body: unknown; headers: IncomingMessage['headers'] }[] = [];
@@ -37,11 +54,17 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.headers['x-api-key'] !== 'good') return apiError(res, 401, 'authentication_error', 'UNAUTHENTICATED', 'invalid API key'), true;
       if (req.method === 'GET' && path === '/v1/agents') return json(res, 200, { data: [agent], next_page: null }), true;
       if (req.method === 'POST' && path === '/v1/agents') return json(res, 200, agent), true;
+      if (req.method === 'GET' && path === '/v1/agents/agent_1') return json(res, 200, agent), true;
+      if (req.method === 'POST' && path === '/v1/agents/agent_1') return json(res, 200, agent), true;
       if (req.method === 'POST' && path === '/v1/nats_credentials') {
         const minted = { type: 'nats_credential', id: 'ncred_1', name: 'billing', public_key: 'UABC', created_at: 't', revoked_at: null };
         return json(res, 200, { ...minted, creds: '-----BEGIN NATS USER JWT-----\nx\n', connection: { servers: 'nats://127.0.0.1:4222', inbox_prefix: '_INBOX.owner.o', stream: 'OWNER_EVT_o', subjects: 'session.*.evt.o.*' } }), true;
       }
       if (path === '/v1/agents/agent_404') return apiError(res, 404, 'not_found_error', 'AGENT_NOT_FOUND', 'agent agent_404 not found'), true;
+      if (req.method === 'POST' && /^\/v1\/sessions\/sesn_1\/(pause|resume)$/.test(path)) {
+        return json(res, 200, { id: 'sesn_1', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { paused: path.endsWith('/pause') } }), true;
+      }
+      if (path === '/v1/sessions/sesn_busy/pause') return apiError(res, 409, 'invalid_request_error', 'SESSION_BUSY', 'a turn is active; let it finish (or interrupt it) before pausing'), true;
       if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
       if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
         return json(res, 200, { data: [{ id: 'sevt_msg', type: 'user.message', processed_at: null, content: [{ type: 'text', text: 'hi' }] }] }), true;
@@ -89,7 +112,63 @@ describe('berth against a loopback API', () => {
     expect(bodies.at(-1)?.headers['anthropic-version']).toBe('2023-06-01');
   });
 
+  it('creates an agent with the built-in toolset, per-tool switches and permissions, and MCP servers', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const argv = ['agents', 'create', '--name', 'coder', '--model', 'claude-opus-4-7', '--effort', 'high', '--tool', 'bash:ask', '--tool', 'web_fetch:off', '--mcp', 'docs=https://mcp.example/mcp', '--mcp-tool', 'docs.shout:off'];
+    const c = capture();
+    expect(await runCli(argv, { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({
+      name: 'coder',
+      model: { id: 'claude-opus-4-7', effort: 'high' },
+      tools: [
+        { type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }, { name: 'web_fetch', enabled: false }] },
+        { type: 'mcp_toolset', mcp_server_name: 'docs', configs: [{ name: 'shout', enabled: false }] },
+      ],
+      mcp_servers: [{ type: 'url', name: 'docs', url: 'https://mcp.example/mcp' }],
+    });
+    expect(c.out.join('\n')).toMatch(/tools:\s+bash, edit, read/);
+  });
+
+  it('updates the tools of the current version: switches apply on top of what the agent has', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(['agents', 'update', 'agent_1', '--tool', 'read:off', '--permission', 'ask'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toMatchObject({
+      version: 1,
+      tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: true, permission_policy: { type: 'always_ask' } }, configs: [{ name: 'read', enabled: false }] }],
+    });
+    expect(await runCli(['agents', 'update', 'agent_1', '--system', 'only this'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({ version: 1, system: 'only this' });
+  });
+
   it.each([
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--tool', 'shell:off'], '--tool: no built-in tool "shell"'],
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--tool', 'bash'], '--tool must look like NAME:off|on|ask|allow'],
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--mcp-tool', 'docs.x:off'], 'names no tool of an MCP server'],
+    [['envs', 'create', '--name', 'e', '--cpus', 'two'], '--cpus must be a number'],
+  ])('%j is a usage error that says why', async (argv, message) => {
+    const { srv } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(argv, { env: env(server.url), io: c.io })).toBe(ExitCode.usage);
+    expect(c.err[0]).toContain(message);
+  });
+
+  it('sessions pause and resume post to their routes and print the session', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    for (const verb of ['pause', 'resume']) {
+      const c = capture();
+      expect(await runCli(['sessions', verb, 'sesn_1', '--json'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+      expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: `/v1/sessions/sesn_1/${verb}` });
+      expect(JSON.parse(c.out.join('\n')).berth.paused).toBe(verb === 'pause');
+    }
+  });
+
+  it.each([
+    [['sessions', 'pause', 'sesn_busy'], 'good', ExitCode.apiError, 'error: a turn is active; let it finish (or interrupt it) before pausing (code SESSION_BUSY, HTTP 409)'],
     [['agents', 'get', 'agent_404'], 'good', ExitCode.notFound, 'error: agent agent_404 not found (code AGENT_NOT_FOUND, HTTP 404)'],
     [['agents', 'list'], 'bad', ExitCode.auth, 'error: invalid API key (code UNAUTHENTICATED, HTTP 401)'],
     [['sessions', 'recover', 'sesn_bad'], 'good', ExitCode.apiError, 'error: session is deleted (code ILLEGAL_STATE, HTTP 409)'],

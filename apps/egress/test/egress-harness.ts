@@ -84,7 +84,7 @@ export class EgressHarness {
     const now = new Date().toISOString();
     await this.store.environments.put({ id: environmentId, owner_id: owner, name: 'e', description: null, config, metadata: {}, created_at: now, updated_at: now, archived_at: null, deleted: false });
     await this.store.agents.putVersion({ id: agentId, owner_id: owner, version: 1, name: 'a', config: agentConfig, created_at: now, updated_at: now, archived_at: null }, 0);
-    const kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
+    const kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, clock: systemClock });
     const meta = (i: number) => ({ command_id: `cmd_${sessionId}_${i}`, actor: owner, issued_at: now });
     const name = `berth-s-${sessionId}-g1`;
     for (const [i, command] of [

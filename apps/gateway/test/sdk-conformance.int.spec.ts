@@ -4,6 +4,12 @@ import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { waitFor } from './support/wait-for';
 
 /** The official SDK, unchanged, against a running gateway: the Managed Agents surface works. */
+/** The built-in toolset with bash waiting for `user.tool_confirmation`. */
+const ASK_BASH: Anthropic.Beta.Agents.BetaManagedAgentsAgentToolset20260401Params = {
+  type: 'agent_toolset_20260401',
+  configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }],
+};
+
 describe('official @anthropic-ai/sdk against the gateway', () => {
   let gw: GatewayHarness;
   let client: Anthropic;
@@ -116,8 +122,8 @@ describe('official @anthropic-ai/sdk against the gateway', () => {
   });
 
   it('asks for a tool confirmation and resumes after user.tool_confirmation', async () => {
-    const agent = await client.beta.agents.create({ name: 'asker', model: 'claude-sonnet-4-5' });
-    const env = await client.beta.environments.create({ name: 'ask', config: { type: 'cloud', permission_mode: 'always_ask' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+    const agent = await client.beta.agents.create({ name: 'asker', model: 'claude-sonnet-4-5', tools: [ASK_BASH] });
+    const env = await client.beta.environments.create({ name: 'ask' });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     const stream = await client.beta.sessions.events.stream(session.id);
     const seen: Record<string, any>[] = [];
@@ -141,8 +147,8 @@ describe('official @anthropic-ai/sdk against the gateway', () => {
   });
 
   it('interrupts a running turn with user.interrupt', async () => {
-    const agent = await client.beta.agents.create({ name: 'stopper', model: 'claude-sonnet-4-5' });
-    const env = await client.beta.environments.create({ name: 'stop', config: { type: 'cloud', permission_mode: 'always_ask' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
+    const agent = await client.beta.agents.create({ name: 'stopper', model: 'claude-sonnet-4-5', tools: [ASK_BASH] });
+    const env = await client.beta.environments.create({ name: 'stop' });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'tool: sleep 100' }] }] });
     const listAll = async () => {

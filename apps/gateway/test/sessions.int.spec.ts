@@ -135,6 +135,26 @@ describe('sessions beyond the reference API', () => {
     expect(types).toEqual(expect.arrayContaining(['session.status_terminated', 'berth.session_recovered']));
   });
 
+  it('pause releases the sandbox and resume asks for a new one; a terminated session refuses a pause with 409', async () => {
+    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    const path = `/v1/sessions/${sessionId}`;
+    await waitFor(async () => (await call(gw.url, gw.keyA, 'GET', `${path}/events?types[]=berth.sandbox_bound`)).json.data.length === 1);
+    const paused = await call(gw.url, gw.keyA, 'POST', `${path}/pause`);
+    expect(paused.status).toBe(200);
+    expect(paused.json).toMatchObject({ type: 'session', id: sessionId, status: 'idle', berth: { paused: true, sandbox: null } });
+    const resumed = await call(gw.url, gw.keyA, 'POST', `${path}/resume`);
+    expect(resumed.json.berth.paused).toBe(false);
+    const lifecycle = (await call(gw.url, gw.keyA, 'GET', `${path}/events?types[]=berth.lifecycle`)).json.data;
+    expect(lifecycle.map((e: { lifecycle: string }) => e.lifecycle)).toEqual(['paused', 'resumed']);
+    expect(lifecycle[0].sandbox_id).toEqual(expect.any(String));
+    const requested = (await call(gw.url, gw.keyA, 'GET', `${path}/events?types[]=berth.sandbox_requested`)).json.data;
+    expect(requested.at(-1)).toMatchObject({ generation: 2, reason: 'rebuild' });
+    await call(gw.url, gw.keyA, 'POST', `${path}/terminate`);
+    const refused = await call(gw.url, gw.keyA, 'POST', `${path}/pause`);
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.code).toBe('AGENT_RUNTIME_ERROR');
+  });
+
   it('pages events with cursors in either order and refuses a cursor reused with another order', async () => {
     const { sessionId } = await seedSession(gw.url, gw.keyA);
     await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}/events`, userMessage('page me'));

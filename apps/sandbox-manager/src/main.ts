@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { detectWorkspaceKind, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
@@ -35,9 +35,9 @@ async function main(): Promise<void> {
     runtime,
     workspaces,
     workspaceBytes: config.workspaceBytes,
+    images: new DockerSandboxImages(runtime.docker, config.imageBuild),
     clock: systemClock,
     log,
-    model: config.model,
     sandboxImage: config.sandboxImage,
     warmPoolSize: config.warmPoolSize,
     allowHostNetwork: config.allowHostNetwork,

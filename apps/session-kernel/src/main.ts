@@ -35,7 +35,6 @@ async function main(): Promise<void> {
   const kernel = createSessionKernel({
     journal: store.journal,
     snapshots: store.snapshots,
-    sessions: store.sessions,
     clock: systemClock,
     onBestEffortFailure: (what, sessionId, error) => log.warn(`${what} failed (the journal is used instead)`, { session_id: sessionId, err: error }),
     observer: { decided: (s) => metrics.decideSeconds.observe(s), committed: (s) => metrics.commitSeconds.observe(s) },

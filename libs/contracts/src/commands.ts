@@ -25,6 +25,21 @@ export const AgentOutputSchema = z.discriminatedUnion('kind', [
     content: z.array(z.record(z.string(), z.unknown())),
     is_error: z.boolean(),
   }),
+  /** A call of a tool of one of the agent's MCP servers (`agent.mcp_tool_use`). */
+  z.object({
+    kind: z.literal('mcp_tool_use'),
+    tool_use_id: z.string().min(1).max(256),
+    server_name: z.string().min(1).max(256),
+    name: z.string().min(1).max(256),
+    input: z.record(z.string(), z.unknown()),
+    needs_confirmation: z.boolean().default(false),
+  }),
+  z.object({
+    kind: z.literal('mcp_tool_result'),
+    tool_use_id: z.string().min(1).max(256),
+    content: z.array(z.record(z.string(), z.unknown())),
+    is_error: z.boolean(),
+  }),
   z.object({ kind: z.literal('usage'), usage: UsageSchema }),
 ]);
 export type AgentOutput = z.infer<typeof AgentOutputSchema>;
@@ -154,6 +169,9 @@ export const CommandDataSchemas = {
   TerminateSession: z.object({}),
   /** End the conversation (the harness conversation is not resumed afterwards). */
   EndConversation: z.object({}),
+  /** Release the sandbox and keep everything else; the next message or ResumeSession brings it back. */
+  PauseSession: z.object({}),
+  ResumeSession: z.object({}),
   ArchiveSession: z.object({}),
   DeleteSession: z.object({}),
   /** Explicit recovery, with the sandbox facts the caller probed. */

@@ -50,6 +50,23 @@ export const EventDataSchemas = {
     content: z.array(z.record(z.string(), z.unknown())),
     is_error: z.boolean(),
   }),
+  AgentMcpToolUseRecorded: z.object({
+    ...turn,
+    offset: z.number().int().nonnegative(),
+    harness_tool_use_id: z.string(),
+    mcp_server_name: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+    evaluated_permission: z.enum(['allow', 'ask', 'deny']),
+  }),
+  AgentMcpToolResultRecorded: z.object({
+    ...turn,
+    offset: z.number().int().nonnegative(),
+    /** Public event id of the matching `agent.mcp_tool_use`, or null when the harness reported none. */
+    mcp_tool_use_event_id: z.string().nullable(),
+    content: z.array(z.record(z.string(), z.unknown())),
+    is_error: z.boolean(),
+  }),
   /** Cumulative session usage after this turn's latest report. */
   UsageRecorded: z.object({ ...turn, offset: z.number().int().nonnegative(), usage: UsageSchema }),
   HarnessSessionRecorded: z.object({ ...turn, harness_session_id: z.string() }),
@@ -93,6 +110,9 @@ export const EventDataSchemas = {
   }),
   SessionTerminated: z.object({ sandbox_id: TokenSchema.nullable() }),
   ConversationEnded: z.object({}),
+  /** The sandbox was released on request (`sandbox_id` the one bound then); workspace, transcript and conversation stay. */
+  SessionPaused: z.object({ sandbox_id: TokenSchema.nullable() }),
+  SessionResumed: z.object({}),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),
   PermissionModeSet: z.object({ mode: PermissionModeSchema }),

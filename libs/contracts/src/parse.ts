@@ -8,8 +8,11 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown, prefix
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0];
-  const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-  throw new ValidationError(path ? `${path}: ${issue.message}` : issue.message, path || undefined);
+  // An unknown key is named by its own path, not its object's.
+  const keys = issue.code === 'unrecognized_keys' ? issue.keys.slice(0, 1) : [];
+  const path = [prefix, ...issue.path.map(String), ...keys].filter(Boolean).join('.');
+  const message = keys.length > 0 ? 'is not a field Berth accepts here' : issue.message;
+  throw new ValidationError(path ? `${path}: ${message}` : message, path || undefined);
 }
 
 const isCommandType = (t: unknown): t is CommandType => typeof t === 'string' && Object.hasOwn(CommandDataSchemas, t);

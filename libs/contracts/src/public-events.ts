@@ -18,6 +18,8 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   AgentThinkingRecorded: 'agent.thinking',
   AgentToolUseRecorded: 'agent.tool_use',
   AgentToolResultRecorded: 'agent.tool_result',
+  AgentMcpToolUseRecorded: 'agent.mcp_tool_use',
+  AgentMcpToolResultRecorded: 'agent.mcp_tool_result',
   UsageRecorded: 'session.usage',
   HarnessSessionRecorded: 'berth.harness_session',
   TurnAwaitingConfirmation: 'session.status_idle',
@@ -35,6 +37,8 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionRecovered: 'berth.session_recovered',
   SessionTerminated: 'session.status_terminated',
   ConversationEnded: 'berth.conversation_ended',
+  SessionPaused: 'berth.lifecycle',
+  SessionResumed: 'berth.lifecycle',
   SessionArchived: 'berth.session_archived',
   SessionDeleted: 'session.deleted',
   PermissionModeSet: 'berth.permission_mode_set',
@@ -59,6 +63,10 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, name: event.data.name, input: event.data.input, evaluated_permission: event.data.evaluated_permission };
     case 'AgentToolResultRecorded':
       return { ...head, tool_use_id: event.data.tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
+    case 'AgentMcpToolUseRecorded':
+      return { ...head, mcp_server_name: event.data.mcp_server_name, name: event.data.name, input: event.data.input, evaluated_permission: event.data.evaluated_permission };
+    case 'AgentMcpToolResultRecorded':
+      return { ...head, mcp_tool_use_id: event.data.mcp_tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
     case 'UsageRecorded':
       return { ...head, usage: event.data.usage };
     case 'TurnStarted':
@@ -81,6 +89,10 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     case 'SessionTerminated':
     case 'SessionDeleted':
       return head;
+    case 'SessionPaused':
+      return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id };
+    case 'SessionResumed':
+      return { ...head, lifecycle: 'resumed' };
     case 'EgressDenied':
       return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };
     default:

@@ -68,8 +68,10 @@ export function boundAgentOutput(output: AgentOutput, limit: number = PayloadLim
     case 'message':
       return { ...output, content: boundBlocks(output.content as readonly Block[], room) as typeof output.content };
     case 'tool_result':
+    case 'mcp_tool_result':
       return { ...output, content: boundBlocks(output.content, room) };
-    case 'tool_use': {
+    case 'tool_use':
+    case 'mcp_tool_use': {
       const json = JSON.stringify(output.input);
       const kept = utf8Prefix(json, Math.floor(room / 2));
       return { ...output, input: { berth_truncated_input: `${kept}${cutNote(Buffer.byteLength(json, 'utf8') - Buffer.byteLength(kept, 'utf8'), PayloadLimits.agentOutputBytes)}` } };

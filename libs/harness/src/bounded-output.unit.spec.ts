@@ -5,7 +5,7 @@ import { harnessAdapterFor } from './harness-adapters';
 const LIMIT = PayloadLimits.agentOutputBytes;
 const MB = 1024 * 1024;
 const textOf = (output: AgentOutput): string =>
-  output.kind === 'message' || output.kind === 'tool_result'
+  output.kind === 'message' || output.kind === 'tool_result' || output.kind === 'mcp_tool_result'
     ? (output.content as readonly Record<string, unknown>[]).map((b) => (typeof b.text === 'string' ? b.text : '')).join('')
     : '';
 
@@ -20,6 +20,16 @@ describe('boundAgentOutput', () => {
     expect(stdout.startsWith(kept)).toBe(true);
     expect(kept.length).toBeGreaterThan(LIMIT / 2);
     expect(text).toContain(`[Berth: ${Buffer.byteLength(stdout) - Buffer.byteLength(kept)} more bytes of this output were cut; one agent output is kept to ${LIMIT} bytes]`);
+  });
+
+  it('bounds the calls and results of MCP tools the same way', () => {
+    const big = 'y'.repeat(2 * MB);
+    const result = boundAgentOutput({ kind: 'mcp_tool_result', tool_use_id: 'toolu_m', content: [{ type: 'text', text: big }], is_error: false });
+    expect(jsonBytes(result)).toBeLessThanOrEqual(LIMIT);
+    expect(textOf(result)).toContain('more bytes of this output were cut');
+    const call = boundAgentOutput({ kind: 'mcp_tool_use', tool_use_id: 'toolu_m', server_name: 'docs', name: 'put', input: { text: big }, needs_confirmation: false });
+    expect(jsonBytes(call)).toBeLessThanOrEqual(LIMIT);
+    expect(call).toMatchObject({ kind: 'mcp_tool_use', server_name: 'docs', input: { berth_truncated_input: expect.stringMatching(/^\{"text":"yyy/) } });
   });
 
   it('leaves an output under the limit untouched', () => {

@@ -1,4 +1,4 @@
-import type { AgentOutput, HarnessKind, PermissionMode } from '@berth/contracts';
+import type { AgentConfig, AgentOutput, HarnessKind, PermissionMode } from '@berth/contracts';
 import type { ParseState } from './parse-state';
 
 /** Where the harness reaches its model. The key itself never passes through here: only its name. */
@@ -7,19 +7,20 @@ export interface ModelEndpoint {
   readonly baseUrl: string;
   /** Name of the secret (an environment variable of the runner) holding the model API key. */
   readonly apiKeyEnv: string;
-  /** Model id to ask for; each adapter has a default. */
-  readonly model?: string;
 }
 
 export interface TurnInput {
   /** The user's message, as plain text. */
   readonly prompt: string;
-  /** The agent's system prompt, appended to the harness's own (which its tools rely on). */
-  readonly systemPrompt?: string | null;
+  /**
+   * The session's pinned agent version: model id and effort, system prompt (appended to the
+   * harness's own, which its tools rely on), tools with their permission policies, MCP servers.
+   * The API already refused what this harness cannot honour (`agentConfigIssuesFor`).
+   */
+  readonly agent: AgentConfig;
   /** The harness's own conversation id to continue, or null for the first turn. */
   readonly resumeId: string | null;
   readonly model: ModelEndpoint;
-  readonly permissionMode: PermissionMode;
   /** Working directory of the agent inside the sandbox. */
   readonly cwd: string;
   /** Home directory of the harness user inside the sandbox (config and transcripts live under it). */
@@ -64,7 +65,7 @@ export interface TurnTerminal {
 
 /** A tool use that waits for `user.tool_confirmation`; the runner answers it with `answerConfirmation`. */
 export interface PendingConfirmation {
-  /** The harness's tool use id (`toolu_…`), matching the `tool_use` output just emitted. */
+  /** The harness's tool use id (`toolu_…`), matching the `tool_use` / `mcp_tool_use` output just emitted. */
   readonly toolUseId: string;
   /** The harness's request id to echo in the answer (as the adapter encodes it). */
   readonly requestId: string;
@@ -101,9 +102,8 @@ export interface TranscriptLocation {
   readonly recursive: boolean;
 }
 
+/** What the harness honours of an agent is `HARNESS_SUPPORT` in `@berth/contracts`; this is how it is driven. */
 export interface HarnessCapabilities {
-  /** The harness can hold a tool use until it is allowed or denied (`always_ask`). */
-  readonly toolConfirmation: boolean;
   /** The harness stops a turn on a stdin line; otherwise the runner sends SIGINT. */
   readonly interruptOnStdin: boolean;
   /** How its model API takes the key (the egress puts the real one there): `x-api-key` (Anthropic) or `Authorization: Bearer` (OpenAI-style). */

@@ -1,4 +1,5 @@
 import { HarnessKindSchema } from '@berth/contracts';
+import { testAgentConfig } from '@berth/contracts/testing';
 import { harnessAdapterFor } from './harness-adapters';
 
 describe('harnessAdapterFor', () => {
@@ -6,9 +7,9 @@ describe('harnessAdapterFor', () => {
     const adapter = harnessAdapterFor(kind);
     const plan = adapter.buildTurn({
       prompt: 'hi',
+      agent: testAgentConfig(),
       resumeId: null,
       model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-      permissionMode: 'always_allow',
       cwd: '/workspace',
       home: '/home/agent',
     });

@@ -1,6 +1,7 @@
 import type { AgentOutput, PermissionMode, Usage } from '@berth/contracts';
 
-type ToolUseOutput = Extract<AgentOutput, { kind: 'tool_use' }>;
+/** A call the harness makes: of a built-in tool, or of a tool of an MCP server. */
+export type ToolCallOutput = Extract<AgentOutput, { kind: 'tool_use' | 'mcp_tool_use' }>;
 
 /**
  * What an adapter remembers between stdout lines of one turn. Plain JSON, so the runner can
@@ -12,9 +13,11 @@ export interface ParseState {
   readonly prompt?: string;
   readonly sessionId: string | null;
   /** Tool uses seen but not emitted yet: in `always_ask` we wait to learn whether the harness asks. */
-  readonly held: readonly ToolUseOutput[];
+  readonly held: readonly ToolCallOutput[];
   /** Tool use ids already emitted (so a later sighting of the same call is not emitted twice). */
   readonly emitted: readonly string[];
+  /** The emitted ids that are MCP tool calls: their results are `mcp_tool_result`. */
+  readonly mcpCalls: readonly string[];
   /** Token usage summed over this turn's model calls, for harnesses that report it per call. */
   readonly usage: Usage;
   /** The last error the harness reported before its terminal line. */
@@ -24,7 +27,7 @@ export interface ParseState {
 export const ZERO_USAGE: Usage = { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
 export function freshState(permissionMode: PermissionMode, prompt?: string): ParseState {
-  return { permissionMode, ...(prompt === undefined ? {} : { prompt }), sessionId: null, held: [], emitted: [], usage: ZERO_USAGE, lastError: null };
+  return { permissionMode, ...(prompt === undefined ? {} : { prompt }), sessionId: null, held: [], emitted: [], mcpCalls: [], usage: ZERO_USAGE, lastError: null };
 }
 
 export function addUsage(a: Usage, b: Partial<Usage>): Usage {
@@ -37,9 +40,20 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 }
 
 /** Emits a tool use once; returns the outputs to add and the new state. */
-export function emitToolUse(state: ParseState, toolUse: ToolUseOutput): { state: ParseState; outputs: AgentOutput[] } {
+export function emitToolUse(state: ParseState, toolUse: ToolCallOutput): { state: ParseState; outputs: AgentOutput[] } {
   if (state.emitted.includes(toolUse.tool_use_id)) return { state, outputs: [] };
-  return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id] }, outputs: [toolUse] };
+  const mcpCalls = toolUse.kind === 'mcp_tool_use' ? [...state.mcpCalls, toolUse.tool_use_id] : state.mcpCalls;
+  return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id], mcpCalls }, outputs: [toolUse] };
+}
+
+/** The result of an emitted call, as `tool_result` or `mcp_tool_result` after its call. */
+export function toolResultOutput(state: ParseState, result: Omit<Extract<AgentOutput, { kind: 'tool_result' }>, 'kind'>): AgentOutput {
+  return { kind: state.mcpCalls.includes(result.tool_use_id) ? 'mcp_tool_result' : 'tool_result', ...result };
+}
+
+/** A tool's public name: the toolset name (`bash`, …) when the harness tool is one of them, else the harness's own. */
+export function publicToolName(harnessName: string, toolset: Readonly<Record<string, string>>): string {
+  return toolset[harnessName] ?? harnessName;
 }
 
 type Step = { state: ParseState; outputs: AgentOutput[] };
@@ -49,14 +63,14 @@ type Step = { state: ParseState; outputs: AgentOutput[] };
  * about it (`releaseToolUse(…, true)`) or shows its result without asking (`releaseToolUse(…, false)`:
  * a tool the harness never asks about, such as a read), so it is emitted once, marked right.
  */
-export function holdToolUse(state: ParseState, toolUse: ToolUseOutput): Step {
+export function holdToolUse(state: ParseState, toolUse: ToolCallOutput): Step {
   if (state.permissionMode !== 'always_ask') return emitToolUse(state, toolUse);
   if (state.emitted.includes(toolUse.tool_use_id) || state.held.some((t) => t.tool_use_id === toolUse.tool_use_id)) return { state, outputs: [] };
   return { state: { ...state, held: [...state.held, toolUse] }, outputs: [] };
 }
 
 /** Emits a held tool use (or `fallback` for one never seen), marked as waiting for confirmation or not. */
-export function releaseToolUse(state: ParseState, toolUseId: string, needsConfirmation: boolean, fallback: ToolUseOutput): Step {
+export function releaseToolUse(state: ParseState, toolUseId: string, needsConfirmation: boolean, fallback: ToolCallOutput): Step {
   const held = state.held.find((t) => t.tool_use_id === toolUseId);
   const rest = { ...state, held: state.held.filter((t) => t.tool_use_id !== toolUseId) };
   return emitToolUse(rest, { ...(held ?? fallback), needs_confirmation: needsConfirmation });

@@ -39,7 +39,7 @@ export type EnvironmentRecord = Readonly<{
   deleted: boolean;
 }>;
 
-/** The projection of a session the API lists and retrieves, updated by the kernel after each commit. */
+/** The projection of a session the API lists and retrieves, written by each command's commit. */
 export type SessionRecord = Readonly<{
   id: string;
   owner_id: string;
@@ -62,6 +62,10 @@ export type SessionRecord = Readonly<{
 export type SessionListQuery = PageQuery &
   Readonly<{ agent_id?: string; agent_version?: number; statuses?: readonly string[]; include_archived?: boolean; created_at?: Readonly<{ gt?: string; gte?: string; lt?: string; lte?: string }> }>;
 
+/**
+ * Each version is stored on its own (unique per agent and version), so an agent may have any number
+ * of versions; a version record too large for the store is a PAYLOAD_TOO_LARGE error.
+ */
 export interface AgentStore {
   /** Inserts version 1, or a next version when `expectedVersion` matches the latest (else ConcurrencyError). */
   putVersion(agent: AgentRecord, expectedVersion: number): Promise<void>;
@@ -77,9 +81,8 @@ export interface EnvironmentStore {
   list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<EnvironmentRecord>>;
 }
 
+/** Rows are written only by `SessionJournal.commit`, in the same atomic commit as the events they show. */
 export interface SessionReadModel {
-  /** Upserts unless the stored `last_seq` is already >= this one (a redelivered projection is a no-op). */
-  upsert(session: SessionRecord): Promise<void>;
   get(ownerId: string, id: string): Promise<SessionRecord | null>;
   /** Internal lookup for services (no owner check). */
   getById(id: string): Promise<SessionRecord | null>;
@@ -120,7 +123,10 @@ export interface NatsCredentials {
   revoked(): Promise<readonly NatsCredentialRecord[]>;
 }
 
-/** The harness transcript mirror: chunks appended as the transcript grows, so a new sandbox can resume. */
+/**
+ * The harness transcript mirror: appended as the transcript grows, so a new sandbox can resume. An
+ * append is stored in pieces small enough for any store, all or nothing, so a file of any size fits.
+ */
 export type TranscriptChunk = Readonly<{ session_id: string; path: string; offset: number; data: string }>;
 
 export interface TranscriptMirror {
@@ -130,6 +136,35 @@ export interface TranscriptMirror {
   files(sessionId: string): Promise<readonly { path: string; data: string }[]>;
   /** Bytes mirrored so far for one file. */
   size(sessionId: string, path: string): Promise<number>;
+}
+
+/** A session's position as each part of the store records it (what `berth store check` compares). */
+export type SessionPosition = Readonly<{
+  session_id: string;
+  /** The journal's rows: how many, the lowest and the highest seq; null when it has none. */
+  journal: Readonly<{ events: number; first_seq: number; last_seq: number }> | null;
+  snapshot_version: number | null;
+  record_last_seq: number | null;
+}>;
+
+/** One mirrored transcript file: its pieces, the first offset, the bytes stored and where the last piece ends. */
+export type TranscriptExtent = Readonly<{ session_id: string; path: string; pieces: number; first_offset: number; bytes: number; end: number }>;
+
+/** An agent's head (null when missing) against its stored versions. */
+export type AgentExtent = Readonly<{ agent_id: string; latest_version: number | null; versions: number; max_version: number }>;
+
+/** Committed events waiting for the outbox relay; `dangling`: outbox entries whose events are not in the journal. */
+export type OutboxBacklog = Readonly<{ events: number; oldest_occurred_at: string | null; dangling: number }>;
+
+/**
+ * Cheap aggregates for consistency checks, a page at a time in key order. Each page is read at one
+ * point in time, so a check running beside live traffic never sees half a commit.
+ */
+export interface StoreInspection {
+  sessionPositions(after: string | null, limit: number): Promise<readonly SessionPosition[]>;
+  transcriptExtents(after: Readonly<{ session_id: string; path: string }> | null, limit: number): Promise<readonly TranscriptExtent[]>;
+  agentExtents(after: string | null, limit: number): Promise<readonly AgentExtent[]>;
+  outboxBacklog(): Promise<OutboxBacklog>;
 }
 
 /** Everything a store adapter provides. */
@@ -147,6 +182,7 @@ export interface BerthStore {
   readonly files: FileStore;
   readonly blobs: BlobStore;
   readonly secrets: SessionSecrets;
+  readonly inspection: StoreInspection;
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly webhookDeliveries: WebhookDeliveryStore;
   readonly vaults: VaultStore;

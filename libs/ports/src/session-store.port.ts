@@ -2,44 +2,57 @@ import type { EventType, RecordedEvent } from '@berth/contracts';
 import type { SessionRecord } from './read-models.port';
 
 /**
- * The session journal and snapshots: the kernel's durable state. The journal is the truth; a
- * snapshot is a cache that may lag and is caught up from the journal tail.
- *
- * Commit point: `appendEvents` inserts rows keyed (session_id, seq). A seq already taken means
- * another writer won the race → `ConcurrencyError` (from @berth/core), never a partial append.
- * Appended events start unpublished (the outbox); the relay publishes them and marks them.
+ * The session journal: the kernel's durable state and the only source of truth for a session's
+ * position (its last seq). Snapshots and read-model rows are derived from it and written in the
+ * same atomic commit; the outbox holds the committed events not yet published.
  */
 export interface SessionJournal {
-  appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * Commits one command, all or nothing: its events, the snapshot folded up to its last event, its
+   * read-model row and its outbox entries. Each adapter owns the atomicity (one SQLite transaction,
+   * one MongoDB multi-document transaction).
+   *
+   * The events are the conflict point: they must start at the session's last seq + 1 with
+   * consecutive seqs. A seq already taken by other events is a `ConcurrencyError` (from
+   * @berth/core) and nothing of the commit is written; a gap is a `ValidationError`. The same events
+   * already committed at those seqs (a retry after an unknown outcome) resolve without writing
+   * anything again. A payload a store cannot hold is a `PAYLOAD_TOO_LARGE` error, nothing written,
+   * except the snapshot: a snapshot too large to store is left out and the stored one lags (it is a
+   * cache; the journal tail catches it up).
+   */
+  commit(commit: CommandCommit): Promise<void>;
   readEvents(sessionId: string, query?: JournalQuery): Promise<RecordedEvent[]>;
   /** 0 when the session has no events. */
   lastSeq(sessionId: string): Promise<number>;
-  /** Events a command already appended (redelivery detection). */
+  /** Events a command already committed (redelivery detection). */
   eventsOfCommand(sessionId: string, commandId: string): Promise<RecordedEvent[]>;
-  /** The outbox: committed events not yet acknowledged by the broker, oldest first. */
-  unpublished(limit: number): Promise<RecordedEvent[]>;
-  markPublished(sessionId: string, seqs: readonly number[]): Promise<void>;
   /**
-   * Optional, for stores with multi-table transactions: appends the command's events and writes
-   * its snapshot and read-model row in ONE transaction. The append is the conflict point exactly
-   * as in `appendEvents` (`ConcurrencyError`, and then nothing of the commit is written); a stale
-   * `snapshot.expectedVersion` or an older `record.last_seq` just leaves that row as it is.
-   * Stores without it get `appendEvents` + `snapshots.save` + `sessions.upsert` in sequence.
+   * The outbox: committed events not yet marked published, oldest commit first, each session's in
+   * seq order, one page after `after` (a cursor from a previous page; null for the first).
    */
-  commitCommand?(commit: CommandCommit): Promise<void>;
-  /** Optional: `markPublished` for several sessions in one write. */
-  markPublishedMany?(marks: readonly PublishedMark[]): Promise<void>;
+  unpublished(query: OutboxQuery): Promise<OutboxPage>;
+  /**
+   * Marks events published, for any number of sessions in one write. Idempotent. An adapter that
+   * tracks whole commits keeps a commit in its outbox until all of its events are marked (they come
+   * back from `unpublished` and the broker drops the repeats).
+   */
+  markPublished(marks: readonly PublishedMark[]): Promise<void>;
 }
 
-/** Everything one command writes. */
+/** Everything one command writes. `snapshot.version` and `record.last_seq` must be the last event's seq. */
 export type CommandCommit = Readonly<{
   sessionId: string;
   events: readonly RecordedEvent[];
-  snapshot?: Readonly<{ snapshot: SessionSnapshot; expectedVersion: number }>;
+  snapshot?: SessionSnapshot;
   record?: SessionRecord;
 }>;
 
 export type PublishedMark = Readonly<{ sessionId: string; seqs: readonly number[] }>;
+
+export type OutboxQuery = Readonly<{ limit: number; after?: string | null }>;
+
+/** `next` continues after this page; null when the outbox held nothing more at the time of the read. */
+export type OutboxPage = Readonly<{ events: readonly RecordedEvent[]; next: string | null }>;
 
 export type JournalQuery = {
   /** Only events with seq > afterSeq (asc) or seq < beforeSeq (desc). */
@@ -58,11 +71,10 @@ export type SessionSnapshot = Readonly<{
   updatedAt: string;
 }>;
 
+/**
+ * Snapshots are written only by `SessionJournal.commit`. One may lag the journal (the tail catches it
+ * up); one ahead of it (a store restored from an inconsistent copy) is ignored by the kernel.
+ */
 export interface SessionSnapshots {
   load(sessionId: string): Promise<SessionSnapshot | null>;
-  /**
-   * Saves when the stored version is `expectedVersion` (0 = none stored yet). Returns false when
-   * another writer moved it; a lagging snapshot is harmless, so callers may ignore false.
-   */
-  save(snapshot: SessionSnapshot, expectedVersion: number): Promise<boolean>;
 }

@@ -1,5 +1,6 @@
 export * from './nats';
 export * from './model-servers';
+export * from './mcp';
 export * from './sandbox';
 export * from './store';
 export * from './egress';

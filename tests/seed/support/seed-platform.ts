@@ -2,7 +2,7 @@ import type { CommandOutcome, RecordedEvent, SandboxProbe as ProbeFacts, Session
 import { FixedClock, SequentialIds } from '@berth/core/testing';
 import type { CommandBus } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
-import { commandsFor, InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from '@berth/session-kernel/testing';
+import { commandsFor, InMemoryJournal } from '@berth/session-kernel/testing';
 import { SessionCommands, SessionUseCases, type ProbeTarget, type SandboxProbe } from '@berth/session-use-cases';
 import { MemoryStore } from '@berth/testing';
 import { defaultReconcilePolicy, turnReconciler, type TurnReconcileOutput } from '@berth/turns-domain';
@@ -54,13 +54,13 @@ class KernelBus implements CommandBus {
  * journal, to see what it does next.
  */
 export function seedPlatform(options: { clock?: FixedClock } = {}) {
+  // The journal's commit writes the snapshot and the read-model row, as every store does.
   const journal = new InMemoryJournal();
-  const snapshots = new InMemorySnapshots();
-  const sessions = new InMemorySessionReadModel();
+  const { snapshots, sessions } = journal;
   const { idempotency, secrets } = new MemoryStore();
   const clock = options.clock ?? new FixedClock(new Date('2026-01-01T00:00:00.000Z'));
   const ids = new SequentialIds();
-  const kernel = createSessionKernel({ journal, snapshots, sessions, clock });
+  const kernel = createSessionKernel({ journal, snapshots, clock });
   const bus = new KernelBus(kernel);
   const probe = new ScriptedProbe();
   const sleeps: number[] = [];

@@ -1,41 +1,70 @@
-import { intOption, requiredOption } from '../args';
+import { EFFORT_LEVELS, readAgentConfig, type AgentConfig } from '@berth/contracts';
+import { intOption, requiredOption, type OptionValues } from '../args';
+import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
+import { mcpSummary, TOOL_OPTIONS, toolOptionsGiven, toolsFromOptions, toolsSummary } from './agent-tools';
 import { str, type Command, type Output } from './command';
 
-type Agent = { id: string; name: string; model: { id: string } | string; version: number; system: string | null; description: string | null; created_at: string; updated_at: string; archived_at: string | null };
+type Agent = AgentConfig & { id: string; name: string; version: number; created_at: string; updated_at: string; archived_at: string | null };
 
-const modelOf = (a: Agent) => (typeof a.model === 'string' ? a.model : a.model?.id);
-
-const agentOutput = (a: Agent): Output => ({
-  json: a,
-  human: details([
-    ['id', a.id],
-    ['name', a.name],
-    ['model', modelOf(a)],
-    ['version', a.version],
-    ['description', a.description],
-    ['system', a.system],
-    ['created', a.created_at],
-    ['updated', a.updated_at],
-    ['archived', a.archived_at],
-  ]),
-});
+const agentOutput = (a: Agent): Output => {
+  const config = readAgentConfig(a);
+  return {
+    json: a,
+    human: details([
+      ['id', a.id],
+      ['name', a.name],
+      ['model', [config.model.id, config.model.effort && `effort ${config.model.effort.type}`, config.model.speed && `speed ${config.model.speed}`].filter(Boolean).join(', ')],
+      ['version', a.version],
+      ['description', config.description],
+      ['system', config.system],
+      ['tools', toolsSummary(config)],
+      ['mcp servers', mcpSummary(config)],
+      ['created', a.created_at],
+      ['updated', a.updated_at],
+      ['archived', a.archived_at],
+    ]),
+  };
+};
 
 const fields = {
   name: { type: 'string', help: 'display name' },
   model: { type: 'string', help: 'model id, e.g. claude-sonnet-4-5' },
+  effort: { type: 'string', help: `model effort: ${EFFORT_LEVELS.join(' | ')}` },
+  speed: { type: 'string', help: 'model speed: standard | fast' },
   system: { type: 'string', help: 'system prompt' },
   description: { type: 'string', help: 'description' },
+  ...TOOL_OPTIONS,
 } as const;
+
+/** `model` as the API takes it: the id alone, or `{id, effort, speed}` when either is set. */
+function modelFromOptions(o: OptionValues, currentId: string | undefined): unknown {
+  const id = str(o, 'model') ?? currentId;
+  const effort = str(o, 'effort');
+  const speed = str(o, 'speed');
+  if (effort !== undefined && !(EFFORT_LEVELS as readonly string[]).includes(effort)) throw new UsageError(`--effort must be one of ${EFFORT_LEVELS.join(', ')}`);
+  if (speed !== undefined && speed !== 'standard' && speed !== 'fast') throw new UsageError('--speed must be standard or fast');
+  if (effort === undefined && speed === undefined) return str(o, 'model');
+  if (id === undefined) throw new UsageError('--effort and --speed need --model');
+  return { id, ...(effort ? { effort } : {}), ...(speed ? { speed } : {}) };
+}
 
 export const agentCommands: readonly Command[] = [
   {
     name: ['agents', 'create'],
     args: [],
     options: fields,
-    summary: 'create an agent (version 1)',
-    run: async ({ api }, _a, o) =>
-      agentOutput(await api.request<Agent>('POST', '/v1/agents', { body: { name: requiredOption(o, 'name'), model: requiredOption(o, 'model'), system: str(o, 'system'), description: str(o, 'description') } })),
+    summary: 'create an agent (version 1), with the built-in toolset unless --no-toolset',
+    run: async ({ api }, _a, o) => {
+      const body = {
+        name: requiredOption(o, 'name'),
+        model: modelFromOptions({ ...o, model: requiredOption(o, 'model') }, undefined),
+        system: str(o, 'system'),
+        description: str(o, 'description'),
+        ...toolsFromOptions(o, null),
+      };
+      return agentOutput(await api.request<Agent>('POST', '/v1/agents', { body }));
+    },
   },
   {
     name: ['agents', 'list'],
@@ -49,7 +78,7 @@ export const agentCommands: readonly Command[] = [
         human: table(page.data, [
           { header: 'id', value: (a) => a.id },
           { header: 'name', value: (a) => a.name },
-          { header: 'model', value: (a) => display(modelOf(a)) },
+          { header: 'model', value: (a) => display(a.model?.id) },
           { header: 'version', value: (a) => `v${a.version}` },
           { header: 'archived', value: (a) => (a.archived_at ? 'yes' : '') },
         ]),
@@ -67,10 +96,18 @@ export const agentCommands: readonly Command[] = [
     name: ['agents', 'update'],
     args: ['agent'],
     options: { ...fields, version: { type: 'string', help: 'expected current version (default: the latest)' } },
-    summary: 'update an agent (creates a new version)',
+    summary: 'update an agent (creates a new version; tool options change the current tools)',
     run: async ({ api }, a, o) => {
-      const version = intOption(o, 'version', 1) ?? (await api.request<Agent>('GET', `/v1/agents/${a.agent}`)).version;
-      const body = { version, name: str(o, 'name'), model: str(o, 'model'), system: str(o, 'system'), description: str(o, 'description') };
+      const expected = intOption(o, 'version', 1);
+      const current = await api.request<Agent>('GET', `/v1/agents/${a.agent}`, { query: { version: expected } });
+      const body = {
+        version: expected ?? current.version,
+        name: str(o, 'name'),
+        model: modelFromOptions(o, current.model.id),
+        system: str(o, 'system'),
+        description: str(o, 'description'),
+        ...(toolOptionsGiven(o) ? toolsFromOptions(o, readAgentConfig(current)) : {}),
+      };
       return agentOutput(await api.request<Agent>('POST', `/v1/agents/${a.agent}`, { body }));
     },
   },

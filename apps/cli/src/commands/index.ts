@@ -7,6 +7,7 @@ import { keyCommands } from './keys';
 import { natsCredentialCommands } from './nats-credentials';
 import { replayCommands } from './replay';
 import { sessionCommands } from './sessions';
+import { storeCommands } from './store';
 import { streamCommands } from './stream';
 import { vaultCommands } from './vaults';
 import { webhookCommands } from './webhooks';
@@ -25,4 +26,5 @@ export const COMMANDS: readonly Command[] = [
   ...vaultCommands,
   ...doctorCommands,
   ...replayCommands,
+  ...storeCommands,
 ];

@@ -5,7 +5,9 @@ import { createStore } from '@berth/store';
 import { runCli } from '../cli';
 import { ExitCode } from '../exit-codes';
 
-// `berth keys create` runs the gateway's key-creation step against a real SQLite file.
+// `berth keys create` runs the gateway's key-creation step against a real SQLite file. Each case
+// starts a Node process that compiles TypeScript on the fly: seconds on a busy machine.
+const SPAWNS = 30_000;
 
 describe('berth keys create', () => {
   const dir = mkdtempSync(join(tmpdir(), 'berth-keys-'));
@@ -31,12 +33,12 @@ describe('berth keys create', () => {
     } finally {
       await store.close();
     }
-  });
+  }, SPAWNS);
 
   it('refuses an owner id the key step would not accept, as a usage error', async () => {
     const err: string[] = [];
     const code = await runCli(['keys', 'create', '--owner', 'bad owner!', '--store', `sqlite:${join(dir, 'x.db')}`], { env: {}, io: { out: () => undefined, err: (t) => err.push(t) } });
     expect(code).toBe(ExitCode.usage);
     expect(err).toEqual(["error: --owner must be 1-64 letters, digits, '_' or '-'"]);
-  });
+  }, SPAWNS);
 });

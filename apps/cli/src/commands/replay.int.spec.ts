@@ -21,7 +21,7 @@ describe('berth replay', () => {
     const store = createStore(url);
     await store.init();
     try {
-      const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
+      const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });
       for (const id of ids) {
         const c = commandsFor(id, 'owner_replay');
         for (const command of [c.create(), c.bind(), c.message('turn_1'), c.complete('turn_1'), c.message('turn_2')]) expect((await kernel.execute(command)).ok).toBe(true);

@@ -151,6 +151,8 @@ export const sessionCommands: readonly Command[] = [
   },
   action('/recover', 'recover a session whose sandbox or turn was lost', 'recover'),
   action('/terminate', 'terminate a session and stop its sandbox', 'terminate'),
+  action('/pause', 'pause an idle session: release its sandbox, keep its conversation (the next message resumes it)', 'pause'),
+  action('/resume', 'resume a paused session in a new sandbox', 'resume'),
   {
     name: ['sessions', 'interrupt'],
     args: ['session'],

@@ -50,10 +50,12 @@ describe('berth CLI against a running gateway', () => {
   let sessionId: string;
 
   it('creates an agent, an environment and a session', async () => {
-    const agent = JSON.parse((await ok(['--json', 'agents', 'create', '--name', 'cli-agent', '--model', 'claude-sonnet-4-5'])).stdout);
-    expect(agent).toMatchObject({ name: 'cli-agent', version: 1 });
-    const env = JSON.parse((await ok(['envs', 'create', '--name', 'cli-env', '--harness', 'pi', '--permission-mode', 'always_allow', '--json'])).stdout);
-    expect(env.config).toMatchObject({ harness: 'pi', permission_mode: 'always_allow' });
+    const agent = JSON.parse((await ok(['--json', 'agents', 'create', '--name', 'cli-agent', '--model', 'claude-sonnet-4-5', '--tool', 'web_fetch:off'])).stdout);
+    expect(agent).toMatchObject({ name: 'cli-agent', version: 1, tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'web_fetch', enabled: false }] }] });
+    const env = JSON.parse((await ok(['envs', 'create', '--name', 'cli-env', '--harness', 'pi', '--idle-timeout', '600', '--apt', 'jq', '--json'])).stdout);
+    expect(env.config).toMatchObject({ harness: 'pi', idle_timeout_seconds: 600, packages: { apt: ['jq'] } });
+    const updated = JSON.parse((await ok(['envs', 'update', env.id, '--warm-pool', '0', '--json'])).stdout);
+    expect(updated.config).toMatchObject({ harness: 'pi', idle_timeout_seconds: 600, warm_pool_size: 0, packages: { apt: ['jq'] } });
     const session = JSON.parse((await ok(['sessions', 'create', '--agent', agent.id, '--env', env.id, '--title', 'from the cli', '--json'])).stdout);
     expect(session).toMatchObject({ title: 'from the cli', status: 'idle' });
     sessionId = session.id;

@@ -51,8 +51,12 @@ function eventSummary(e: PublicEvent): string {
       return truncate(oneLine(contentText(e.content)), 200);
     case 'agent.tool_use':
       return `${display(e.name)} ${truncate(JSON.stringify(e.input ?? {}), 160)}${e.evaluated_permission === 'ask' ? '  (needs approval)' : ''}  [${e.id}]`;
+    case 'agent.mcp_tool_use':
+      return `${display(e.mcp_server_name)}.${display(e.name)} ${truncate(JSON.stringify(e.input ?? {}), 160)}${e.evaluated_permission === 'ask' ? '  (needs approval)' : ''}  [${e.id}]`;
     case 'agent.tool_result':
       return `${e.is_error ? 'error' : 'ok'} for ${display(e.tool_use_id)}: ${truncate(oneLine(contentText(e.content)), 160)}`;
+    case 'agent.mcp_tool_result':
+      return `${e.is_error ? 'error' : 'ok'} for ${display(e.mcp_tool_use_id)}: ${truncate(oneLine(contentText(e.content)), 160)}`;
     case 'user.tool_confirmation':
       return `${display(e.result)} ${display(e.tool_use_id)}`;
     case 'session.status_idle': {

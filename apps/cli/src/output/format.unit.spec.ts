@@ -37,6 +37,8 @@ describe('eventLine', () => {
     expect(eventLine(ev('agent.message', { content: [{ type: 'text', text: 'Done.\nBye' }] }), 7)).toBe('#7 agent.message  Done. ⏎ Bye');
     expect(eventLine(ev('agent.tool_use', { name: 'bash', input: { command: 'ls' }, evaluated_permission: 'ask' }))).toBe('agent.tool_use  bash {"command":"ls"}  (needs approval)  [sevt_1]');
     expect(eventLine(ev('agent.tool_result', { tool_use_id: 'sevt_0', content: 'boom', is_error: true }))).toBe('agent.tool_result  error for sevt_0: boom');
+    expect(eventLine(ev('agent.mcp_tool_use', { mcp_server_name: 'docs', name: 'lookup', input: { key: 'k' } }))).toBe('agent.mcp_tool_use  docs.lookup {"key":"k"}  [sevt_1]');
+    expect(eventLine(ev('agent.mcp_tool_result', { mcp_tool_use_id: 'sevt_1', content: [{ type: 'text', text: '42' }], is_error: false }))).toBe('agent.mcp_tool_result  ok for sevt_1: 42');
     expect(eventLine(ev('session.status_idle', { stop_reason: { type: 'requires_action', event_ids: ['a', 'b'] } }))).toBe('session.status_idle  requires_action: a, b');
     expect(eventLine(ev('session.status_idle', { stop_reason: { type: 'retries_exhausted' }, berth_failure: { reason: 'sandbox_lost', message: 'gone' } }))).toBe(
       'session.status_idle  retries_exhausted: sandbox_lost gone',

@@ -1,9 +1,11 @@
 import type {
   Agent,
+  AgentTool,
   ApiErrorBody,
   Environment,
   EnvironmentConfig,
   FileMetadata,
+  McpServer,
   Page,
   PublicEvent,
   Session,
@@ -31,8 +33,9 @@ export class ApiError extends Error {
 
 export type SessionFilters = { status?: SessionStatus | ''; agentId?: string; includeArchived?: boolean };
 
-export type AgentInput = { name: string; model: string; system?: string; description?: string };
-export type EnvironmentInput = { name: string; description?: string; config: EnvironmentConfig };
+export type AgentInput = { name: string; model: string; system?: string; description?: string; tools: AgentTool[]; mcp_servers: McpServer[] };
+/** The `config` fields a form sends: an update changes those given and keeps the others. */
+export type EnvironmentInput = { name: string; description?: string; config: Partial<EnvironmentConfig> & { type: EnvironmentConfig['type'] } };
 export type ResourceInput = { type: 'file'; file_id: string } | { type: 'github_repository'; url: string; checkout?: { type: 'branch'; name: string } | { type: 'commit'; sha: string } };
 export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string; resources?: ResourceInput[] };
 export type CredentialInput = { displayName?: string } & ({ kind: 'mcp'; mcpServerUrl: string; token: string } | { kind: 'variable'; secretName: string; secretValue: string; hosts: string[] });
@@ -77,9 +80,10 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
 
   return {
     listAgents: (includeArchived = false) => call<Page<Agent>>('GET', `/v1/agents${qs({ limit: '100', include_archived: includeArchived ? 'true' : undefined })}`),
-    createAgent: (a: AgentInput) => call<Agent>('POST', '/v1/agents', { name: a.name, model: a.model, system: a.system || null, description: a.description || null }),
+    createAgent: (a: AgentInput) =>
+      call<Agent>('POST', '/v1/agents', { name: a.name, model: a.model, system: a.system || null, description: a.description || null, tools: a.tools, mcp_servers: a.mcp_servers }),
     updateAgent: (id: string, version: number, a: AgentInput) =>
-      call<Agent>('POST', `/v1/agents/${id}`, { version, name: a.name, model: a.model, system: a.system || null, description: a.description || null }),
+      call<Agent>('POST', `/v1/agents/${id}`, { version, name: a.name, model: a.model, system: a.system || null, description: a.description || null, tools: a.tools, mcp_servers: a.mcp_servers }),
     archiveAgent: (id: string) => call<Agent>('POST', `/v1/agents/${id}/archive`),
 
     listEnvironments: (includeArchived = false) => call<Page<Environment>>('GET', `/v1/environments${qs({ limit: '100', include_archived: includeArchived ? 'true' : undefined })}`),

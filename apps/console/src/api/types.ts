@@ -6,13 +6,28 @@
 
 export type Page<T> = { data: T[]; next_page: string | null; prev_page?: string | null };
 
+/** The tools of the `agent_toolset_20260401` toolset. */
+export const AGENT_TOOLS = ['bash', 'edit', 'read', 'write', 'glob', 'grep', 'web_fetch', 'web_search'] as const;
+export type AgentToolName = (typeof AGENT_TOOLS)[number];
+
+export type PermissionPolicy = { type: 'always_allow' | 'always_ask' | 'auto' };
+export type ToolGrantConfig = { name: string; enabled: boolean; permission_policy: PermissionPolicy };
+export type ToolsetDefault = { enabled: boolean; permission_policy: PermissionPolicy };
+export type AgentTool =
+  | { type: 'agent_toolset_20260401'; default_config: ToolsetDefault; configs: ToolGrantConfig[] }
+  | { type: 'mcp_toolset'; mcp_server_name: string; default_config: ToolsetDefault; configs: ToolGrantConfig[] }
+  | { type: 'custom'; name: string };
+export type McpServer = { type: 'url'; name: string; url: string };
+
 export type Agent = {
   id: string;
   type: 'agent';
   name: string;
   description: string | null;
   system: string | null;
-  model: { id: string } | string;
+  model: { id: string; effort?: { type: string } };
+  tools: AgentTool[];
+  mcp_servers: McpServer[];
   version: number;
   created_at: string;
   updated_at: string;
@@ -21,17 +36,19 @@ export type Agent = {
 
 export const HARNESSES = ['claude-code', 'codex', 'pi', 'hermes', 'deepseek-harness'] as const;
 export type Harness = (typeof HARNESSES)[number];
-export type PermissionMode = 'always_allow' | 'always_ask';
 
-/** Managed Agents `config` plus Berth's sandbox settings. */
+export type Packages = { type?: 'packages'; apt: string[]; cargo?: string[]; gem?: string[]; go?: string[]; npm: string[]; pip: string[] };
+
+/** Managed Agents `config` plus Berth's sandbox settings, as the API returns them (every field present). */
 export type EnvironmentConfig = {
-  type?: string;
-  harness?: Harness;
-  image?: string | null;
-  network?: string;
-  idle_timeout_seconds?: number;
-  permission_mode?: PermissionMode;
-  resources?: Record<string, unknown>;
+  type: 'cloud' | 'self_hosted';
+  packages?: Packages;
+  harness: Harness;
+  image: string | null;
+  network: string;
+  idle_timeout_seconds: number;
+  warm_pool_size: number | null;
+  resources: { memory_mb: number; cpus: number; pids: number };
 };
 
 export type Environment = {

@@ -86,17 +86,34 @@ describe('Berth console in Chromium', () => {
     await byTest('agent-new').click();
     await byTest('agent-name').fill('coder');
     await byTest('agent-system').fill('Answer briefly.');
+    await byTest('tool-permission-bash').selectOption('ask');
+    await byTest('tool-enabled-web_fetch').uncheck();
+    await byTest('mcp-add').click();
+    await byTest('mcp-name').fill('docs');
+    await byTest('mcp-url').fill('https://mcp.example/mcp');
     await byTest('agent-save').click();
     await waitForText('agent-row', 'coder');
+    expect(await byTest('agent-tools').first().innerText()).toBe('7 tools, bash asks · MCP: docs');
+    const [stored] = (await (await fetch(`${gw.url}/v1/agents`, { headers: { 'x-api-key': gw.keyA } })).json()).data;
+    expect(stored.tools[0].configs).toEqual(expect.arrayContaining([
+      { name: 'bash', type: 'bash', enabled: true, permission_policy: { type: 'always_ask' } },
+      { name: 'web_fetch', type: 'web_fetch', enabled: false, permission_policy: { type: 'always_allow' } },
+    ]));
+    expect(stored.mcp_servers).toEqual([{ type: 'url', name: 'docs', url: 'https://mcp.example/mcp' }]);
     await shot('02-agents');
 
     await byTest('nav-environments').click();
     await byTest('env-new').click();
     await byTest('env-name').fill('local sandbox');
     await byTest('env-harness').selectOption('claude-code');
+    await byTest('env-idle-timeout').fill('600');
+    await byTest('env-warm-pool').fill('1');
+    await byTest('env-apt').fill('jq ripgrep');
     await byTest('env-save').click();
     await waitForText('env-row', 'local sandbox');
     expect(await byTest('env-row').first().innerText()).toContain('claude-code');
+    expect(await byTest('env-packages').first().innerText()).toBe('apt:jq apt:ripgrep');
+    expect(await byTest('env-row').first().innerText()).toContain('600 s · 1 warm');
     await shot('03-environments');
   });
 

@@ -72,9 +72,12 @@ function apply(draft: Draft, e: PublicEvent): void {
       draft.blocks.push({ kind: 'thinking', id: e.id });
       return;
     case 'agent.tool_use':
-    case 'agent.mcp_tool_use':
     case 'agent.custom_tool_use':
       toolFor(draft, e.id, str(e.name) ?? 'tool', e.input, str(e.evaluated_permission));
+      return;
+    case 'agent.mcp_tool_use':
+      // An MCP tool is named by its server too: `docs.lookup`.
+      toolFor(draft, e.id, `${str(e.mcp_server_name) ?? 'mcp'}.${str(e.name) ?? 'tool'}`, e.input, str(e.evaluated_permission));
       return;
     case 'agent.tool_result':
     case 'agent.mcp_tool_result': {

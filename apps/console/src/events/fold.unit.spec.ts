@@ -26,6 +26,15 @@ describe('foldEvents', () => {
     expect(view.usage).toEqual({ input_tokens: 10, output_tokens: 5 });
   });
 
+  it('folds an MCP tool call and its result into one block named by server and tool', () => {
+    const view = foldEvents([
+      ev('m1', 'agent.mcp_tool_use', { mcp_server_name: 'docs', name: 'lookup', input: { key: 'k' }, evaluated_permission: 'allow' }),
+      ev('m2', 'agent.mcp_tool_result', { mcp_tool_use_id: 'm1', content: text('the value of k is 42'), is_error: false }),
+    ]);
+    expect(view.blocks).toHaveLength(1);
+    expect(view.blocks[0]).toMatchObject({ kind: 'tool', id: 'm1', name: 'docs.lookup', input: { key: 'k' }, result: { text: 'the value of k is 42', isError: false } });
+  });
+
   it('shows nothing twice when a replay repeats events', () => {
     const replayed = [...turnWithTool.slice(0, 6), ...turnWithTool.slice(2)];
     expect(foldEvents(replayed)).toEqual(foldEvents(turnWithTool));

@@ -1,11 +1,12 @@
 import { useState, type FormEvent } from 'react';
 import type { AgentInput, Api } from '../api/client';
-import type { Agent } from '../api/types';
+import { AGENT_TOOLS, type Agent } from '../api/types';
 import { ArchivedToggle, Empty, ErrorBanner, Field, Loading, RowActions, when } from '../components/ui';
 import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
+import { toolsFormOf, toolsOfForm, toolsSummary, type McpChoice, type ToolsForm } from './agent-tools';
 
-const modelId = (a: Agent) => (typeof a.model === 'string' ? a.model : a.model.id);
+const modelId = (a: Agent) => a.model.id;
 
 export function AgentsPage({ api }: { api: Api }) {
   const [includeArchived, setIncludeArchived] = useState(false);
@@ -51,6 +52,7 @@ export function AgentsPage({ api }: { api: Api }) {
             <tr>
               <th>Name</th>
               <th>Model</th>
+              <th>Tools</th>
               <th>Version</th>
               <th>Updated</th>
               <th />
@@ -64,6 +66,7 @@ export function AgentsPage({ api }: { api: Api }) {
                   <div className="muted mono">{a.id}</div>
                 </td>
                 <td className="mono">{modelId(a)}</td>
+                <td data-testid="agent-tools">{toolsSummary(a)}</td>
                 <td>v{a.version}</td>
                 <td>{when(a.updated_at)}</td>
                 <td className="actions">
@@ -79,20 +82,22 @@ export function AgentsPage({ api }: { api: Api }) {
 }
 
 function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | null; onDone: () => void; onCancel: () => void }) {
-  const [form, setForm] = useState<AgentInput>({
+  const [form, setForm] = useState<Omit<AgentInput, 'tools' | 'mcp_servers'>>({
     name: agent?.name ?? '',
     model: agent ? modelId(agent) : 'claude-sonnet-4-5',
     system: agent?.system ?? '',
     description: agent?.description ?? '',
   });
+  const [tools, setTools] = useState<ToolsForm>(() => toolsFormOf(agent));
   const saving = useAction();
-  const set = (k: keyof AgentInput) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
+  const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm({ ...form, [k]: e.target.value });
 
   async function submit(e: FormEvent) {
     e.preventDefault();
+    const input: AgentInput = { ...form, ...toolsOfForm(tools) };
     await saving.run(async () => {
-      if (agent) await api.updateAgent(agent.id, agent.version, form);
-      else await api.createAgent(form);
+      if (agent) await api.updateAgent(agent.id, agent.version, input);
+      else await api.createAgent(input);
       onDone();
     });
   }
@@ -114,6 +119,7 @@ function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | 
       <Field label="System prompt">
         <textarea rows={4} value={form.system} onChange={set('system')} data-testid="agent-system" />
       </Field>
+      <ToolsEditor tools={tools} onChange={setTools} />
       <ErrorBanner error={saving.error} />
       <div className="row">
         <button type="submit" className="primary" disabled={saving.busy} data-testid="agent-save">
@@ -124,5 +130,64 @@ function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | 
         </button>
       </div>
     </form>
+  );
+}
+
+/** The built-in toolset (each tool on or off, asking or not) and the MCP servers the agent may use. */
+function ToolsEditor({ tools, onChange }: { tools: ToolsForm; onChange: (tools: ToolsForm) => void }) {
+  const setTool = (name: (typeof AGENT_TOOLS)[number], change: Partial<ToolsForm['builtin'][typeof name]>) =>
+    onChange({ ...tools, builtin: { ...tools.builtin, [name]: { ...tools.builtin[name], ...change } } });
+  const setServer = (i: number, change: Partial<McpChoice>) => onChange({ ...tools, mcp: tools.mcp.map((s, j) => (j === i ? { ...s, ...change } : s)) });
+  return (
+    <fieldset className="tools" data-testid="agent-tools-editor">
+      <legend>Tools</legend>
+      <label className="inline">
+        <input type="checkbox" checked={tools.toolset} onChange={(e) => onChange({ ...tools, toolset: e.target.checked })} data-testid="agent-toolset" /> Built-in tools
+      </label>
+      {tools.toolset && (
+        <table className="compact">
+          <thead>
+            <tr>
+              <th>Tool</th>
+              <th>Offered</th>
+              <th>Permission</th>
+            </tr>
+          </thead>
+          <tbody>
+            {AGENT_TOOLS.map((name) => (
+              <tr key={name}>
+                <td className="mono">{name}</td>
+                <td>
+                  <input type="checkbox" checked={tools.builtin[name].enabled} onChange={(e) => setTool(name, { enabled: e.target.checked })} data-testid={`tool-enabled-${name}`} />
+                </td>
+                <td>
+                  <select value={tools.builtin[name].ask ? 'ask' : 'allow'} onChange={(e) => setTool(name, { ask: e.target.value === 'ask' })} data-testid={`tool-permission-${name}`}>
+                    <option value="allow">always allow</option>
+                    <option value="ask">ask before each use</option>
+                  </select>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h4>MCP servers</h4>
+      {tools.mcp.length === 0 && <p className="muted">None. An MCP server (streamable HTTP) adds its tools to the agent.</p>}
+      {tools.mcp.map((server, i) => (
+        <div className="row" key={i} data-testid="mcp-server">
+          <input placeholder="name" value={server.name} onChange={(e) => setServer(i, { name: e.target.value })} data-testid="mcp-name" />
+          <input placeholder="https://…/mcp" value={server.url} onChange={(e) => setServer(i, { url: e.target.value })} data-testid="mcp-url" />
+          <label className="inline">
+            <input type="checkbox" checked={server.ask} onChange={(e) => setServer(i, { ask: e.target.checked })} data-testid="mcp-ask" /> ask before each call
+          </label>
+          <button type="button" className="link" onClick={() => onChange({ ...tools, mcp: tools.mcp.filter((_, j) => j !== i) })}>
+            Remove
+          </button>
+        </div>
+      ))}
+      <button type="button" onClick={() => onChange({ ...tools, mcp: [...tools.mcp, { name: '', url: '', ask: false, enabled: true, configs: [] }] })} data-testid="mcp-add">
+        Add MCP server
+      </button>
+    </fieldset>
   );
 }

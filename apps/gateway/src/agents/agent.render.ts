@@ -1,23 +1,23 @@
+import { readAgentConfig } from '@berth/contracts';
 import type { AgentRecord } from '@berth/ports';
-import { asAgentConfig } from './agent-config';
 
-/** `BetaManagedAgentsAgent`. */
+/** `BetaManagedAgentsAgent`: the stored config is the returned one. */
 export function renderAgent(agent: AgentRecord): Record<string, unknown> {
-  const c = asAgentConfig(agent.config);
+  const c = readAgentConfig(agent.config);
   return {
     type: 'agent',
     id: agent.id,
     version: agent.version,
     name: agent.name,
-    description: c.description ?? null,
+    description: c.description,
     model: c.model,
-    system: c.system ?? null,
-    tools: c.tools ?? [],
-    mcp_servers: c.mcp_servers ?? [],
-    skills: c.skills ?? [],
-    multiagent: c.multiagent ?? null,
-    execution_identity: c.execution_identity ?? { type: 'service_account' },
-    metadata: c.metadata ?? {},
+    system: c.system,
+    tools: c.tools,
+    mcp_servers: c.mcp_servers,
+    skills: c.skills,
+    multiagent: c.multiagent,
+    execution_identity: c.execution_identity,
+    metadata: c.metadata,
     created_at: agent.created_at,
     updated_at: agent.updated_at,
     archived_at: agent.archived_at,

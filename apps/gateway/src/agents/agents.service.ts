@@ -1,15 +1,25 @@
+import {
+  agentConfigAfterUpdate,
+  agentConfigFromCreate,
+  agentConfigIssues,
+  readAgentConfig,
+  refuseConfigIssues,
+  type AgentCreateParams,
+  type AgentUpdateParams,
+} from '@berth/contracts';
 import { ConcurrencyError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
 import type { AgentRecord, AgentStore } from '@berth/ports';
-import type { z } from 'zod';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
-import { agentConfigAfterUpdate, agentConfigFromCreate, asAgentConfig } from './agent-config';
 import { renderAgent } from './agent.render';
-import type { AgentCreateBody, AgentRoutes, AgentUpdateBody } from './agents.schemas';
+import type { AgentRoutes } from './agents.schemas';
 import type { RouteInput } from '../http/route';
 
 export const agentNotFound = () => new NotFoundError('agent not found', 'AGENT_NOT_FOUND');
 
-/** Agents are plain versioned configuration: written straight to the store, no kernel involved. */
+/**
+ * Agents are plain versioned configuration: written straight to the store, no kernel involved.
+ * A version Berth could not honour (skills, custom tools, …) is refused before it is stored.
+ */
 export class AgentsService {
   constructor(
     private readonly agents: AgentStore,
@@ -17,15 +27,16 @@ export class AgentsService {
     private readonly ids: IdGenerator,
   ) {}
 
-  async create(owner: string, body: z.infer<typeof AgentCreateBody>) {
+  async create(owner: string, body: AgentCreateParams) {
     const now = this.clock.now().toISOString();
-    const { metadata, ...config } = agentConfigFromCreate(body);
+    const config = agentConfigFromCreate(body);
+    refuseConfigIssues(agentConfigIssues(config));
     const record: AgentRecord = {
       id: this.ids.next('agent'),
       owner_id: owner,
       version: 1,
       name: body.name,
-      config: { ...config, metadata },
+      config,
       created_at: now,
       updated_at: now,
       archived_at: null,
@@ -48,17 +59,19 @@ export class AgentsService {
     return renderAgent(agent);
   }
 
-  async update(owner: string, id: string, body: z.infer<typeof AgentUpdateBody>) {
+  async update(owner: string, id: string, body: AgentUpdateParams) {
     const current = await this.agents.get(owner, id);
     if (!current) throw agentNotFound();
     if (current.archived_at !== null) throw new IllegalStateError('AGENT_ARCHIVED', 'an archived agent cannot be updated');
     if (body.version !== undefined && body.version !== current.version) {
       throw new IllegalStateError(ErrorCodes.VERSION_CONFLICT, `agent is at version ${current.version}, not ${body.version}`, { current_version: current.version });
     }
-    const next = agentConfigAfterUpdate(asAgentConfig(current.config), body);
+    const stored = readAgentConfig(current.config);
+    const next = agentConfigAfterUpdate(stored, body);
     const name = body.name ?? current.name;
     // An update that changes nothing does not mint a version.
-    if (name === current.name && JSON.stringify(next) === JSON.stringify(agentConfigAfterUpdate(asAgentConfig(current.config), {}))) return renderAgent(current);
+    if (name === current.name && JSON.stringify(next) === JSON.stringify(agentConfigAfterUpdate(stored, {}))) return renderAgent(current);
+    refuseConfigIssues(agentConfigIssues(next));
     const record: AgentRecord = { ...current, version: current.version + 1, name, config: next, updated_at: this.clock.now().toISOString() };
     try {
       await this.agents.putVersion(record, current.version);

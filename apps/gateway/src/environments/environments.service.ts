@@ -1,11 +1,18 @@
+import {
+  environmentConfigFrom,
+  environmentConfigIssues,
+  patchMetadata,
+  readEnvironmentConfig,
+  refuseConfigIssues,
+  type EnvironmentCreateParams,
+  type EnvironmentUpdateParams,
+} from '@berth/contracts';
 import { BerthError, IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
 import type { EnvironmentRecord, EnvironmentStore } from '@berth/ports';
-import type { z } from 'zod';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
-import { mergeEnvironmentConfig, normalizeEnvironmentConfig } from './environment-config';
 import { renderEnvironment } from './environment.render';
-import type { EnvironmentCreateBody, EnvironmentRoutes, EnvironmentUpdateBody } from './environments.schemas';
+import type { EnvironmentRoutes } from './environments.schemas';
 
 export const environmentNotFound = () => new NotFoundError('environment not found', 'ENVIRONMENT_NOT_FOUND');
 
@@ -25,15 +32,17 @@ export class EnvironmentsService {
     return env;
   }
 
-  async create(owner: string, body: z.infer<typeof EnvironmentCreateBody>) {
+  async create(owner: string, body: EnvironmentCreateParams) {
     this.refuseHostNetwork(body.config?.network);
     const now = this.clock.now().toISOString();
+    const config = environmentConfigFrom(body.config);
+    refuseConfigIssues(environmentConfigIssues(config));
     const record: EnvironmentRecord = {
       id: this.ids.next('env'),
       owner_id: owner,
       name: body.name,
       description: body.description ?? null,
-      config: normalizeEnvironmentConfig(body.config),
+      config,
       metadata: body.metadata ?? {},
       created_at: now,
       updated_at: now,
@@ -53,24 +62,22 @@ export class EnvironmentsService {
     return renderEnvironment(await this.find(owner, id));
   }
 
-  async update(owner: string, id: string, body: z.infer<typeof EnvironmentUpdateBody>) {
+  async update(owner: string, id: string, body: EnvironmentUpdateParams) {
     const env = await this.find(owner, id);
     if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'an archived environment cannot be updated');
-    if (body.config && body.config.type !== env.config.type) {
-      throw new ValidationError(`config.type cannot change from ${String(env.config.type)} to ${body.config.type}`, 'config.type');
+    const current = readEnvironmentConfig(env.config);
+    if (body.config && body.config.type !== current.type) {
+      throw new ValidationError(`config.type cannot change from ${current.type} to ${body.config.type}`, 'config.type');
     }
     this.refuseHostNetwork(body.config?.network);
-    const metadata: Record<string, string> = { ...env.metadata };
-    for (const [k, v] of Object.entries(body.metadata ?? {})) {
-      if (v === null) delete metadata[k];
-      else metadata[k] = v;
-    }
+    const config = body.config ? environmentConfigFrom(body.config, current) : current;
+    refuseConfigIssues(environmentConfigIssues(config));
     const updated: EnvironmentRecord = {
       ...env,
       name: body.name ?? env.name,
       description: body.description === undefined ? env.description : body.description,
-      config: body.config ? mergeEnvironmentConfig(env.config, body.config) : env.config,
-      metadata,
+      config,
+      metadata: patchMetadata(env.metadata, body.metadata),
       updated_at: this.clock.now().toISOString(),
     };
     await this.environments.put(updated);

@@ -5,14 +5,7 @@ import { z } from 'zod';
 export const idParam = (name: string, prefix: string) =>
   z.string().regex(new RegExp(`^${prefix}_[A-Za-z0-9_-]{1,120}$`), `must be a ${prefix}_… id`).describe(name);
 
-export const MetadataSchema = z
-  .record(z.string().min(1).max(64), z.string().max(512))
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
-
-/** Patch semantics: a null value deletes the key. */
-export const MetadataPatchSchema = z
-  .record(z.string().min(1).max(64), z.string().max(512).nullable())
-  .refine((m) => Object.keys(m).length <= 16, 'at most 16 metadata pairs');
+export { MetadataPatchSchema, MetadataSchema } from '@berth/contracts';
 
 const queryBool = z.enum(['true', 'false']).transform((v) => v === 'true');
 

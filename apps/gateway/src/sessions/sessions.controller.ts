@@ -48,6 +48,16 @@ export class SessionsController {
     return this.sessions.endConversation(i.owner, i.params.session_id);
   }
 
+  @ApiRoute(R.pause)
+  pause(@Input() i: RouteInput<typeof R.pause>) {
+    return this.sessions.pause(i.owner, i.params.session_id);
+  }
+
+  @ApiRoute(R.resume)
+  resume(@Input() i: RouteInput<typeof R.resume>) {
+    return this.sessions.resume(i.owner, i.params.session_id);
+  }
+
   @ApiRoute(R.terminate)
   terminate(@Input() i: RouteInput<typeof R.terminate>) {
     return this.sessions.terminate(i.owner, i.params.session_id);

@@ -71,4 +71,12 @@ export const SessionRoutes = {
     params: SessionIdParams,
   }),
   terminate: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/terminate', tag: 'sessions', summary: 'Berth: stop and release the session sandbox', params: SessionIdParams }),
+  pause: defineRoute({
+    method: 'POST',
+    path: '/v1/sessions/{session_id}/pause',
+    tag: 'sessions',
+    summary: 'Berth: release the sandbox, keep workspace, transcript and conversation (idle sessions only)',
+    params: SessionIdParams,
+  }),
+  resume: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/resume', tag: 'sessions', summary: 'Berth: bring a paused session back in a new sandbox', params: SessionIdParams }),
 } as const;

@@ -1,10 +1,16 @@
 import { IllegalStateError, NotFoundError, type Clock } from '@berth/core';
-import type { HarnessKind, PermissionMode } from '@berth/contracts';
+import {
+  agentConfigIssuesFor,
+  environmentConfigIssues,
+  permissionModeOf,
+  readAgentConfig,
+  readEnvironmentConfig,
+  refuseConfigIssues,
+} from '@berth/contracts';
 import type { AgentRecord, AgentStore, SessionReadModel, SessionRecord } from '@berth/ports';
 import type { SessionUseCases } from '@berth/session-use-cases';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
-import { ENVIRONMENT_DEFAULTS } from '../environments/environment-config';
 import type { EnvironmentsService } from '../environments/environments.service';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { ResourceResolver } from '../resources/resource-resolver';
@@ -36,14 +42,19 @@ export class SessionsService {
     const agent = await this.resolveAgent(owner, body.agent);
     const env = await this.d.environments.find(owner, body.environment_id);
     if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'the environment is archived');
+    // The session runs this agent version on this environment's harness: what it cannot honour is refused now, not dropped.
+    const config = readEnvironmentConfig(env.config);
+    const agentConfig = readAgentConfig(agent.config);
+    refuseConfigIssues(environmentConfigIssues(config), 'environment');
+    refuseConfigIssues(agentConfigIssuesFor(agentConfig, config.harness), 'agent');
     const resources = [];
     for (const params of body.resources ?? []) resources.push(await this.d.resources.resolve(owner, params));
     const record = await this.d.useCases.create({
       owner,
       agent: { id: agent.id, version: agent.version },
       environment_id: env.id,
-      harness: (env.config.harness ?? ENVIRONMENT_DEFAULTS.harness) as HarnessKind,
-      permission_mode: (env.config.permission_mode ?? ENVIRONMENT_DEFAULTS.permission_mode) as PermissionMode,
+      harness: config.harness,
+      permission_mode: permissionModeOf(agentConfig),
       title: body.title ?? null,
       metadata: body.metadata ?? {},
       initial_messages: (body.initial_events ?? []).map((e) => e.content),
@@ -99,6 +110,14 @@ export class SessionsService {
 
   async terminate(owner: string, id: string) {
     return this.render(await this.d.useCases.terminate(owner, id));
+  }
+
+  async pause(owner: string, id: string) {
+    return this.render(await this.d.useCases.pause(owner, id));
+  }
+
+  async resume(owner: string, id: string) {
+    return this.render(await this.d.useCases.resume(owner, id));
   }
 
   /** The kernel's decision comes back as `berth.recover`; with `wait_ms`, how the wait for the new sandbox ended too. */

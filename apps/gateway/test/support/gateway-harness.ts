@@ -68,7 +68,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const store = createStore('sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
-  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: systemClock });
+  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
   const issuer = new FakeSubscriberIssuer();

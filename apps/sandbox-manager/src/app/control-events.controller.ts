@@ -13,13 +13,14 @@ export const CONTROL_EVENT_TYPES = [
   'SessionTerminated',
   'SessionArchived',
   'SessionDeleted',
+  'SessionPaused',
   'SandboxLost',
   'SessionResourceAdded',
 ] as const;
 
 /**
  * The control consumer (`sandbox-manager-control`): sandbox requests, interrupts, tool
- * confirmations, terminate, archive, delete, lost sandboxes and added resources. Each is short (a container start
+ * confirmations, terminate, archive, delete, pause, lost sandboxes and added resources. Each is short (a container start
  * at most), so an interrupt never waits behind running turns. A handler returns once the
  * activities it caused are done; a failed one is retried by redelivery.
  */

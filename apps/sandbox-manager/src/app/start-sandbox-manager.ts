@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import type { ManagerPolicy } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -12,7 +13,6 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { INestMicroservice } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { noCrashPoints, type CrashPoints } from '../config/crash-points';
-import type { ModelDefaults } from '../config/manager.config';
 import { WarmPools } from '../pool/warm-pools';
 import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
@@ -20,6 +20,7 @@ import { TurnQueries } from '../probe/turn-queries';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
+import { PackageImages } from '../sandboxes/package-images';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { countSandboxStates } from '../sandboxes/sandbox-states';
 import { OutputCapture } from '../session-files/output-capture';
@@ -27,6 +28,7 @@ import { RepositoryCloner } from '../session-files/repository-cloner';
 import { ResourceMounter } from '../session-files/resource-mounter';
 import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
+import { PinnedAgents } from '../sessions/pinned-agents';
 import { TranscriptSync } from '../turns/transcript-sync';
 import type { TurnTuning } from '../turns/turn-execution';
 import { TurnExecutions } from '../turns/turn-executions';
@@ -38,15 +40,16 @@ import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
-  store: Pick<BerthStore, 'journal' | 'environments' | 'transcripts' | 'files' | 'blobs' | 'secrets'>;
+  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets'>;
   runtime: SandboxRuntime;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
   /** Default size limit of a session's workspace, when its environment sets none. */
   workspaceBytes?: number;
+  /** Builds the images of environments with `packages`. */
+  images: SandboxImages;
   clock: Clock;
   log: Logger;
-  model: ModelDefaults;
   sandboxImage: string;
   /** Default warm-pool size per environment (0: none). */
   warmPoolSize?: number;
@@ -90,10 +93,12 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const send = managerSender(bus, clock, log);
   const settings = new EnvironmentSettingsReader(store.environments, {
-    image: input.sandboxImage,
-    model: input.model,
-    warmPoolSize: input.warmPoolSize,
-    workspaceBytes: input.workspaceBytes,
+    sandbox: {
+      ...DEFAULT_SANDBOX_DEFAULTS,
+      image: input.sandboxImage,
+      warmPoolSize: input.warmPoolSize ?? DEFAULT_SANDBOX_DEFAULTS.warmPoolSize,
+      workspaceBytes: input.workspaceBytes ?? DEFAULT_SANDBOX_DEFAULTS.workspaceBytes,
+    },
   });
   const { workspaces } = input;
   const files = new SessionFiles({
@@ -124,6 +129,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels: input.scopeLabels }),
     pools: new WarmPools(pool),
     settings,
+    images: new PackageImages(input.images, log),
     bound,
     clock,
     crash,
@@ -137,6 +143,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     runtime,
     journal: store.journal,
     settings,
+    agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
     files,
     send,

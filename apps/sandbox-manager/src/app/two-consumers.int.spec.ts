@@ -2,11 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CommandData, CommandType, RecordedEvent } from '@berth/contracts';
-import { commandFor, createSessionData } from '@berth/contracts/testing';
+import { commandFor, createSessionData, testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createStore } from '@berth/store';
-import { InMemorySandboxRuntime, InMemoryWorkspaces, silentLogger, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
+import { InMemorySandboxImages, InMemorySandboxRuntime, InMemoryWorkspaces, silentLogger, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { Registry } from 'prom-client';
@@ -46,6 +46,10 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
     const storeUrl = `sqlite:${join(dir, 'berth.db')}`;
     store = createStore(storeUrl);
     await store.init();
+    // The agent the sessions pin: every tool asks.
+    const at = new Date().toISOString();
+    const agent = testAgentConfig({ tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] });
+    await store.agents.putVersion({ id: 'agent_1', owner_id: 'owner_1', version: 1, name: 'held', config: agent, created_at: at, updated_at: at, archived_at: null }, 0);
     kernel = await startService('session-kernel', { ...nats.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_OUTBOX_RELAY_MS: '200' });
     // Each side as its own NATS user: the manager's, and the gateway's for the commands a user sends.
     nc = await nats.connect('sandbox-manager');
@@ -58,7 +62,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       workspaces: new InMemoryWorkspaces(),
       clock: systemClock,
       log: quiet,
-      model: { model: null },
+      images: new InMemorySandboxImages(),
       sandboxImage: 'berth/harness:latest',
       scopeLabels: {},
       delivery: { ackWaitMs: 30_000, maxDeliver: 5, concurrency: HELD, controlConcurrency: 32 },

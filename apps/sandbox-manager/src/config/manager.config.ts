@@ -2,11 +2,6 @@ import { z } from 'zod';
 import { CRASH_POINTS } from './crash-points';
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
-const optional = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? null : v.trim()));
-
 const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .optional()
@@ -23,13 +18,15 @@ export const ManagerConfigSchema = z
     NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
-    /** Default model id for harnesses (an environment's `config.model.model` wins). */
-    BERTH_MODEL: optional,
     /** One directory per sandbox for its egress socket; the egress serves the same host path. */
     BERTH_EGRESS_DIR: z.string().min(1).default('/run/berth/egress'),
     /** Lets environments run sandboxes on the host's network (`config.network: host`): no egress, no isolation. Unsafe. */
     BERTH_ALLOW_HOST_NETWORK: flag,
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
+    /** Network the environment image builds (packages) run on: `host` on an engine without a bridge, `default` otherwise. */
+    BERTH_IMAGE_BUILD_NETWORK: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('host'),
+    /** Extra CA certificates (`*.crt`) the package managers trust while an image builds; empty for none. */
+    BERTH_BUILD_CA_DIR: z.string().default('/usr/local/share/ca-certificates'),
     /** Labels this installation's containers, so several installations can share one engine. */
     BERTH_SANDBOX_SCOPE: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/).default('default'),
     /** Warm sandboxes kept per environment in use, unless the environment's `config.warm_pool.size` says otherwise. */
@@ -57,10 +54,10 @@ export const ManagerConfigSchema = z
     natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
-    model: { model: env.BERTH_MODEL },
     egressDir: env.BERTH_EGRESS_DIR,
     allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     sandboxImage: env.BERTH_SANDBOX_IMAGE,
+    imageBuild: { network: env.BERTH_IMAGE_BUILD_NETWORK, caCertificatesDir: env.BERTH_BUILD_CA_DIR.trim() === '' ? null : env.BERTH_BUILD_CA_DIR },
     scope: env.BERTH_SANDBOX_SCOPE,
     warmPoolSize: env.BERTH_WARM_POOL_SIZE,
     crashPoint: env.BERTH_CRASH_POINT ?? null,
@@ -77,5 +74,3 @@ export const ManagerConfigSchema = z
   }));
 export type ManagerConfig = z.infer<typeof ManagerConfigSchema>;
 
-/** The model id harnesses ask for by default; an environment's `config.model.model` overrides it. */
-export type ModelDefaults = ManagerConfig['model'];

@@ -124,11 +124,13 @@ describe('an operator watching one turn', () => {
       async () => collector.spans.find((s) => s.service === 'gateway' && s.name === 'POST /v1/sessions/{session_id}/events' && s.attributes['http.response.status_code'] === 200),
       30_000,
     );
+    // The TurnStarted delivery's span ends (and is exported) only after the turn span it holds.
     const spans = await waitFor(
-      "the sandbox-manager's turn span in that trace",
+      "the sandbox-manager's turn span and its TurnStarted delivery in that trace",
       async () => {
         const trace = collector.trace(post.traceId);
-        return trace.some((s) => s.service === 'sandbox-manager' && s.name === 'turn') ? trace : null;
+        const has = (name: string) => trace.some((s) => s.service === 'sandbox-manager' && s.name === name);
+        return has('turn') && has('SESSION_EVT process TurnStarted') ? trace : null;
       },
       30_000,
     );

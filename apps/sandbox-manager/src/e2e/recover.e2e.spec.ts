@@ -10,7 +10,7 @@ import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-plat
  */
 type PublicEvent = { id: string; type: string; [key: string]: unknown };
 type Binding = { sandbox_id: string; generation: number };
-type SessionBody = { status: string; berth: { lifecycle: string; runtime_unavailable: boolean; sandbox: Binding | null; recover?: { outcome: string; reason: string | null; already_requested: boolean } } };
+type SessionBody = { status: string; berth: { lifecycle: string; paused?: boolean; runtime_unavailable: boolean; sandbox: Binding | null; recover?: { outcome: string; reason: string | null; already_requested: boolean } } };
 
 const STEP_TIMEOUT_MS = 60_000;
 
@@ -29,7 +29,7 @@ describe('explicit recover against the real sandbox-manager', () => {
     await model?.close();
   }, 60_000);
 
-  const post = async (sessionId: string, action: 'recover' | 'terminate'): Promise<SessionBody> => {
+  const post = async (sessionId: string, action: 'recover' | 'terminate' | 'pause' | 'resume'): Promise<SessionBody> => {
     const response = await fetch(`${platform.gatewayUrl}/v1/sessions/${sessionId}/${action}`, { method: 'POST', headers: { 'x-api-key': platform.apiKey } });
     const body = (await response.json()) as SessionBody;
     if (response.status !== 200) throw new Error(`${action} answered ${response.status}: ${JSON.stringify(body)}`);
@@ -91,6 +91,61 @@ describe('explicit recover against the real sandbox-manager', () => {
       expect(afterTurn.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
       expect(JSON.stringify(afterTurn.filter((e) => e.type === 'agent.message').at(-1))).toContain('Back after recovery.');
       expect(afterTurn.filter((e) => e.type === 'berth.session_recovered').map((e) => e['outcome'])).toEqual(['reattached', 'startup-requested', 'recreated']);
+    },
+    300_000,
+  );
+
+  /** Every container of the session, running or not, by the name the manager gives it. */
+  const containersOf = async (sessionId: string) => (await platform.runtime.docker.listContainers({ all: true })).filter((c) => c.Names.some((n) => n.includes(sessionId)));
+  const turn = async (sessionId: string, text: string, answer: string) => {
+    model.script(reply.text(answer));
+    const before = (await events(sessionId)).length;
+    await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
+    return waitFor(`the turn "${text}" to end`, async () => {
+      const all = (await events(sessionId)).slice(before);
+      return all.at(-1)?.type === 'session.status_idle' && all.some((e) => e.type === 'agent.message') ? all : null;
+    }, STEP_TIMEOUT_MS, platform.logs);
+  };
+  /** The last generation request that carried this prompt (the turn's own request, not a side request of the harness). */
+  const requestFor = (prompt: string) => model.modelRequests.map((r) => JSON.stringify(r.body)).filter((body) => body.includes(prompt)).at(-1) ?? '';
+
+  it(
+    'pause releases the sandbox (no container left) and keeps the conversation; resume, or the next message, rebuilds it',
+    async () => {
+      const agent = await client.beta.agents.create({ name: 'pause-agent', model: 'claude-sonnet-4-5' });
+      const env = await client.beta.environments.create({
+        name: 'pause-env',
+        config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      });
+      const { id } = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+      await boundAt(id, 1);
+      await turn(id, 'Remember the word heron.', 'I will remember heron.');
+      expect((await containersOf(id)).map((c) => c.State)).toEqual(['running']);
+
+      const paused = await post(id, 'pause');
+      expect(paused).toMatchObject({ status: 'idle', berth: { paused: true, sandbox: null } });
+      await waitFor('no container left for the paused session', async () => ((await containersOf(id)).length === 0 ? true : null), STEP_TIMEOUT_MS, platform.logs);
+      expect((await events(id)).filter((e) => e.type === 'berth.lifecycle').map((e) => e['lifecycle'])).toEqual(['paused']);
+      // Pausing again changes nothing.
+      expect((await post(id, 'pause')).berth.paused).toBe(true);
+
+      const resumed = await post(id, 'resume');
+      expect(resumed.berth.paused).toBe(false);
+      await boundAt(id, 2);
+      expect(await platform.runtime.inspect(`berth-s-${id}-g2`)).toMatchObject({ running: true });
+      await turn(id, 'Which word did I ask you to remember?', 'Heron.');
+      // The harness resumed its conversation in the new sandbox: the model saw the turn before the pause.
+      expect(requestFor('Which word did I ask you to remember?')).toContain('Remember the word heron.');
+      expect(requestFor('Which word did I ask you to remember?')).toContain('I will remember heron.');
+
+      // Paused again, a message alone brings it back.
+      await post(id, 'pause');
+      expect((await containersOf(id)).length).toBeGreaterThan(0);
+      await waitFor('no container left after the second pause', async () => ((await containersOf(id)).length === 0 ? true : null), STEP_TIMEOUT_MS, platform.logs);
+      const after = await turn(id, 'And now?', 'Still heron.');
+      expect(after.map((e) => e.type)).toEqual(expect.arrayContaining(['berth.lifecycle', 'berth.sandbox_requested', 'user.message', 'agent.message']));
+      expect((await session(id)).berth).toMatchObject({ paused: false, sandbox: { generation: 3 } });
+      expect(requestFor('And now?')).toContain('Which word did I ask you to remember?');
     },
     300_000,
   );

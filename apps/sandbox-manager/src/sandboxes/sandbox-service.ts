@@ -9,6 +9,7 @@ import type { WarmPools } from '../pool/warm-pools';
 import type { SessionFiles } from '../session-files/session-files';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
+import type { PackageImages } from './package-images';
 
 /** An environment stored with `network: host` (or made before the operator turned it off) gets no sandbox. */
 export const HOST_NETWORK_DISABLED =
@@ -32,6 +33,7 @@ export class SandboxService {
       provisioner: SandboxProvisioner;
       pools: WarmPools;
       settings: EnvironmentSettingsReader;
+      images: PackageImages;
       bound: BoundSandboxes;
       clock: Clock;
       crash: CrashPoints;
@@ -98,8 +100,10 @@ export class SandboxService {
     try {
       const settings = await this.deps.settings.read(o.owner_id, environmentId);
       if (settings.sandbox.network === 'host' && !this.deps.allowHostNetwork) throw new Error(HOST_NETWORK_DISABLED);
-      this.deps.pools.ensure(environmentId, settings.sandbox);
-      const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config: settings.sandbox });
+      // An environment with packages runs on its own image, built once (the delivery stays in flight meanwhile).
+      const config = await this.deps.images.sandboxFor(environmentId, settings);
+      this.deps.pools.ensure(environmentId, config);
+      const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
       if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
       await this.deps.files.prepare(o, provisioned.sandbox.name);
       this.deps.crash.reached('after-sandbox-start-before-bind');
@@ -109,7 +113,7 @@ export class SandboxService {
         generation,
         sandbox_id: provisioned.sandbox.name,
         warm: provisioned.source === 'warm',
-        expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: settings.sandbox.idle }).toISOString(),
+        expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: config.idle }).toISOString(),
         now: now.toISOString(),
       };
     } catch (error) {

@@ -1,5 +1,6 @@
 import { silentLogger } from '@berth/testing';
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { environmentConfigFrom } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import { FixedClock } from '@berth/core/testing';
 import { InMemoryManager } from '../testing/in-memory-manager';
@@ -55,5 +56,27 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     const lost = (await manager.events('sesn_lease')).find((e) => e.type === 'SandboxLost');
     expect(lost?.data).toMatchObject({ sandbox_id: 'berth-s-sesn_lease-g1', cause: 'expired' });
     expect(await manager.runtime.inspect('berth-s-sesn_lease-g1')).toBeNull();
+  });
+
+  it('starts an environment\'s sandboxes with its resources from one image built for its packages, and leases them for its idle timeout', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    const at = new Date().toISOString();
+    const config = environmentConfigFrom({ type: 'cloud', packages: { apt: ['jq'], npm: ['cowsay'] }, idle_timeout_seconds: 120, resources: { memory_mb: 512, cpus: 0.5, pids: 64 } });
+    await manager.store.environments.put({ id: 'env_1', owner_id: 'owner_1', name: 'pkgs', description: null, config, metadata: {}, created_at: at, updated_at: at, archived_at: null, deleted: false });
+
+    const before = Date.now();
+    await manager.send(create('sesn_pkg_a'));
+    await manager.send(create('sesn_pkg_b'));
+    await manager.settled();
+
+    expect(manager.images.built).toHaveLength(1);
+    expect(manager.images.built[0]?.steps.map((s) => s[0])).toEqual(['/bin/sh', 'npm']);
+    for (const session of ['sesn_pkg_a', 'sesn_pkg_b']) {
+      expect(manager.runtime.specOf(`berth-s-${session}-g1`)).toMatchObject({ image: expect.stringMatching(/^berth\/env:/), memoryBytes: 512 * 1024 * 1024, nanoCpus: 500_000_000, pidsLimit: 64 });
+      const lease = bound(await manager.events(session))?.data;
+      const expires = Date.parse(lease && 'expires_at' in lease ? String(lease.expires_at) : '');
+      expect(expires - before).toBeGreaterThanOrEqual(120_000);
+      expect(expires - Date.now()).toBeLessThanOrEqual(120_000);
+    }
   });
 });

@@ -1,3 +1,4 @@
+import type Anthropic from '@anthropic-ai/sdk';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -164,6 +165,11 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     await upstream.close();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }
+}
+
+/** The environment config end-to-end tests create, with `over` (harness, packages, …) on top: the default network (the egress). */
+export function e2eEnvironmentConfig(over: Record<string, unknown> = {}): Anthropic.Beta.Environments.BetaCloudConfigParams {
+  return { type: 'cloud', networking: { type: 'unrestricted' }, ...over } as Anthropic.Beta.Environments.BetaCloudConfigParams;
 }
 
 /** Each line a service wrote parses as one JSON object, and none contains a secret. */

@@ -1,17 +1,20 @@
-import type { CommandData, CommandOutcome, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
-import { commandFor } from '@berth/contracts/testing';
+import type { AgentConfig, CommandData, CommandOutcome, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
+import { commandFor, testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
+import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import { sandboxMetrics } from '@berth/telemetry';
-import { InMemorySandboxRuntime, InMemoryWorkspaces, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
+import { InMemorySandboxImages, InMemorySandboxRuntime, InMemoryWorkspaces, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
 import { Registry } from 'prom-client';
 import { CONTROL_EVENT_TYPES } from '../app/control-events.controller';
 import { noCrashPoints } from '../config/crash-points';
 import { WarmPools } from '../pool/warm-pools';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
+import { PackageImages } from '../sandboxes/package-images';
+import { PinnedAgents } from '../sessions/pinned-agents';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { OutputCapture } from '../session-files/output-capture';
 import { RepositoryCloner } from '../session-files/repository-cloner';
@@ -35,6 +38,7 @@ export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; warmPool
 export class InMemoryManager implements CommandBus {
   readonly store: MemoryStore;
   readonly runtime: InMemorySandboxRuntime;
+  readonly images: InMemorySandboxImages;
   readonly sent: SessionCommand[] = [];
   readonly shell: SandboxManagerShell;
   readonly sandboxes: SandboxService;
@@ -46,6 +50,8 @@ export class InMemoryManager implements CommandBus {
   /** The manager's metrics, as its /metrics would serve them. */
   readonly registry = new Registry();
   readonly sendCommand: SendManagerCommand;
+  /** The agent `createSessionData` pins (owner_1's agent_1 version 1) is in the store from the start. */
+  readonly ready: Promise<void>;
   private readonly kernel: ReturnType<typeof createSessionKernel>;
   private readonly handling = new Set<Promise<void>>();
   private crashed = false;
@@ -58,10 +64,12 @@ export class InMemoryManager implements CommandBus {
     this.store = previous?.store ?? new MemoryStore();
     this.runtime = previous?.runtime ?? new InMemorySandboxRuntime({ execScript: options.execScript });
     const workspaces = (this.workspaces = previous?.workspaces ?? new InMemoryWorkspaces());
-    this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, sessions: this.store.sessions, clock: systemClock });
-    const model = { model: null };
+    this.images = previous?.images ?? new InMemorySandboxImages();
+    this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, clock: systemClock });
     let slots = 0;
-    const settings = new EnvironmentSettingsReader(this.store.environments, { image: 'berth/harness:latest', model, warmPoolSize: options.warmPoolSize });
+    const settings = new EnvironmentSettingsReader(this.store.environments, {
+      sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },
+    });
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
     const files = new SessionFiles({
@@ -78,6 +86,7 @@ export class InMemoryManager implements CommandBus {
       provisioner: new SandboxProvisioner({ runtime: this.runtime, workspaces, pool }),
       pools: new WarmPools(pool),
       settings,
+      images: new PackageImages(this.images, quiet),
       bound: this.bound,
       clock: systemClock,
       crash: noCrashPoints,
@@ -91,6 +100,7 @@ export class InMemoryManager implements CommandBus {
       runtime: this.runtime,
       journal: this.store.journal,
       settings,
+      agents: new PinnedAgents(this.store.agents),
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
       files,
       send,
@@ -113,6 +123,16 @@ export class InMemoryManager implements CommandBus {
       policy: { interruptDeadlineMs: 300 },
     });
     this.workspaceReader = new WorkspaceReader({ runtime: this.runtime, workspaces, blobs: this.store.blobs, view: (id) => this.shell.view(id), settings, scopeLabels: {} });
+    this.ready = previous?.ready ?? this.defineAgentVersion(1, testAgentConfig());
+  }
+
+  /** Stores a version of owner_1's agent_1 (versions go 1, 2, …). */
+  async defineAgentVersion(version: number, config: AgentConfig): Promise<void> {
+    const at = new Date().toISOString();
+    await this.store.agents.putVersion(
+      { id: 'agent_1', owner_id: 'owner_1', version, name: 'test-agent', config, created_at: at, updated_at: at, archived_at: null },
+      version - 1,
+    );
   }
 
   /**
@@ -129,6 +149,7 @@ export class InMemoryManager implements CommandBus {
 
   async send(command: SessionCommand): Promise<CommandOutcome> {
     if (this.crashed) throw new Error('this manager process is dead');
+    await this.ready;
     this.sent.push(command);
     const outcome = await this.kernel.execute(command);
     if (outcome.ok && outcome.events.length > 0) {

@@ -57,13 +57,18 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
   afterAll(async () => {
     await platform?.stop();
     await model?.close();
-  }, 60_000);
+  }, 120_000);
 
-  const newSession = async (permission_mode: 'always_allow' | 'always_ask' = 'always_allow') => {
-    const agent = await client.beta.agents.create({ name: `${harness}-agent`, model: 'claude-sonnet-4-5' });
+  // always_ask: every tool of the agent asks (what all three harnesses honour).
+  const newSession = async (permission: 'always_allow' | 'always_ask' = 'always_allow') => {
+    const agent = await client.beta.agents.create({
+      name: `${harness}-agent`,
+      model: 'claude-sonnet-4-5',
+      tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: permission } } }],
+    });
     const env = await client.beta.environments.create({
       name: `${harness}-env`,
-      config: { type: 'cloud', harness, permission_mode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      config: { type: 'cloud', harness } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };

@@ -29,11 +29,15 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
     await model?.close();
   }, 60_000);
 
-  const newSession = async (permissionMode: 'always_allow' | 'always_ask') => {
-    const agent = await client.beta.agents.create({ name: 'claude', model: 'claude-sonnet-4-5' });
+  const newSession = async (bashPolicy: 'always_allow' | 'always_ask') => {
+    const agent = await client.beta.agents.create({
+      name: 'claude',
+      model: 'claude-sonnet-4-5',
+      tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: bashPolicy } }] }],
+    });
     const env = await client.beta.environments.create({
-      name: `claude-${permissionMode}`,
-      config: { type: 'cloud', harness: 'claude-code', permission_mode: permissionMode } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      name: `claude-${bashPolicy}`,
+      config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
     });
     return client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
   };

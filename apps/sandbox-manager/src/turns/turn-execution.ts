@@ -1,3 +1,4 @@
+import type { AgentConfig } from '@berth/contracts';
 import type { HarnessAdapter, ParseState, PendingConfirmation, TurnPlan, TurnTerminal } from '@berth/harness';
 import type { Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
@@ -40,6 +41,8 @@ export type TurnExecutionDeps = Readonly<{
   adapter: HarnessAdapter;
   /** The environment's model endpoint, read when the harness is about to start. */
   model: () => Promise<ModelSettings>;
+  /** The agent version the session pinned at create (null: not in the store), read when the harness is about to start. */
+  agent: () => Promise<AgentConfig | null>;
   crash: CrashPoints;
   log: Logger;
   metrics: Pick<SandboxMetrics, 'turnSeconds'>;
@@ -361,13 +364,16 @@ export class TurnExecution {
     // A sandbox this process already ran a turn in has the harness's files; a new one gets them from the mirror.
     if (this.resumeId !== null && !this.deps.restored.has(this.turn.sandbox_id)) await this.restoreTranscript(this.resumeId);
     this.deps.restored.add(this.turn.sandbox_id);
+    const agent = await this.deps.agent();
+    const { id, version } = this.turn.agent;
+    if (agent === null) throw new TurnFailure('harness_failed', `agent ${id} version ${version}, which the session pinned, is not in the store`);
     let plan: TurnPlan;
     try {
       plan = this.deps.adapter.buildTurn({
         prompt: this.turn.prompt,
+        agent,
         resumeId: this.resumeId,
-        model: { baseUrl: model.baseUrl, apiKeyEnv: model.apiKeyEnv, ...(model.model === null ? {} : { model: model.model }) },
-        permissionMode: this.turn.permission_mode,
+        model: { baseUrl: model.baseUrl, apiKeyEnv: model.apiKeyEnv },
         cwd: SANDBOX_WORKDIR,
         home: SANDBOX_HOME,
       });

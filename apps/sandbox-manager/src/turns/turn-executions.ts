@@ -7,6 +7,7 @@ import type { SandboxMetrics, TraceContext } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { EnvironmentSettingsReader, ModelSettings } from '../sandboxes/environment-settings';
 import type { SessionFiles } from '../session-files/session-files';
+import type { PinnedAgents } from '../sessions/pinned-agents';
 import type { TranscriptSync } from './transcript-sync';
 import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
 import { turnFiles, wholeLines } from './turn-files';
@@ -17,6 +18,8 @@ export type TurnExecutionsDeps = Readonly<{
   runtime: SandboxRuntime;
   journal: SessionJournal;
   settings: EnvironmentSettingsReader;
+  /** The agent version each session pinned, read for every turn. */
+  agents: PinnedAgents;
   transcripts: TranscriptSync;
   files: Pick<SessionFiles, 'mount' | 'captureOutputs'>;
   send: SendManagerCommand;
@@ -28,7 +31,15 @@ export type TurnExecutionsDeps = Readonly<{
   tuning?: Partial<TurnTuning>;
 }>;
 
-const OUTPUT_TYPES: readonly EventType[] = ['AgentMessageRecorded', 'AgentThinkingRecorded', 'AgentToolUseRecorded', 'AgentToolResultRecorded', 'UsageRecorded'];
+const OUTPUT_TYPES: readonly EventType[] = [
+  'AgentMessageRecorded',
+  'AgentThinkingRecorded',
+  'AgentToolUseRecorded',
+  'AgentToolResultRecorded',
+  'AgentMcpToolUseRecorded',
+  'AgentMcpToolResultRecorded',
+  'UsageRecorded',
+];
 
 /**
  * The turns this process runs, one per session: starts them (a repeated start of the same turn
@@ -70,6 +81,7 @@ export class TurnExecutions {
         files: this.deps.files,
         adapter: this.adapterFor(turn.harness),
         model: () => this.modelOf(turn),
+        agent: () => this.deps.agents.read(turn.owner_id, turn.agent),
         crash: this.deps.crash,
         log: this.deps.log,
         metrics: this.deps.metrics,

@@ -1,5 +1,6 @@
+import { environmentConfigFrom, type EnvironmentConfigParams } from '@berth/contracts';
 import type { CommandType, CommandData, RecordedEvent, SessionCommand } from '@berth/contracts';
-import { commandFor, createSessionData } from '@berth/contracts/testing';
+import { commandFor, createSessionData, testAgentConfig } from '@berth/contracts/testing';
 import type { ExecScript } from '@berth/testing';
 import { InMemoryManager } from '../testing/in-memory-manager';
 
@@ -24,8 +25,10 @@ const isKill = (cmd: readonly string[]) => cmd.join(' ').includes('kill -s');
 const types = (events: readonly RecordedEvent[]) => events.map((e) => e.type);
 
 /** The session's environment (`env_1`, the default of createSessionData) with this config. */
-async function putEnvironment(manager: InMemoryManager, config: Record<string, unknown>): Promise<void> {
+/** Stores an environment as the gateway would: `over` through the config contract. */
+async function putEnvironment(manager: InMemoryManager, over: Record<string, unknown>): Promise<void> {
   const now = new Date().toISOString();
+  const config = environmentConfigFrom(over as EnvironmentConfigParams);
   await manager.store.environments.put({ id: 'env_1', owner_id: 'owner_1', name: 'e', description: null, config, metadata: {}, created_at: now, updated_at: now, archived_at: null, deleted: false });
 }
 
@@ -88,7 +91,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
 
   it('gives no sandbox to an environment on the host network unless the operator allowed it', async () => {
     const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
-    await putEnvironment(manager, { network: 'host' });
+    await putEnvironment(manager, { type: 'cloud', network: 'host' });
     await manager.send(create());
     await manager.send(message('turn_1'));
     await manager.settled();
@@ -108,7 +111,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
         return { lines: claudeTurn('h-5', 'ok'), exitCode: 0 };
       },
     });
-    await putEnvironment(manager, { network: 'host' });
+    await putEnvironment(manager, { type: 'cloud', network: 'host' });
     await manager.send(create());
     await manager.send(message('turn_1'));
     await manager.settled();
@@ -300,5 +303,39 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     expect(events.filter((e) => e.type === 'TurnCompleted').map((e) => e.data)).toEqual([expect.objectContaining({ turn_id: 'turn_1' }), expect.objectContaining({ turn_id: 'turn_2' })]);
     expect(events.filter((e) => e.type === 'HarnessSessionRecorded').map((e) => e.data)).toContainEqual(expect.objectContaining({ harness_session_id: 'h-2' }));
   });
-});
 
+  it('runs every turn with the agent version the session pinned: a session of v1 keeps v1 after v2 exists', async () => {
+    const argvs: string[][] = [];
+    const manager = new InMemoryManager({
+      execScript: ({ spec }) => {
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        argvs.push([...spec.cmd]);
+        return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
+      },
+    });
+    await manager.defineAgentVersion(2, testAgentConfig({ model: 'claude-opus-4-7', system: 'You are version two.' }));
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await manager.settled();
+    await manager.send(commandFor('CreateSession', 'sesn_wiring2', createSessionData({ agent: { id: 'agent_1', version: 2 } })));
+    await manager.send(commandFor('SubmitUserMessage', 'sesn_wiring2', { turn_id: 'turn_v2', content: [{ type: 'text', text: 'hi' }] }));
+    await manager.settled();
+    await manager.send(message('turn_2'));
+    await manager.settled();
+
+    const [v1First, v2, v1Second] = argvs;
+    expect(v1First).toContain('--model=claude-sonnet-4-5');
+    expect(v1First?.some((a) => a.startsWith('--append-system-prompt'))).toBe(false);
+    expect(v2).toEqual(expect.arrayContaining(['--model=claude-opus-4-7', '--append-system-prompt=You are version two.']));
+    expect(v1Second).toContain('--model=claude-sonnet-4-5');
+  });
+
+  it('fails the turn with a named reason when the pinned agent version is not in the store', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    await manager.send(commandFor('CreateSession', 'sesn_noagent', createSessionData({ agent: { id: 'agent_1', version: 9 } })));
+    await manager.send(commandFor('SubmitUserMessage', 'sesn_noagent', { turn_id: 'turn_x', content: [{ type: 'text', text: 'hi' }] }));
+    await manager.settled();
+    const failed = (await manager.events('sesn_noagent')).find((e) => e.type === 'TurnFailed');
+    expect(failed?.data).toMatchObject({ reason: 'harness_failed', message: expect.stringContaining('agent agent_1 version 9') });
+  });
+});

@@ -19,6 +19,7 @@ function expectedView(state: SessionState): Omit<SessionView, 'session_id' | 'la
     agent: state.agent,
     harness: state.harness,
     permission_mode: state.permission_mode,
+    paused: state.paused,
     lifecycle: state.lifecycle === 'TERMINATED' ? 'terminated' : state.lifecycle === 'DELETED' ? 'deleted' : 'open',
     sandbox: state.sandbox !== null && !state.runtime_unavailable ? state.sandbox : null,
     sandbox_request: state.sandbox_request?.generation ?? null,
@@ -35,6 +36,7 @@ const step = fc.record({
   name: fc.oneof(
     weighted(6, 'message', 'bind', 'ask', 'confirm', 'interrupt'),
     weighted(3, 'output', 'complete', 'fail', 'died', 'recover', 'addResource', 'removeResource'),
+    weighted(2, 'pause', 'resume'),
     weighted(1, 'startFailed', 'endConversation', 'permission', 'terminate', 'archive', 'delete'),
   ),
   n: fc.nat(5),
@@ -45,7 +47,7 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 30 }), async (steps) => {
         const store = new MemoryStore();
-        const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: new FixedClock() });
+        const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: new FixedClock() });
         let i = 0;
         const run = <T extends CommandType>(type: T, data: CommandData<T>) => kernel.execute(commandFor(type, SID, data, { command_id: `cmd_p${i++}` }));
         await run('CreateSession', createSessionData({ permission_mode: 'always_ask' }));
@@ -117,6 +119,12 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
               break;
             case 'removeResource':
               await run('RemoveSessionResource', { resource_id: `sesrsc_${n % 3}` });
+              break;
+            case 'pause':
+              await run('PauseSession', {});
+              break;
+            case 'resume':
+              await run('ResumeSession', {});
               break;
           }
           const journal: RecordedEvent[] = await store.journal.readEvents(SID);

@@ -4,7 +4,7 @@ import { FixedClock } from '@berth/core/testing';
 import { decodeJson, type InboundMessage } from '@berth/nats';
 import { createSessionKernel } from '@berth/session-kernel';
 import type { PublishedMark } from '@berth/ports';
-import { MemoryStore, silentLogger } from '@berth/testing';
+import { MemoryStore, recordingLogger, silentLogger } from '@berth/testing';
 import { kernelMetrics } from '@berth/telemetry';
 import { Registry } from 'prom-client';
 import type { CrashPoint } from '../config/kernel.config';
@@ -18,27 +18,32 @@ class RecordingPublisher implements EventPublisher {
   readonly published: { subject: string; msgId?: string; event: EventMessage }[] = [];
   /** While set, publishes wait for it (to hold a command between commit and publish). */
   gate: Promise<void> | null = null;
+  /** Sessions whose publishes the broker refuses (e.g. a message over its max_payload). */
+  readonly refused = new Set<string>();
   async publish(subject: string, payload: unknown, options: { msgId?: string } = {}) {
     await new Promise((r) => setImmediate(r));
     await this.gate;
-    this.published.push({ subject, msgId: options.msgId, event: payload as EventMessage });
+    const event = payload as EventMessage;
+    if (this.refused.has(event.session_id)) throw new Error(`MAX_PAYLOAD_EXCEEDED for ${event.session_id}`);
+    this.published.push({ subject, msgId: options.msgId, event });
     return { stream: 'SESSION_EVT', seq: this.published.length, duplicate: false };
   }
 }
 
-/** Records each mark write, as a store that marks several sessions in one write would get them. */
+/** Records each mark write the outbox makes. */
 class MarkRecordingStore extends MemoryStore {
   readonly markWrites: PublishedMark[][] = [];
   constructor() {
     super();
-    Object.assign(this.journal, {
-      markPublishedMany: async (marks: readonly PublishedMark[]) => {
-        this.markWrites.push([...marks]);
-        for (const mark of marks) await this.journal.markPublished(mark.sessionId, mark.seqs);
-      },
-    });
+    const markPublished = this.journal.markPublished.bind(this.journal);
+    this.journal.markPublished = async (marks) => {
+      this.markWrites.push([...marks]);
+      await markPublished(marks);
+    };
   }
 }
+
+const unpublished = async (store: MemoryStore, limit = 100) => (await store.journal.unpublished({ limit })).events;
 
 function setup() {
   const store = new MarkRecordingStore();
@@ -47,8 +52,9 @@ function setup() {
   const crashes: CrashPoint[] = [];
   const crash = { reached: (p: CrashPoint) => void crashes.push(p) };
   const metrics = kernelMetrics(new Registry());
-  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, sessions: store.sessions, clock: new FixedClock() });
-  const outbox = new EventOutbox(store.journal, async (id) => (await kernel.load(id)).state.owner_id, publisher, locks, crash, silentLogger, metrics);
+  const logged = recordingLogger();
+  const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: new FixedClock() });
+  const outbox = new EventOutbox(store.journal, async (id) => (await kernel.load(id)).state.owner_id, publisher, locks, crash, logged.log, metrics);
   const replies: { subject: string; outcome: CommandOutcome }[] = [];
   const processor = new CommandProcessor({
     kernel,
@@ -68,7 +74,7 @@ function setup() {
     redelivered: false,
     working: () => undefined,
   });
-  return { store, publisher, outbox, kernel, processor, replies, crashes, deliver };
+  return { store, publisher, outbox, kernel, processor, replies, crashes, deliver, logged };
 }
 
 const subjectOf = (c: { type: string; meta: { session_id: string } }) => `session.${c.meta.session_id}.cmd.${c.type}`;
@@ -88,7 +94,7 @@ describe('CommandProcessor', () => {
     // The owner rides in the subject; the body carries the public rendering beside the record.
     expect(publisher.published[0].subject).toBe('session.sesn_a.evt.owner_1.SessionCreated');
     expect(publisher.published[0].event.public).toEqual(toPublicEvent(publisher.published[0].event));
-    expect(await store.journal.unpublished(100)).toEqual([]);
+    expect(await unpublished(store)).toEqual([]);
     expect(replies).toHaveLength(11);
   });
 
@@ -128,7 +134,7 @@ describe('EventOutbox marks', () => {
     const { store, processor, deliver } = setup();
     const creates = ['sesn_m1', 'sesn_m2', 'sesn_m3'].map((s) => createSession(s));
     await Promise.all(creates.map((c) => processor.handle(deliver(c, subjectOf(c)))));
-    expect(await store.journal.unpublished(100)).toEqual([]);
+    expect(await unpublished(store)).toEqual([]);
     expect(store.markWrites.flat().map((m) => m.sessionId).sort()).toEqual(['sesn_m1', 'sesn_m2', 'sesn_m3']);
     expect(store.markWrites).toHaveLength(1);
   });
@@ -145,8 +151,31 @@ describe('EventOutbox relay', () => {
     expect(await outbox.relay()).toBe(committed.length);
     expect(publisher.published.map((p) => p.event)).toEqual(committed.map((e) => ({ ...e, public: toPublicEvent(e) })));
     expect(new Set(publisher.published.map((p) => p.subject.split('.')[3]))).toEqual(new Set(['owner_1']));
-    expect(await store.journal.unpublished(100)).toEqual([]);
+    expect(await unpublished(store)).toEqual([]);
     expect(await outbox.relay()).toBe(0);
+  });
+
+  it('publishes the other sessions when one cannot be published, and retries that one in order next pass', async () => {
+    const { store, publisher, outbox, kernel, logged } = setup();
+    for (const s of ['sesn_ok1', 'sesn_bad', 'sesn_ok2']) await kernel.execute(createSession(s));
+    await kernel.execute(submitMessage('sesn_bad', 'later'));
+    publisher.refused.add('sesn_bad');
+
+    // Pages of two events: sesn_bad fails on the first page its events are on and is skipped after.
+    const relayed = await outbox.relay(2);
+    expect(relayed).toBe(4);
+    expect(new Set(publisher.published.map((p) => p.event.session_id))).toEqual(new Set(['sesn_ok1', 'sesn_ok2']));
+    expect(logged.lines.filter((l) => l.level === 'error')).toEqual([
+      expect.objectContaining({ fields: { sessions: 1, failures: [{ session_id: 'sesn_bad', reason: expect.stringMatching(/MAX_PAYLOAD_EXCEEDED/) }] } }),
+    ]);
+    expect((await unpublished(store)).every((e) => e.session_id === 'sesn_bad')).toBe(true);
+
+    publisher.refused.clear();
+    await outbox.relay(2);
+    const bad = publisher.published.filter((p) => p.event.session_id === 'sesn_bad').map((p) => p.event.seq);
+    expect(bad).toEqual(bad.map((_, i) => i + 1));
+    expect(bad.length).toBeGreaterThan(2);
+    expect(await unpublished(store)).toEqual([]);
   });
 
   it('does not re-send events a command was publishing while the relay waited for their session', async () => {
@@ -156,7 +185,7 @@ describe('EventOutbox relay', () => {
     const create = createSession('sesn_q');
     const handled = processor.handle(deliver(create, subjectOf(create)));
     // Committed, publish held: the relay reads the events and queues behind the command's lock.
-    while ((await store.journal.unpublished(10)).length === 0) await new Promise((r) => setImmediate(r));
+    while ((await unpublished(store, 10)).length === 0) await new Promise((r) => setImmediate(r));
     const relayed = outbox.relay();
     open();
     await handled;

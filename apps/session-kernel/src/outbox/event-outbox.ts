@@ -68,31 +68,36 @@ export class EventOutbox {
       const marks = this.marks;
       this.marks = [];
       this.marking = null;
-      return this.journal.markPublishedMany
-        ? this.journal.markPublishedMany(marks)
-        : Promise.all(marks.map((m) => this.journal.markPublished(m.sessionId, m.seqs))).then(() => undefined);
+      return this.journal.markPublished(marks);
     });
     return this.marking;
   }
 
   /**
-   * Publishes the journal's unpublished events until none are left; returns how many. Events a
-   * command published itself after the relay read them (it was waiting for their session lock) are
-   * skipped, and a pass that found only those ends the relay, so under load it does not keep
-   * re-sending what is in flight.
+   * Walks the journal's outbox once, page by page, and publishes what is left; returns how many.
+   * Events a command published itself after the relay read them (it was waiting for their session
+   * lock) are skipped, and a page that held only those ends the walk, so under load the relay does
+   * not chase what is in flight. A session whose publish fails is skipped for the rest of the walk
+   * (its later events must not overtake it) and tried again next pass; the others go on.
    */
   async relay(batchSize = 500): Promise<number> {
     if (this.relaying) return this.relaying;
     this.relaying = (async () => {
       let total = 0;
-      for (;;) {
+      const failed = new Map<string, string>();
+      for (let after: string | null = null; ; ) {
         this.publishedSinceRelayRead = new Map();
-        const pending = await this.journal.unpublished(batchSize);
-        if (pending.length === 0) return total;
+        const page = await this.journal.unpublished({ limit: batchSize, after });
         const bySession = new Map<string, RecordedEvent[]>();
-        for (const e of pending) bySession.set(e.session_id, [...(bySession.get(e.session_id) ?? []), e]);
-        const republished = await Promise.all(
-          [...bySession].map(([sessionId, events]) =>
+        for (const e of page.events) {
+          if (failed.has(e.session_id)) continue;
+          const events = bySession.get(e.session_id);
+          if (events) events.push(e);
+          else bySession.set(e.session_id, [e]);
+        }
+        const sessions = [...bySession];
+        const results = await Promise.allSettled(
+          sessions.map(([sessionId, events]) =>
             this.locks.run(sessionId, async () => {
               const done = this.publishedSinceRelayRead?.get(sessionId) ?? 0;
               const left = events.filter((e) => e.seq > done);
@@ -101,10 +106,21 @@ export class EventOutbox {
             }),
           ),
         );
-        const count = republished.reduce((a, b) => a + b, 0);
+        let count = 0;
+        results.forEach((result, i) => {
+          if (result.status === 'fulfilled') count += result.value;
+          else failed.set(sessions[i]?.[0] as string, errorText(result.reason));
+        });
         total += count;
-        if (count === 0) return total;
+        const onlyInFlight = page.events.length > 0 && count === 0 && results.every((r) => r.status === 'fulfilled');
+        if (page.next === null || onlyInFlight) break;
+        after = page.next;
       }
+      if (failed.size > 0) {
+        const first = [...failed].slice(0, 5).map(([session_id, reason]) => ({ session_id, reason }));
+        this.log.error('outbox relay: some sessions could not be published; retrying them next pass', { sessions: failed.size, failures: first });
+      }
+      return total;
     })().finally(() => {
       this.relaying = null;
       this.publishedSinceRelayRead = null;
@@ -129,3 +145,5 @@ export class EventOutbox {
     await this.relaying?.catch(() => undefined);
   }
 }
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));

@@ -53,7 +53,7 @@ export class FakeKernel implements CommandBus {
           occurred_at: this.clock.now().toISOString(),
         }) as RecordedEvent,
     );
-    await this.journal.appendEvents(session_id, recorded);
+    await this.journal.commit({ sessionId: session_id, events: recorded });
     this.processed.add(command_id);
     if (!this.losePublishes) for (const e of recorded) this.publish(e);
     return { ok: true, ...base, events: recorded.map((e) => ({ id: e.id, seq: e.seq, type: e.type })), duplicate: false, last_seq: last + recorded.length };

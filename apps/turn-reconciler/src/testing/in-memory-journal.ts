@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@berth/contracts';
 import { ConcurrencyError } from '@berth/core';
-import type { JournalQuery, SessionJournal } from '@berth/ports';
+import type { CommandCommit, JournalQuery, OutboxPage, OutboxQuery, PublishedMark, SessionJournal } from '@berth/ports';
 
 /** A journal in memory; `outage` makes every call fail the way an unreachable store does. */
 export class InMemoryJournal implements SessionJournal {
@@ -8,7 +8,7 @@ export class InMemoryJournal implements SessionJournal {
   private readonly published = new Set<string>();
   outage = false;
 
-  async appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
+  async commit({ sessionId, events }: CommandCommit): Promise<void> {
     this.check();
     const current = this.bySession.get(sessionId) ?? [];
     const last = current.length;
@@ -38,14 +38,15 @@ export class InMemoryJournal implements SessionJournal {
     return (this.bySession.get(sessionId) ?? []).filter((e) => e.command_id === commandId);
   }
 
-  async unpublished(limit: number): Promise<RecordedEvent[]> {
+  async unpublished({ limit, after }: OutboxQuery): Promise<OutboxPage> {
     this.check();
-    return [...this.bySession.values()].flat().filter((e) => !this.published.has(`${e.session_id}/${e.seq}`)).slice(0, limit);
+    if (after) return { events: [], next: null };
+    return { events: [...this.bySession.values()].flat().filter((e) => !this.published.has(`${e.session_id}/${e.seq}`)).slice(0, limit), next: null };
   }
 
-  async markPublished(sessionId: string, seqs: readonly number[]): Promise<void> {
+  async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     this.check();
-    for (const seq of seqs) this.published.add(`${sessionId}/${seq}`);
+    for (const { sessionId, seqs } of marks) for (const seq of seqs) this.published.add(`${sessionId}/${seq}`);
   }
 
   /** Everything of one session, for assertions (ignores the outage switch). */

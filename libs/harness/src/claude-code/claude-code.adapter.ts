@@ -1,4 +1,4 @@
-import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import { AGENT_TOOL_NAMES, mcpServerInUse, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
 import type {
   ConfirmationDecision,
   HarnessAdapter,
@@ -9,10 +9,24 @@ import type {
   TurnPlan,
 } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { freshState, holdToolUse, releaseAllHeld, releaseToolUse, type ParseState } from '../parse-state';
+import { freshState, holdToolUse, publicToolName, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState, type ToolCallOutput } from '../parse-state';
 import { claudeProjectKey } from './claude-project-key';
 
-const DEFAULT_MODEL = 'claude-sonnet-4-5';
+/** Claude Code's name for each toolset tool (`--tools`, permission rules, `tool_use` blocks). */
+export const CLAUDE_TOOL_NAMES: Readonly<Record<AgentToolName, string>> = {
+  bash: 'Bash',
+  edit: 'Edit',
+  read: 'Read',
+  write: 'Write',
+  glob: 'Glob',
+  grep: 'Grep',
+  web_fetch: 'WebFetch',
+  web_search: 'WebSearch',
+};
+const TOOLSET_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(CLAUDE_TOOL_NAMES).map(([api, claude]) => [claude, api]));
+
+/** Claude Code names an MCP tool `mcp__<server>__<tool>` (server names never hold `__`: the contract refuses them). */
+const mcpToolName = (server: string, tool?: string): string => (tool === undefined ? `mcp__${server}` : `mcp__${server}__${tool}`);
 
 /**
  * Claude Code in headless stream-json mode (`claude -p --input-format stream-json --output-format
@@ -22,18 +36,20 @@ const DEFAULT_MODEL = 'claude-sonnet-4-5';
  */
 export class ClaudeCodeAdapter implements HarnessAdapter {
   readonly kind = 'claude-code' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
+    const { agent } = input;
     const argv = [
       'claude',
       '-p',
       '--output-format=stream-json',
       '--input-format=stream-json',
       '--verbose',
-      `--model=${input.model.model ?? DEFAULT_MODEL}`,
-      ...permissionArgs(input.permissionMode),
-      ...(input.systemPrompt ? [`--append-system-prompt=${input.systemPrompt}`] : []),
+      `--model=${agent.model.id}`,
+      ...(agent.model.effort ? [`--effort=${agent.model.effort.type}`] : []),
+      ...toolArgs(input),
+      ...(agent.system ? [`--append-system-prompt=${agent.system}`] : []),
       // `=` keeps an id that starts with a dash from being read as a flag.
       ...(input.resumeId === null ? [] : [`--resume=${input.resumeId}`]),
     ];
@@ -126,13 +142,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
           outputs.push({ kind: 'thinking' });
           break;
         case 'tool_use': {
-          const toolUse = {
-            kind: 'tool_use' as const,
-            tool_use_id: str(block['id']) ?? '',
-            name: str(block['name']) ?? 'unknown',
-            input: { ...obj(block['input']) },
-            needs_confirmation: false,
-          };
+          const toolUse = toolCall(str(block['id']) ?? '', str(block['name']) ?? 'unknown', obj(block['input']));
           // In always_ask a `can_use_tool` request (ask) or its result (no ask needed) decides how it is emitted.
           const step = holdToolUse(state, toolUse);
           state = step.state;
@@ -153,12 +163,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       const toolUseId = str(block['tool_use_id']) ?? '';
       const released = releaseToolUse(state, toolUseId, false, unseenToolUse(toolUseId));
       state = released.state;
-      outputs.push(...released.outputs, {
-        kind: 'tool_result',
-        tool_use_id: toolUseId,
-        content: contentBlocks(block['content']),
-        is_error: block['is_error'] === true,
-      });
+      outputs.push(...released.outputs, toolResultOutput(state, { tool_use_id: toolUseId, content: contentBlocks(block['content']), is_error: block['is_error'] === true }));
     }
     return { state, outputs };
   }
@@ -203,8 +208,8 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
 }
 
 /** A tool use the harness asks about (or reports a result for) without an assistant line showing it first. */
-function unseenToolUse(toolUseId: string, name?: string, input?: JsonObject) {
-  return { kind: 'tool_use' as const, tool_use_id: toolUseId, name: name ?? 'unknown', input: { ...(input ?? {}) }, needs_confirmation: false };
+function unseenToolUse(toolUseId: string, name?: string, input?: JsonObject): ToolCallOutput {
+  return toolCall(toolUseId, name ?? 'unknown', input ?? {});
 }
 
 function resultError(message: JsonObject): string {
@@ -212,8 +217,40 @@ function resultError(message: JsonObject): string {
   return str(message['result']) || errors.join('; ') || `claude ended the turn with ${str(message['subtype']) ?? 'an error'}`;
 }
 
-function permissionArgs(mode: PermissionMode): string[] {
-  return mode === 'always_ask'
-    ? ['--permission-mode=default', '--permission-prompt-tool=stdio']
-    : ['--permission-mode=bypassPermissions'];
+/**
+ * The agent's tools as flags. `--tools` is exactly the enabled toolset tools; MCP servers come only
+ * from `--mcp-config` (`--strict-mcp-config` ignores a workspace's own `.mcp.json`); disabled MCP
+ * tools are `--disallowedTools` (not offered to the model). Permissions: `bypassPermissions` runs
+ * everything except what an `ask` rule names, and those go to `can_use_tool` on stdin (verified
+ * with 2.1.332: an ask rule beats bypass, and beats an allow rule for the same tool).
+ */
+function toolArgs(input: TurnInput): string[] {
+  const tools = resolveAgentTools(input.agent);
+  const enabled = AGENT_TOOL_NAMES.filter((name) => tools.builtin[name].enabled);
+  const ask = enabled.filter((name) => tools.builtin[name].policy === 'always_ask').map((name) => CLAUDE_TOOL_NAMES[name]);
+  const servers = tools.mcp.filter(mcpServerInUse);
+  const disallowed: string[] = [];
+  for (const server of servers) {
+    if (server.default.policy === 'always_ask') ask.push(mcpToolName(server.name));
+    for (const [tool, grant] of Object.entries(server.tools)) {
+      if (!grant.enabled) disallowed.push(mcpToolName(server.name, tool));
+      else if (grant.policy === 'always_ask' && server.default.policy !== 'always_ask') ask.push(mcpToolName(server.name, tool));
+    }
+  }
+  const mcpConfig = { mcpServers: Object.fromEntries(servers.map((s) => [s.name, { type: 'http', url: s.url }])) };
+  return [
+    '--permission-mode=bypassPermissions',
+    `--tools=${enabled.map((name) => CLAUDE_TOOL_NAMES[name]).join(',')}`,
+    '--strict-mcp-config',
+    ...(servers.length > 0 ? [`--mcp-config=${JSON.stringify(mcpConfig)}`] : []),
+    ...(disallowed.length > 0 ? [`--disallowedTools=${disallowed.join(',')}`] : []),
+    ...(ask.length > 0 ? ['--permission-prompt-tool=stdio', `--settings=${JSON.stringify({ permissions: { ask } })}`] : []),
+  ];
+}
+
+/** A `tool_use` block as an output: an MCP call (`mcp__<server>__<tool>`) or a tool under its toolset name. */
+function toolCall(id: string, claudeName: string, input: JsonObject): ToolCallOutput {
+  const mcp = /^mcp__(.+?)__(.+)$/.exec(claudeName);
+  if (mcp) return { kind: 'mcp_tool_use', tool_use_id: id, server_name: mcp[1], name: mcp[2], input: { ...input }, needs_confirmation: false };
+  return { kind: 'tool_use', tool_use_id: id, name: publicToolName(claudeName, TOOLSET_NAMES), input: { ...input }, needs_confirmation: false };
 }

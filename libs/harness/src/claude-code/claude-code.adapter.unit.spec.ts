@@ -1,10 +1,13 @@
+import { HARNESS_SUPPORT, type AgentCreateParams } from '@berth/contracts';
+import { testAgentConfig } from '@berth/contracts/testing';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
-import { ClaudeCodeAdapter } from './claude-code.adapter';
+import { CLAUDE_TOOL_NAMES, ClaudeCodeAdapter } from './claude-code.adapter';
 import { claudeProjectKey } from './claude-project-key';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
 import askDenied from './fixtures/ask-denied.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
+import mcpTurn from './fixtures/mcp-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
 import resumed from './fixtures/resumed-turn.stdout.json';
 import toolTurn from './fixtures/tool-turn.stdout.json';
@@ -12,12 +15,15 @@ import toolTurn from './fixtures/tool-turn.stdout.json';
 const adapter = new ClaudeCodeAdapter();
 const input: TurnInput = {
   prompt: 'write a file',
+  agent: testAgentConfig(),
   resumeId: null,
   model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-  permissionMode: 'always_allow',
   cwd: '/workspace',
   home: '/home/agent',
 };
+const argvOf = (agent: Partial<AgentCreateParams>) => adapter.buildTurn({ ...input, agent: testAgentConfig(agent) }).argv;
+const flag = (argv: readonly string[], name: string) => argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+const MCP = { mcp_servers: [{ type: 'url' as const, name: 'docs', url: 'https://mcp.example/mcp' }] };
 
 describe('ClaudeCodeAdapter.buildTurn', () => {
   it('runs headless stream-json with the prompt on stdin and the key by reference only', () => {
@@ -34,19 +40,60 @@ describe('ClaudeCodeAdapter.buildTurn', () => {
     expect(plan.keepStdinOpen).toBe(true);
   });
 
+  it('asks for the agent\'s model id, and its effort when it sets one (speed has no setting: the API refuses fast)', () => {
+    expect(flag(argvOf({ model: 'claude-opus-4-7' }), '--model')).toBe('claude-opus-4-7');
+    expect(flag(argvOf({ model: { id: 'claude-opus-4-7', effort: 'high' } }), '--effort')).toBe('high');
+    expect(flag(argvOf({ model: { id: 'claude-opus-4-7', effort: { type: 'max' } } }), '--effort')).toBe('max');
+    expect(flag(argvOf({ model: { id: 'claude-opus-4-7', speed: 'standard' } }), '--effort')).toBeUndefined();
+  });
+
   it('appends the agent system prompt to Claude Code\'s own', () => {
-    expect(adapter.buildTurn({ ...input, systemPrompt: 'Be brief.' }).argv).toContain('--append-system-prompt=Be brief.');
-    expect(adapter.buildTurn(input).argv.some((a) => a.startsWith('--append-system-prompt'))).toBe(false);
+    expect(argvOf({ system: 'Be brief.' })).toContain('--append-system-prompt=Be brief.');
+    expect(argvOf({}).some((a) => a.startsWith('--append-system-prompt'))).toBe(false);
+  });
+
+  it('offers exactly the enabled toolset tools under their Claude Code names', () => {
+    expect(flag(argvOf({}), '--tools')).toBe('Bash,Edit,Read,Write,Glob,Grep,WebFetch,WebSearch');
+    expect(flag(argvOf({ tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', enabled: false }, { name: 'web_search', enabled: false }] }] }), '--tools')).toBe(
+      'Edit,Read,Write,Glob,Grep,WebFetch',
+    );
+    expect(flag(argvOf({ tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: false }, configs: [{ name: 'read', enabled: true }] }] }), '--tools')).toBe('Read');
+    // No toolset: no built-in tools at all.
+    expect(flag(argvOf({ tools: [] }), '--tools')).toBe('');
+    expect(Object.keys(CLAUDE_TOOL_NAMES).sort()).toEqual([...HARNESS_SUPPORT['claude-code'].tools].sort());
+  });
+
+  it('asks through the stdio control protocol for always_ask tools only; the others run without asking', () => {
+    const asking = argvOf({ tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', permission_policy: { type: 'always_ask' } }] }] });
+    expect(asking).toEqual(expect.arrayContaining(['--permission-mode=bypassPermissions', '--permission-prompt-tool=stdio']));
+    expect(JSON.parse(flag(asking, '--settings') ?? '{}')).toEqual({ permissions: { ask: ['Bash'] } });
+    const allAsk = argvOf({ tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } }, configs: [{ name: 'read', permission_policy: { type: 'always_allow' } }] }] });
+    expect(JSON.parse(flag(allAsk, '--settings') ?? '{}').permissions.ask).toEqual(['Bash', 'Edit', 'Write', 'Glob', 'Grep', 'WebFetch', 'WebSearch']);
+    const never = argvOf({});
+    expect(never.some((a) => a.startsWith('--permission-prompt-tool') || a.startsWith('--settings'))).toBe(false);
+  });
+
+  it('connects the agent\'s MCP servers over HTTP, only from --mcp-config, with disabled tools not offered and per-tool asks', () => {
+    const argv = argvOf({
+      ...MCP,
+      tools: [
+        { type: 'agent_toolset_20260401' },
+        { type: 'mcp_toolset', mcp_server_name: 'docs', configs: [{ name: 'shout', enabled: false }, { name: 'lookup', permission_policy: { type: 'always_ask' } }] },
+      ],
+    });
+    expect(argv).toContain('--strict-mcp-config');
+    expect(JSON.parse(flag(argv, '--mcp-config') ?? '{}')).toEqual({ mcpServers: { docs: { type: 'http', url: 'https://mcp.example/mcp' } } });
+    expect(flag(argv, '--disallowedTools')).toBe('mcp__docs__shout');
+    expect(JSON.parse(flag(argv, '--settings') ?? '{}')).toEqual({ permissions: { ask: ['mcp__docs__lookup'] } });
+    const askAll = argvOf({ ...MCP, tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs', default_config: { permission_policy: { type: 'always_ask' } } }] });
+    expect(JSON.parse(flag(askAll, '--settings') ?? '{}')).toEqual({ permissions: { ask: ['mcp__docs'] } });
+    const off = argvOf({ ...MCP, tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs', default_config: { enabled: false } }] });
+    expect(off.some((a) => a.startsWith('--mcp-config'))).toBe(false);
+    expect(off).toContain('--strict-mcp-config');
   });
 
   it('resumes with --resume=<id> (an id starting with a dash cannot become a flag)', () => {
     expect(adapter.buildTurn({ ...input, resumeId: '-abc' }).argv).toContain('--resume=-abc');
-  });
-
-  it('asks through the stdio control protocol in always_ask mode', () => {
-    const argv = adapter.buildTurn({ ...input, permissionMode: 'always_ask' }).argv;
-    expect(argv).toEqual(expect.arrayContaining(['--permission-mode=default', '--permission-prompt-tool=stdio']));
-    expect(argv).not.toContain('--permission-mode=bypassPermissions');
   });
 });
 
@@ -57,7 +104,7 @@ describe('ClaudeCodeAdapter.parseLine over recorded claude 2.1.332 output', () =
     expect(summarize(run.outputs)).toEqual([
       'thinking',
       'message:Writing the file.',
-      'tool_use:Bash',
+      'tool_use:bash',
       'tool_result',
       'message:The file is written.',
       'usage',
@@ -78,7 +125,7 @@ describe('ClaudeCodeAdapter.parseLine over recorded claude 2.1.332 output', () =
   it('emits the tool use marked as waiting when claude asks, with the request to answer', () => {
     const run = replay(adapter, askAllowed, 'always_ask');
 
-    expect(summarize(run.outputs)).toEqual(['tool_use:Bash:ask', 'tool_result', 'message:after allow', 'usage']);
+    expect(summarize(run.outputs)).toEqual(['tool_use:bash:ask', 'tool_result', 'message:after allow', 'usage']);
     const toolUse = run.outputs[0];
     expect(run.confirmations).toEqual([
       { toolUseId: toolUse?.kind === 'tool_use' ? toolUse.tool_use_id : 'none', requestId: expect.any(String), input: { command: 'echo asked > asked.txt', description: 'write asked.txt' } },
@@ -88,7 +135,7 @@ describe('ClaudeCodeAdapter.parseLine over recorded claude 2.1.332 output', () =
   it('reports a denied tool use as an error result carrying the deny message', () => {
     const run = replay(adapter, askDenied, 'always_ask');
 
-    expect(summarize(run.outputs)).toEqual(['tool_use:Bash:ask', 'tool_result:error', 'message:after deny', 'usage']);
+    expect(summarize(run.outputs)).toEqual(['tool_use:bash:ask', 'tool_result:error', 'message:after deny', 'usage']);
     expect(run.outputs[1]).toMatchObject({ content: [{ type: 'text', text: 'not this time' }] });
   });
 
@@ -121,6 +168,26 @@ describe('ClaudeCodeAdapter.parseLine over recorded claude 2.1.332 output', () =
     const state = adapter.initialState('always_allow');
     expect(adapter.parseLine('warning: something', state)).toEqual({ state, outputs: [] });
     expect(adapter.parseLine('[1,2]', state)).toEqual({ state, outputs: [] });
+  });
+});
+
+describe('ClaudeCodeAdapter.parseLine of MCP calls', () => {
+  // The line shapes claude 2.1.332 printed calling the testing library's MCP server.
+  const call = JSON.stringify({ type: 'assistant', parent_tool_use_id: null, message: { content: [{ type: 'tool_use', id: 'toolu_m1', name: 'mcp__docs__lookup', input: { key: 'k1' } }] } });
+  const ask = JSON.stringify({ type: 'control_request', request_id: 'req_1', request: { subtype: 'can_use_tool', tool_name: 'mcp__docs__lookup', tool_use_id: 'toolu_m1', input: { key: 'k1' } } });
+  const result = JSON.stringify({ type: 'user', parent_tool_use_id: null, message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_m1', content: [{ type: 'text', text: 'the value of k1 is 42' }] }] } });
+
+  it('reports mcp__<server>__<tool> as mcp_tool_use and its result as mcp_tool_result', () => {
+    expect(summarize(replay(adapter, mcpTurn).outputs)).toEqual(['mcp_tool_use:docs.lookup', 'mcp_tool_result', 'message:Found it.', 'usage']);
+    const run = replay(adapter, [call, result]);
+    expect(summarize(run.outputs)).toEqual(['mcp_tool_use:docs.lookup', 'mcp_tool_result']);
+    expect(run.outputs[1]).toMatchObject({ tool_use_id: 'toolu_m1', content: [{ type: 'text', text: 'the value of k1 is 42' }] });
+  });
+
+  it('holds an MCP call that asks until claude asks, then emits it waiting', () => {
+    const run = replay(adapter, [call, ask, result], 'always_ask');
+    expect(summarize(run.outputs)).toEqual(['mcp_tool_use:docs.lookup:ask', 'mcp_tool_result']);
+    expect(run.confirmations).toEqual([{ toolUseId: 'toolu_m1', requestId: 'req_1', input: { key: 'k1' } }]);
   });
 });
 

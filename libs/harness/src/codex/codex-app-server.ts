@@ -1,7 +1,7 @@
 import type { AgentOutput } from '@berth/contracts';
 import type { ConfirmationDecision, ParseStep, PendingConfirmation } from '../harness-adapter.port';
 import { num, obj, str, textContent, type JsonObject } from '../json-line';
-import { addUsage, holdToolUse, releaseAllHeld, releaseToolUse, type ParseState } from '../parse-state';
+import { addUsage, holdToolUse, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState } from '../parse-state';
 import { fromAppServerItem, toolResultOf, toolUseOf } from './codex-items';
 
 /**
@@ -91,10 +91,10 @@ function response(message: JsonObject, state: ParseState): ParseStep {
 function approvalRequest(message: JsonObject, params: JsonObject, state: ParseState): ParseStep {
   const itemId = str(params['itemId']);
   if (itemId === undefined) return { state, outputs: [] };
-  const fallback = { kind: 'tool_use' as const, tool_use_id: itemId, name: 'command_execution', input: { command: str(params['command']) ?? '' }, needs_confirmation: false };
+  const fallback = { kind: 'tool_use' as const, tool_use_id: itemId, name: 'bash', input: { command: str(params['command']) ?? '' }, needs_confirmation: false };
   const released = releaseToolUse(state, itemId, true, fallback);
-  const shown = released.outputs.find((o) => o.kind === 'tool_use');
-  return { ...released, confirmation: { toolUseId: itemId, requestId: JSON.stringify(message['id']), input: shown?.kind === 'tool_use' ? shown.input : fallback.input } };
+  const shown = released.outputs.find((o) => o.kind === 'tool_use' || o.kind === 'mcp_tool_use');
+  return { ...released, confirmation: { toolUseId: itemId, requestId: JSON.stringify(message['id']), input: shown?.kind === 'tool_use' || shown?.kind === 'mcp_tool_use' ? shown.input : fallback.input } };
 }
 
 function itemCompleted(item: JsonObject, state: ParseState): ParseStep {
@@ -108,7 +108,7 @@ function itemCompleted(item: JsonObject, state: ParseState): ParseStep {
       if (toolUse === null) return { state, outputs: [] };
       // A tool that ran without asking (a command Codex knows to be safe) is emitted as allowed.
       const released = releaseToolUse(state, toolUse.tool_use_id, false, toolUse);
-      return { state: released.state, outputs: [...released.outputs, { kind: 'tool_result', tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) }] };
+      return { state: released.state, outputs: [...released.outputs, toolResultOutput(released.state, { tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) })] };
     }
   }
 }

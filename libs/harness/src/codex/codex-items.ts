@@ -1,29 +1,30 @@
-import type { AgentOutput } from '@berth/contracts';
+import type { AgentToolName } from '@berth/contracts';
 import { arr, obj, str, textContent, type JsonObject } from '../json-line';
+import type { ToolCallOutput } from '../parse-state';
 
-type ToolUse = Extract<AgentOutput, { kind: 'tool_use' }>;
+/**
+ * Codex's tool items and the toolset tool each is: its shell does what bash, read, write, edit,
+ * glob and grep do (one switch for all of them, `HARNESS_SUPPORT.codex.toolGroups`), `file_change`
+ * is its patch tool, `web_search` its search.
+ */
+export const CODEX_TOOL_ITEMS: Readonly<Record<string, AgentToolName>> = { command_execution: 'bash', file_change: 'edit', web_search: 'web_search' };
 
 /**
  * Codex's tool items, in the shape `codex exec --json` prints them (snake_case types and fields);
  * app-server items are brought to it first (`fromAppServerItem`), so both protocols name and report
- * tools alike: the tool name is the item type (or `server.tool` for MCP).
+ * tools alike: a toolset tool under its toolset name, or an MCP call.
  */
-export function toolUseOf(item: JsonObject): ToolUse | null {
+export function toolUseOf(item: JsonObject): ToolCallOutput | null {
   const id = str(item['id']);
+  const type = str(item['type']) ?? '';
   if (id === undefined) return null;
-  const base = { kind: 'tool_use' as const, tool_use_id: id, needs_confirmation: false };
-  switch (item['type']) {
-    case 'command_execution':
-      return { ...base, name: 'command_execution', input: { command: str(item['command']) ?? '' } };
-    case 'file_change':
-      return { ...base, name: 'file_change', input: { changes: arr(item['changes']) } };
-    case 'mcp_tool_call':
-      return { ...base, name: `${str(item['server']) ?? 'mcp'}.${str(item['tool']) ?? 'tool'}`, input: { ...obj(item['arguments']) } };
-    case 'web_search':
-      return { ...base, name: 'web_search', input: { query: str(item['query']) ?? '' } };
-    default:
-      return null;
+  if (type === 'mcp_tool_call') {
+    return { kind: 'mcp_tool_use', tool_use_id: id, server_name: str(item['server']) ?? 'mcp', name: str(item['tool']) ?? 'tool', input: { ...obj(item['arguments']) }, needs_confirmation: false };
   }
+  const name = CODEX_TOOL_ITEMS[type];
+  if (name === undefined) return null;
+  const input = type === 'command_execution' ? { command: str(item['command']) ?? '' } : type === 'file_change' ? { changes: arr(item['changes']) } : { query: str(item['query']) ?? '' };
+  return { kind: 'tool_use', tool_use_id: id, name, input, needs_confirmation: false };
 }
 
 export function toolResultOf(item: JsonObject): { content: Record<string, unknown>[]; is_error: boolean } {

@@ -1,36 +1,41 @@
-import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import { mcpServerInUse, permissionModeOf, resolveAgentTools, type AgentOutput, type PermissionMode } from '@berth/contracts';
 import type { ConfirmationDecision, HarnessAdapter, ParseStep, PendingConfirmation, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
 import { answerAppServerApproval, appServerOpening, parseAppServerLine } from './codex-app-server';
 import { toolResultOf, toolUseOf } from './codex-items';
 
+export { CODEX_TOOL_ITEMS } from './codex-items';
+
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
-/**
- * A model id Codex has no built-in metadata for, so it offers the plain function tools
- * (`exec_command`, …) rather than the code-mode tools of its own models. Scripted tests rely on it.
- */
-const DEFAULT_MODEL = 'berth-model';
 
 /**
- * Codex, one process per turn. `always_allow`: `codex exec --json`, the prompt as the last
- * argument, `exec resume <thread id>` for later turns. `always_ask`: `codex app-server`, whose
- * protocol asks before commands and file changes (`exec` cannot ask; see codex-app-server.ts).
- * Either way the model comes from a custom provider in `$CODEX_HOME/config.toml` (Codex ignores
+ * Codex, one process per turn. An agent without asking tools: `codex exec --json`, the prompt as
+ * the last argument, `exec resume <thread id>` for later turns. One whose tools ask (all of them:
+ * `HARNESS_SUPPORT.codex.confirmation`): `codex app-server`, whose protocol asks before commands
+ * and file changes (`exec` cannot ask; see codex-app-server.ts). Either way the model, the agent's
+ * system prompt, its tools and MCP servers go into `$CODEX_HOME/config.toml` (Codex ignores
  * `OPENAI_BASE_URL`) and the conversation is the same thread, resumed by id.
  */
 export class CodexAdapter implements HarnessAdapter {
   readonly kind = 'codex' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: false, modelKeyHeader: 'bearer' as const };
+  readonly capabilities = { interruptOnStdin: false, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
+    const { agent } = input;
     const codexHome = `${input.home}/.codex`;
+    const tools = resolveAgentTools(agent);
     const config = [
       `model_provider = "${PROVIDER}"`,
-      `model = ${tomlString(input.model.model ?? DEFAULT_MODEL)}`,
-      ...(input.systemPrompt ? [`developer_instructions = ${tomlString(input.systemPrompt)}`] : []),
+      `model = ${tomlString(agent.model.id)}`,
+      ...(agent.model.effort ? [`model_reasoning_effort = ${tomlString(agent.model.effort.type)}`] : []),
+      // Codex sends `service_tier: priority` for models that offer it.
+      ...(agent.model.speed === 'fast' ? ['service_tier = "fast"'] : []),
+      ...(agent.system ? [`developer_instructions = ${tomlString(agent.system)}`] : []),
+      ...(tools.builtin.web_search.enabled ? [] : ['web_search = "disabled"']),
       '',
+      ...(tools.builtin.bash.enabled ? [] : ['[features]', 'shell_tool = false', 'unified_exec = false', '']),
       `[model_providers.${PROVIDER}]`,
       `name = "${PROVIDER}"`,
       `base_url = ${tomlString(`${input.model.baseUrl}/v1`)}`,
@@ -40,11 +45,22 @@ export class CodexAdapter implements HarnessAdapter {
       'request_max_retries = 2',
       'stream_max_retries = 2',
       '',
+      ...tools.mcp.filter(mcpServerInUse).flatMap((server) => {
+        const named = Object.entries(server.tools);
+        const listed = (enabled: boolean) => `[${named.filter(([, g]) => g.enabled === enabled).map(([name]) => tomlString(name)).join(', ')}]`;
+        return [
+          `[mcp_servers.${tomlString(server.name)}]`,
+          `url = ${tomlString(server.url)}`,
+          // Offered are the server's tools minus disabled_tools, or only enabled_tools when its default is disabled.
+          server.default.enabled ? `disabled_tools = ${listed(false)}` : `enabled_tools = ${listed(true)}`,
+          '',
+        ];
+      }),
     ].join('\n');
     const files = [{ path: `${codexHome}/config.toml`, content: config }];
     const env = { HOME: input.home, CODEX_HOME: codexHome };
     const secretEnv = { [input.model.apiKeyEnv]: input.model.apiKeyEnv };
-    if (input.permissionMode === 'always_ask') {
+    if (permissionModeOf(agent) === 'always_ask') {
       // The prompt goes in once the thread is known (ParseStep.stdinLines); stdin stays open for the answers.
       return { argv: ['codex', 'app-server'], env, secretEnv, stdinLines: appServerOpening(input.cwd, input.resumeId), keepStdinOpen: true, files };
     }
@@ -141,7 +157,7 @@ export class CodexAdapter implements HarnessAdapter {
         const toolUse = toolUseOf(item);
         if (toolUse === null) return { state, outputs: [] };
         const started = emitToolUse(state, toolUse);
-        const result: AgentOutput = { kind: 'tool_result', tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) };
+        const result: AgentOutput = { kind: toolUse.kind === 'mcp_tool_use' ? 'mcp_tool_result' : 'tool_result', tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) };
         return { state: started.state, outputs: [...started.outputs, result] };
       }
     }

@@ -1,9 +1,12 @@
+import { HARNESS_SUPPORT, type AgentCreateParams } from '@berth/contracts';
+import { testAgentConfig } from '@berth/contracts/testing';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
-import { CodexAdapter } from './codex.adapter';
+import { CODEX_TOOL_ITEMS, CodexAdapter } from './codex.adapter';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
 import askDenied from './fixtures/ask-denied.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
+import mcpTurn from './fixtures/mcp-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
 import resumed from './fixtures/resumed-turn.stdout.json';
 import toolTurn from './fixtures/tool-turn.stdout.json';
@@ -11,12 +14,13 @@ import toolTurn from './fixtures/tool-turn.stdout.json';
 const adapter = new CodexAdapter();
 const input: TurnInput = {
   prompt: '-p looks like a flag',
+  agent: testAgentConfig({ model: 'berth-model' }),
   resumeId: null,
   model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-  permissionMode: 'always_allow',
   cwd: '/workspace',
   home: '/home/agent',
 };
+const configOf = (agent: Partial<AgentCreateParams>) => adapter.buildTurn({ ...input, agent: testAgentConfig({ model: 'berth-model', ...agent }) }).files[0]?.content ?? '';
 
 describe('CodexAdapter.buildTurn', () => {
   it('runs codex exec --json with the prompt after --, and a custom Responses provider in config.toml', () => {
@@ -34,16 +38,49 @@ describe('CodexAdapter.buildTurn', () => {
     expect(plan.keepStdinOpen).toBe(false);
   });
 
+  it('asks for the agent\'s model id with its effort and, for fast, the fast service tier', () => {
+    expect(configOf({ model: 'gpt-5.5' })).toContain('model = "gpt-5.5"');
+    expect(configOf({ model: { id: 'gpt-5.5', effort: 'xhigh' } })).toContain('model_reasoning_effort = "xhigh"');
+    expect(configOf({ model: { id: 'gpt-5.5', speed: 'fast' } })).toContain('service_tier = "fast"');
+    expect(configOf({ model: 'gpt-5.5' })).not.toMatch(/model_reasoning_effort|service_tier/);
+  });
+
   it('passes the agent system prompt as developer_instructions', () => {
-    expect(adapter.buildTurn({ ...input, systemPrompt: 'Say "hi"' }).files[0]?.content).toContain('developer_instructions = "Say \\"hi\\""');
+    expect(configOf({ system: 'Say "hi"' })).toContain('developer_instructions = "Say \\"hi\\""');
+    expect(configOf({})).not.toContain('developer_instructions');
+  });
+
+  it('turns its shell (bash, read, write, edit, glob, grep) and web search off when the agent disables them', () => {
+    expect(configOf({})).not.toMatch(/shell_tool|web_search/);
+    const off = configOf({ tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: false } }] });
+    expect(off).toContain('web_search = "disabled"');
+    expect(off).toMatch(/\[features\]\nshell_tool = false\nunified_exec = false/);
+    expect(configOf({ tools: [] })).toContain('shell_tool = false');
+    expect(Object.values(CODEX_TOOL_ITEMS).every((name) => HARNESS_SUPPORT.codex.tools.includes(name))).toBe(true);
+  });
+
+  it('configures the agent\'s MCP servers with the tools it offers', () => {
+    const servers = { mcp_servers: [{ type: 'url' as const, name: 'docs', url: 'https://mcp.example/mcp' }, { type: 'url' as const, name: 'only', url: 'http://127.0.0.1:9/mcp' }] };
+    const config = configOf({
+      ...servers,
+      tools: [
+        { type: 'mcp_toolset', mcp_server_name: 'docs', configs: [{ name: 'shout', enabled: false }] },
+        { type: 'mcp_toolset', mcp_server_name: 'only', default_config: { enabled: false }, configs: [{ name: 'lookup', enabled: true }] },
+      ],
+    });
+    expect(config).toContain('[mcp_servers."docs"]\nurl = "https://mcp.example/mcp"\ndisabled_tools = ["shout"]');
+    expect(config).toContain('[mcp_servers."only"]\nurl = "http://127.0.0.1:9/mcp"\nenabled_tools = ["lookup"]');
+    expect(configOf({ ...servers, tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs', default_config: { enabled: false } }] })).not.toContain('mcp_servers');
   });
 
   it('resumes with exec resume <thread id>', () => {
     expect(adapter.buildTurn({ ...input, resumeId: 'thread-1' }).argv.slice(5)).toEqual(['resume', 'thread-1', '--', '-p looks like a flag']);
   });
 
-  it('in always_ask runs codex app-server: initialize, then a thread that asks before untrusted commands, stdin kept open', () => {
-    const plan = adapter.buildTurn({ ...input, permissionMode: 'always_ask' });
+  const askingAgent = testAgentConfig({ model: 'berth-model', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] });
+
+  it('for an agent whose tools ask runs codex app-server: initialize, then a thread that asks before untrusted commands, stdin kept open', () => {
+    const plan = adapter.buildTurn({ ...input, agent: askingAgent });
     expect(plan.argv).toEqual(['codex', 'app-server']);
     expect(plan.keepStdinOpen).toBe(true);
     expect(plan.files[0]?.content).toContain('wire_api = "responses"');
@@ -54,7 +91,7 @@ describe('CodexAdapter.buildTurn', () => {
     ]);
     // The prompt is not on the command line or in the opening: it follows once the thread is known.
     expect(JSON.stringify(plan)).not.toContain('-p looks like a flag');
-    expect(JSON.parse(adapter.buildTurn({ ...input, permissionMode: 'always_ask', resumeId: 'thread-1' }).stdinLines[2] ?? '{}')).toMatchObject({
+    expect(JSON.parse(adapter.buildTurn({ ...input, agent: askingAgent, resumeId: 'thread-1' }).stdinLines[2] ?? '{}')).toMatchObject({
       method: 'thread/resume',
       params: { threadId: 'thread-1', approvalPolicy: 'untrusted' },
     });
@@ -65,7 +102,7 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 app-server output (
   it('sends the prompt once the thread is open, holds the command for approval, then shows its result and the answer', () => {
     const run = replay(adapter, askAllowed, 'always_ask', 'write asked.txt');
 
-    expect(summarize(run.outputs)).toEqual(['tool_use:command_execution:ask', 'tool_result', 'message:after allow', 'usage']);
+    expect(summarize(run.outputs)).toEqual(['tool_use:bash:ask', 'tool_result', 'message:after allow', 'usage']);
     expect(run.outputs[0]).toMatchObject({ input: { command: 'echo asked > asked.txt' } });
     const [threadId] = run.sessionIds;
     expect(run.stdinLines.map((l) => JSON.parse(l))).toEqual([{ method: 'turn/start', id: 3, params: { threadId, input: [{ type: 'text', text: 'write asked.txt' }] } }]);
@@ -82,7 +119,7 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 app-server output (
 
   it('shows a declined command as an error result and the turn still ends normally', () => {
     const run = replay(adapter, askDenied, 'always_ask', 'write asked.txt');
-    expect(summarize(run.outputs)).toEqual(['tool_use:command_execution:ask', 'tool_result:error', 'message:after deny', 'usage']);
+    expect(summarize(run.outputs)).toEqual(['tool_use:bash:ask', 'tool_result:error', 'message:after deny', 'usage']);
     expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
   });
 });
@@ -94,7 +131,7 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 output', () => {
     expect(summarize(run.outputs)).toEqual([
       'thinking',
       'message:Writing the file.',
-      'tool_use:command_execution',
+      'tool_use:bash',
       'tool_result',
       'message:The file is written.',
       'usage',
@@ -103,9 +140,9 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 output', () => {
     expect(run.outputs[3]).toMatchObject({ tool_use_id: 'item_3', is_error: false });
     expect(run.outputs[5]).toEqual({
       kind: 'usage',
-      usage: { input_tokens: 20353, output_tokens: 169, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: 20383, output_tokens: 169, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     });
-    expect(run.sessionIds).toEqual(['01a22d47-5478-7e53-95c9-50fc3f414285']);
+    expect(run.sessionIds).toEqual(['01a23370-7454-7f52-b3da-099e7e3496ad']);
     expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
   });
 
@@ -139,8 +176,22 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 output', () => {
       JSON.stringify({ type: 'item.completed', item: { id: 'item_2', type: 'file_change', changes: [{ path: 'a.txt', kind: 'add' }], status: 'completed' } }),
     ];
     const run = replay(adapter, lines);
-    expect(summarize(run.outputs)).toEqual(['tool_use:command_execution', 'tool_result:error', 'tool_use:file_change', 'tool_result']);
+    expect(summarize(run.outputs)).toEqual(['tool_use:bash', 'tool_result:error', 'tool_use:edit', 'tool_result']);
     expect(run.outputs[3]).toMatchObject({ content: [{ type: 'text', text: 'add a.txt' }] });
+  });
+
+  it('reports a call of an MCP tool as mcp_tool_use and mcp_tool_result, named by server and tool', () => {
+    // The item shapes codex 0.171.0 printed calling the testing library's MCP server.
+    const call = { id: 'item_1', type: 'mcp_tool_call', server: 'docs', tool: 'lookup', arguments: { key: 'k9' }, error: null };
+    const lines = [
+      JSON.stringify({ type: 'item.started', item: { ...call, result: null, status: 'in_progress' } }),
+      JSON.stringify({ type: 'item.completed', item: { ...call, result: { content: [{ type: 'text', text: 'the value of k9 is 42' }], structured_content: null }, status: 'completed' } }),
+    ];
+    expect(summarize(replay(adapter, mcpTurn).outputs)).toEqual(['mcp_tool_use:docs.lookup', 'mcp_tool_result', 'message:Found it.', 'usage']);
+    const run = replay(adapter, lines);
+    expect(summarize(run.outputs)).toEqual(['mcp_tool_use:docs.lookup', 'mcp_tool_result']);
+    expect(run.outputs[0]).toMatchObject({ input: { key: 'k9' } });
+    expect(run.outputs[1]).toMatchObject({ tool_use_id: 'item_1', content: [{ type: 'text', text: 'the value of k9 is 42' }], is_error: false });
   });
 
   it('finds the rollout by thread id under CODEX_HOME/sessions', () => {

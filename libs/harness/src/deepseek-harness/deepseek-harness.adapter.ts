@@ -1,4 +1,4 @@
-import type { PermissionMode } from '@berth/contracts';
+import { agentAsksForConfirmation, resolveAgentTools, type PermissionMode } from '@berth/contracts';
 import type {
   ConfirmationDecision,
   HarnessAdapter,
@@ -12,8 +12,6 @@ import { contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObje
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
 import { statusTurnEnd } from '../status-turn-end';
 
-const DEFAULT_MODEL = 'deepseek-chat';
-
 /**
  * DeepSeek Harness (`dsh`), driven as one process per turn that prints its Thread/Turn/Item
  * runtime events as JSON lines. ASSUMED protocol (dsh cannot be installed here; see
@@ -23,7 +21,7 @@ const DEFAULT_MODEL = 'deepseek-chat';
  */
 export class DeepSeekHarnessAdapter implements HarnessAdapter {
   readonly kind = 'deepseek-harness' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
     return {
@@ -31,9 +29,10 @@ export class DeepSeekHarnessAdapter implements HarnessAdapter {
         'dsh',
         'exec',
         '--json',
-        `--model=${input.model.model ?? DEFAULT_MODEL}`,
-        `--approval=${input.permissionMode === 'always_ask' ? 'ask' : 'auto'}`,
-        ...(input.systemPrompt ? [`--instructions=${input.systemPrompt}`] : []),
+        `--model=${input.agent.model.id}`,
+        // All tools ask or none do (the API refuses a mix for this harness).
+        `--approval=${agentAsksForConfirmation(resolveAgentTools(input.agent)) ? 'ask' : 'auto'}`,
+        ...(input.agent.system ? [`--instructions=${input.agent.system}`] : []),
         ...(input.resumeId === null ? [] : [`--thread=${input.resumeId}`]),
       ],
       env: { HOME: input.home, DEEPSEEK_BASE_URL: input.model.baseUrl },

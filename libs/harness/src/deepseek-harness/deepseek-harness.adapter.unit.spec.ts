@@ -1,3 +1,4 @@
+import { testAgentConfig } from '@berth/contracts/testing';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
 import { DeepSeekHarnessAdapter } from './deepseek-harness.adapter';
@@ -8,9 +9,9 @@ import interrupted from './fixtures/interrupted-turn.stdout.json';
 const adapter = new DeepSeekHarnessAdapter();
 const input: TurnInput = {
   prompt: 'write a file',
+  agent: testAgentConfig({ model: 'deepseek-chat', system: 'Be brief.', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] }),
   resumeId: null,
   model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-  permissionMode: 'always_ask',
   cwd: '/workspace',
   home: '/home/agent',
 };
@@ -19,8 +20,8 @@ describe('DeepSeekHarnessAdapter', () => {
   it('starts dsh with the approval mode and thread to resume, the prompt on stdin', () => {
     const plan = adapter.buildTurn({ ...input, resumeId: 'thr_1' });
 
-    expect(plan.argv).toEqual(expect.arrayContaining(['dsh', 'exec', '--json', '--approval=ask', '--thread=thr_1']));
-    expect(adapter.buildTurn({ ...input, permissionMode: 'always_allow' }).argv).toContain('--approval=auto');
+    expect(plan.argv).toEqual(expect.arrayContaining(['dsh', 'exec', '--json', '--model=deepseek-chat', '--approval=ask', '--instructions=Be brief.', '--thread=thr_1']));
+    expect(adapter.buildTurn({ ...input, agent: testAgentConfig() }).argv).toContain('--approval=auto');
     expect(JSON.parse(plan.stdinLines[0] ?? '{}')).toEqual({ type: 'user.message', text: 'write a file' });
     expect(plan.env['DEEPSEEK_BASE_URL']).toBe('http://model.internal:8080');
     expect(plan.secretEnv).toEqual({ DEEPSEEK_API_KEY: 'BERTH_MODEL_API_KEY' });

@@ -3,9 +3,6 @@ import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan
 import { contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { emitToolUse, freshState, type ParseState } from '../parse-state';
 import { statusTurnEnd } from '../status-turn-end';
-import { requireAlwaysAllow } from '../unsupported-permission-mode';
-
-const DEFAULT_MODEL = 'hermes-4';
 const OPEN_REQUEST = 1;
 const PROMPT_REQUEST = 2;
 
@@ -18,17 +15,16 @@ const PROMPT_REQUEST = 2;
  */
 export class HermesAdapter implements HarnessAdapter {
   readonly kind = 'hermes' as const;
-  readonly capabilities = { toolConfirmation: false, interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'bearer' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
-    requireAlwaysAllow(this.kind, input.permissionMode);
     const open =
       input.resumeId === null
         ? { jsonrpc: '2.0', id: OPEN_REQUEST, method: 'session.create', params: { cwd: input.cwd } }
         : { jsonrpc: '2.0', id: OPEN_REQUEST, method: 'session.resume', params: { session_id: input.resumeId, cwd: input.cwd } };
     const config = [
       'model:',
-      `  default: ${JSON.stringify(input.model.model ?? DEFAULT_MODEL)}`,
+      `  default: ${JSON.stringify(input.agent.model.id)}`,
       '  provider: custom',
       `  base_url: ${JSON.stringify(`${input.model.baseUrl}/v1`)}`,
       '',
@@ -42,7 +38,7 @@ export class HermesAdapter implements HarnessAdapter {
       files: [
         { path: `${input.home}/.hermes/config.yaml`, content: config },
         // Hermes reads its persona from SOUL.md.
-        ...(input.systemPrompt ? [{ path: `${input.home}/.hermes/SOUL.md`, content: `${input.systemPrompt}\n` }] : []),
+        ...(input.agent.system ? [{ path: `${input.home}/.hermes/SOUL.md`, content: `${input.agent.system}\n` }] : []),
       ],
     };
   }

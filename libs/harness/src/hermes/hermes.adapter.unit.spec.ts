@@ -1,4 +1,4 @@
-import { ValidationError } from '@berth/core';
+import { testAgentConfig } from '@berth/contracts/testing';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
 import modelError from './fixtures/model-error.stdout.json';
@@ -10,9 +10,9 @@ import { HermesAdapter } from './hermes.adapter';
 const adapter = new HermesAdapter();
 const input: TurnInput = {
   prompt: 'write a file',
+  agent: testAgentConfig({ model: 'hermes-4', system: 'You are Hermes.' }),
   resumeId: null,
   model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
-  permissionMode: 'always_allow',
   cwd: '/workspace',
   home: '/home/agent',
 };
@@ -26,12 +26,13 @@ describe('HermesAdapter', () => {
     expect(methods(null)[1]).toMatchObject({ params: { text: 'write a file' } });
   });
 
-  it('points config.yaml at the model endpoint and passes the key by reference', () => {
+  it('points config.yaml at the model endpoint with the agent\'s model, its system prompt in SOUL.md, the key by reference', () => {
     const plan = adapter.buildTurn(input);
     expect(plan.files[0]?.path).toBe('/home/agent/.hermes/config.yaml');
     expect(plan.files[0]?.content).toContain('base_url: "http://model.internal:8080/v1"');
+    expect(plan.files[0]?.content).toContain('default: "hermes-4"');
+    expect(plan.files[1]).toEqual({ path: '/home/agent/.hermes/SOUL.md', content: 'You are Hermes.\n' });
     expect(plan.secretEnv).toEqual({ OPENAI_API_KEY: 'BERTH_MODEL_API_KEY' });
-    expect(() => adapter.buildTurn({ ...input, permissionMode: 'always_ask' })).toThrow(ValidationError);
   });
 
   it('maps a tool turn to thinking, messages, the tool use and result, and usage', () => {

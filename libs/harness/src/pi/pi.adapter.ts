@@ -1,12 +1,24 @@
-import type { AgentOutput, PermissionMode } from '@berth/contracts';
+import { AGENT_TOOL_NAMES, permissionModeOf, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
 import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import type { ConfirmationDecision, PendingConfirmation } from '../harness-adapter.port';
-import { addUsage, freshState, holdToolUse, releaseAllHeld, releaseToolUse, type ParseState } from '../parse-state';
+import { addUsage, freshState, holdToolUse, publicToolName, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState } from '../parse-state';
 
 /** Provider id written into Pi's models.json. */
 const PROVIDER = 'berth';
-const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/** Pi's built-in tools for each toolset tool it has (`--tools`); glob is its `find` and `ls`. */
+export const PI_TOOL_NAMES: Readonly<Partial<Record<AgentToolName, readonly string[]>>> = {
+  bash: ['bash'],
+  edit: ['edit'],
+  read: ['read'],
+  write: ['write'],
+  glob: ['find', 'ls'],
+  grep: ['grep'],
+};
+const TOOLSET_NAMES: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(PI_TOOL_NAMES).flatMap(([api, names]) => (names ?? []).map((name) => [name, api])),
+);
 /** Request id of the `get_state` we send first: its response carries the session id. */
 const STATE_REQUEST = 'berth-state';
 const PROMPT_REQUEST = 'berth-prompt';
@@ -39,18 +51,22 @@ export default function (pi: any) {
 /**
  * Pi in RPC mode (`pi --mode rpc`): JSON commands on stdin (`get_state`, then `prompt`), agent
  * events on stdout; `agent_end` ends the turn, `{"type":"abort"}` interrupts it. The model is a
- * custom provider in `~/.pi/agent/models.json` speaking the Anthropic Messages API. In
- * `always_ask` Berth's extension (`PI_CONFIRM_EXTENSION`, loaded with `-e`, discovery off) holds
- * every tool call until it is answered.
+ * custom provider in `~/.pi/agent/models.json` speaking the Anthropic Messages API. For an agent
+ * whose tools ask (all of them: `HARNESS_SUPPORT.pi.confirmation`) Berth's extension
+ * (`PI_CONFIRM_EXTENSION`, loaded with `-e`, discovery off) holds every tool call until it is
+ * answered. Pi has no MCP client: the API refuses MCP servers for Pi.
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
-  readonly capabilities = { toolConfirmation: true, interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
+  readonly capabilities = { interruptOnStdin: true, modelKeyHeader: 'x-api-key' as const };
 
   buildTurn(input: TurnInput): TurnPlan {
-    const ask = input.permissionMode === 'always_ask';
+    const { agent } = input;
+    const ask = permissionModeOf(agent) === 'always_ask';
     const extension = `${input.home}/.berth/pi/berth-confirm.ts`;
-    const model = input.model.model ?? DEFAULT_MODEL;
+    const model = agent.model.id;
+    const tools = resolveAgentTools(agent);
+    const enabled = AGENT_TOOL_NAMES.flatMap((name) => (tools.builtin[name].enabled ? (PI_TOOL_NAMES[name] ?? []) : []));
     const modelsJson = {
       providers: {
         [PROVIDER]: {
@@ -71,9 +87,12 @@ export class PiAdapter implements HarnessAdapter {
         PROVIDER,
         '--model',
         model,
-        // Only Berth's hook: an extension the agent wrote into the workspace is not loaded in always_ask.
+        ...(agent.model.effort ? ['--thinking', agent.model.effort.type] : []),
+        // An allowlist of exactly the agent's tools; none at all is `--no-tools`.
+        ...(enabled.length > 0 ? ['--tools', enabled.join(',')] : ['--no-tools']),
+        // Only Berth's hook: an extension the agent wrote into the workspace is not loaded when tools ask.
         ...(ask ? ['--no-extensions', '--extension', extension] : []),
-        ...(input.systemPrompt ? ['--append-system-prompt', input.systemPrompt] : []),
+        ...(agent.system ? ['--append-system-prompt', agent.system] : []),
         ...(input.resumeId === null ? [] : ['--session', input.resumeId]),
       ],
       env: { HOME: input.home, PI_OFFLINE: '1' },
@@ -117,7 +136,7 @@ export class PiAdapter implements HarnessAdapter {
           state: released.state,
           outputs: [
             ...released.outputs,
-            { kind: 'tool_result', tool_use_id: id, content: contentBlocks(obj(event['result'])['content']), is_error: event['isError'] === true },
+            toolResultOutput(released.state, { tool_use_id: id, content: contentBlocks(obj(event['result'])['content']), is_error: event['isError'] === true }),
           ],
         };
       }
@@ -203,8 +222,9 @@ export class PiAdapter implements HarnessAdapter {
   }
 }
 
+/** A Pi tool call, under its toolset name when it is one of the toolset's tools. */
 function toolUseOf(id: string, name: unknown, input: unknown) {
-  return { kind: 'tool_use' as const, tool_use_id: id, name: str(name) ?? 'unknown', input: { ...obj(input) }, needs_confirmation: false };
+  return { kind: 'tool_use' as const, tool_use_id: id, name: publicToolName(str(name) ?? 'unknown', TOOLSET_NAMES), input: { ...obj(input) }, needs_confirmation: false };
 }
 
 /** Pi files sessions under `sessions/--<cwd with separators as "-">--/`. */

@@ -1,3 +1,5 @@
+import { HARNESS_SUPPORT, type AgentCreateParams } from '@berth/contracts';
+import { testAgentConfig } from '@berth/contracts/testing';
 import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
@@ -6,30 +8,32 @@ import interrupted from './fixtures/interrupted-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
 import resumed from './fixtures/resumed-turn.stdout.json';
 import toolTurn from './fixtures/tool-turn.stdout.json';
-import { PI_CONFIRM_EXTENSION, PiAdapter, piSessionDirName } from './pi.adapter';
+import { PI_CONFIRM_EXTENSION, PI_TOOL_NAMES, PiAdapter, piSessionDirName } from './pi.adapter';
 
 const adapter = new PiAdapter();
 const input: TurnInput = {
   prompt: 'write a file',
+  agent: testAgentConfig({ model: 'claude-x' }),
   resumeId: null,
-  model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY', model: 'claude-x' },
-  permissionMode: 'always_allow',
+  model: { baseUrl: 'http://model.internal:8080', apiKeyEnv: 'BERTH_MODEL_API_KEY' },
   cwd: '/workspace',
   home: '/home/agent',
 };
+const argvOf = (agent: Partial<AgentCreateParams>) => adapter.buildTurn({ ...input, agent: testAgentConfig({ model: 'claude-x', ...agent }) }).argv;
+const after = (argv: readonly string[], name: string) => argv[argv.indexOf(name) + 1];
 
 describe('PiAdapter.buildTurn', () => {
   it('runs pi --mode rpc offline, asks for the session id first, then sends the prompt', () => {
     const plan = adapter.buildTurn(input);
 
-    expect(plan.argv).toEqual(['pi', '--mode', 'rpc', '--provider', 'berth', '--model', 'claude-x']);
+    expect(plan.argv).toEqual(['pi', '--mode', 'rpc', '--provider', 'berth', '--model', 'claude-x', '--tools', 'bash,edit,read,write,find,ls,grep']);
     expect(plan.env['PI_OFFLINE']).toBe('1');
     expect(plan.stdinLines.map((l) => JSON.parse(l).type)).toEqual(['get_state', 'prompt']);
     expect(JSON.parse(plan.stdinLines[1] ?? '{}')).toMatchObject({ message: 'write a file' });
     expect(plan.keepStdinOpen).toBe(true);
   });
 
-  it('writes a models.json provider that names the key variable instead of holding the key', () => {
+  it('writes a models.json provider with the agent\'s model that names the key variable instead of holding the key', () => {
     const [file] = adapter.buildTurn(input).files;
 
     expect(file?.path).toBe('/home/agent/.pi/agent/models.json');
@@ -39,16 +43,27 @@ describe('PiAdapter.buildTurn', () => {
     expect(adapter.buildTurn(input).secretEnv).toEqual({ BERTH_MODEL_API_KEY: 'BERTH_MODEL_API_KEY' });
   });
 
+  it('sets the thinking level from the agent\'s effort', () => {
+    expect(after(argvOf({ model: { id: 'claude-x', effort: 'xhigh' } }), '--thinking')).toBe('xhigh');
+    expect(argvOf({})).not.toContain('--thinking');
+  });
+
   it('appends the agent system prompt', () => {
-    expect(adapter.buildTurn({ ...input, systemPrompt: 'Be brief.' }).argv.slice(-2)).toEqual(['--append-system-prompt', 'Be brief.']);
+    expect(argvOf({ system: 'Be brief.' }).slice(-2)).toEqual(['--append-system-prompt', 'Be brief.']);
+  });
+
+  it('allows exactly the enabled toolset tools (glob is find and ls), or none', () => {
+    expect(after(argvOf({ tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'bash', enabled: false }, { name: 'glob', enabled: false }] }] }), '--tools')).toBe('edit,read,write,grep');
+    expect(argvOf({ tools: [] })).toContain('--no-tools');
+    expect(Object.keys(PI_TOOL_NAMES).sort()).toEqual([...HARNESS_SUPPORT.pi.tools].sort());
   });
 
   it('resumes with --session <id>', () => {
     expect(adapter.buildTurn({ ...input, resumeId: 's-1' }).argv.slice(-2)).toEqual(['--session', 's-1']);
   });
 
-  it('in always_ask loads only Berth\u2019s confirmation extension, written fresh for the turn', () => {
-    const plan = adapter.buildTurn({ ...input, permissionMode: 'always_ask' });
+  it('for an agent whose tools ask loads only Berth\u2019s confirmation extension, written fresh for the turn', () => {
+    const plan = adapter.buildTurn({ ...input, agent: testAgentConfig({ model: 'claude-x', tools: [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }] }) });
     expect(plan.argv).toEqual(expect.arrayContaining(['--no-extensions', '--extension', '/home/agent/.berth/pi/berth-confirm.ts']));
     expect(plan.files).toContainEqual({ path: '/home/agent/.berth/pi/berth-confirm.ts', content: PI_CONFIRM_EXTENSION });
     expect(PI_CONFIRM_EXTENSION).toContain("pi.on('tool_call'");

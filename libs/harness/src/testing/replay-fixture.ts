@@ -41,8 +41,11 @@ export function summarize(outputs: readonly AgentOutput[]): string[] {
         return `message:${o.content.map((b) => (b.type === 'text' ? b.text : b.type)).join('')}`;
       case 'tool_use':
         return `tool_use:${o.name}${o.needs_confirmation ? ':ask' : ''}`;
+      case 'mcp_tool_use':
+        return `mcp_tool_use:${o.server_name}.${o.name}${o.needs_confirmation ? ':ask' : ''}`;
       case 'tool_result':
-        return `tool_result${o.is_error ? ':error' : ''}`;
+      case 'mcp_tool_result':
+        return `${o.kind}${o.is_error ? ':error' : ''}`;
       default:
         return o.kind;
     }

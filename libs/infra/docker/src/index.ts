@@ -5,4 +5,5 @@ export { LoopWorkspaces, MIN_LOOP_WORKSPACE_BYTES } from './workspaces/loop-work
 export { VolumeWorkspaces } from './workspaces/volume-workspaces';
 export { detectWorkspaceKind } from './workspaces/detect-workspaces';
 export { sessionLayoutArchive } from './workspaces/layout';
+export * from './docker-sandbox-images';
 export { EGRESS_DIR_LABEL, EGRESS_NAME_FILE, EGRESS_PORT_LABEL, EGRESS_SOCKET_SUBDIR, EgressDirectories } from './egress-directories';

@@ -1,6 +1,6 @@
 /**
- * The two tar operations the archive API needs: pack one file, and read the first regular file
- * out of an archive. Enough of ustar (+ pax/GNU long names skipped) for Docker's getArchive output.
+ * The tar operations the engine's APIs need: pack files (archive upload, build context), and read
+ * the first regular file out of an archive. Enough of ustar (+ pax/GNU long names skipped) for Docker's getArchive output.
  */
 const BLOCK = 512;
 
@@ -14,7 +14,15 @@ function writeOctal(header: Buffer, value: number, offset: number, length: numbe
 
 export type TarFile = Readonly<{ name: string; data: Buffer; mode?: number; uid?: number; gid?: number; mtime?: Date }>;
 
-export function packFile(file: TarFile): Buffer {
+/** One file as an archive. */
+export const packFile = (file: TarFile): Buffer => packFiles([file]);
+
+/** Several files (names may hold `/`: a build context with a directory) as one archive. */
+export function packFiles(files: readonly TarFile[]): Buffer {
+  return Buffer.concat([...files.map(entry), Buffer.alloc(BLOCK * 2, 0)]);
+}
+
+function entry(file: TarFile): Buffer {
   if (Buffer.byteLength(file.name) > 100) throw new Error(`tar entry name too long: ${file.name}`);
   const header = Buffer.alloc(BLOCK, 0);
   writeString(header, file.name, 0, 100);
@@ -31,7 +39,7 @@ export function packFile(file: TarFile): Buffer {
   for (const byte of header) sum += byte;
   writeString(header, sum.toString(8).padStart(6, '0') + '\0 ', 148, 8);
   const padding = Buffer.alloc((BLOCK - (file.data.length % BLOCK)) % BLOCK, 0);
-  return Buffer.concat([header, file.data, padding, Buffer.alloc(BLOCK * 2, 0)]);
+  return Buffer.concat([header, file.data, padding]);
 }
 
 function readNumber(field: Buffer): number {

@@ -29,7 +29,7 @@ describe('createStore', () => {
     const store = open('sqlite::memory:');
     expect(store).toBeInstanceOf(SqliteStore);
     await store.init();
-    await store.journal.appendEvents('sesn_1', batch('sesn_1', 1, 2));
+    await store.journal.commit({ sessionId: 'sesn_1', events: batch('sesn_1', 1, 2) });
     expect(await store.journal.lastSeq('sesn_1')).toBe(2);
   });
 
@@ -46,7 +46,7 @@ describe('createStore', () => {
     const url = `sqlite:${join(dir, 'berth.db')}`;
     const first = createStore(url);
     await first.init();
-    await first.journal.appendEvents('sesn_1', batch('sesn_1', 1, 3));
+    await first.journal.commit({ sessionId: 'sesn_1', events: batch('sesn_1', 1, 3) });
     await first.close();
     const second = open(url);
     await second.init();

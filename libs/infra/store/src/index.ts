@@ -1,4 +1,6 @@
-export { createStore, type CreateStoreOptions } from './create-store';
+export { backupStore, createStore, parseStoreUrl, type CreateStoreOptions, type StoreTarget } from './create-store';
+export { checkStore, type CheckOptions, type Finding, type StoreReport } from './check';
+export type { BackupResult } from './sqlite/backup';
 export { SqliteStore } from './sqlite/sqlite-store';
 export type { SqliteOptions } from './sqlite/sqlite-db';
 export type { SqliteStoreOptions } from './sqlite/sqlite-store';

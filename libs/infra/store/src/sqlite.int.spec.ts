@@ -1,20 +1,38 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { ConcurrencyError } from '@berth/core';
 import { describeStoreContract } from './contract';
-import { batch } from './contract/fixtures';
+import { commitOf } from './contract/fixtures';
 import { SqliteStore } from './sqlite/sqlite-store';
 
 describeStoreContract('SQLite file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'berth-store-'));
+  const path = join(dir, 'nested', 'berth.db');
+  // Triggers that make SQLite itself abort any write of a session row while a flag is set. They exist
+  // before the store under test opens the file, so flipping the fault is a data change its next
+  // transaction sees, never a schema change it would have to notice.
+  const schema = new SqliteStore(path);
+  await schema.init();
+  await schema.close();
+  const faults = new Database(path, { timeout: 10_000 });
+  faults.exec(`CREATE TABLE contract_faults (refuse_rows INTEGER NOT NULL); INSERT INTO contract_faults VALUES (0);
+    CREATE TRIGGER contract_fail_row_insert BEFORE INSERT ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;
+    CREATE TRIGGER contract_fail_row_update BEFORE UPDATE ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;`);
+  const refuseRows = (on: boolean) => faults.prepare('UPDATE contract_faults SET refuse_rows = ?').run(on ? 1 : 0);
   return {
-    store: new SqliteStore(join(dir, 'nested', 'berth.db'), { synchronous: 'normal' }),
-    dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    store: new SqliteStore(path, { synchronous: 'normal' }),
+    failRowWrites: async () => {
+      refuseRows(true);
+      return async () => void refuseRows(false);
+    },
+    dispose: async () => {
+      faults.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 });
-
-describeStoreContract('SQLite :memory:', async () => ({ store: new SqliteStore(':memory:') }));
 
 describe('SQLite file shared by two connections (two kernels, or a restart)', () => {
   it("makes the second writer of a seq lose with a ConcurrencyError and see the first writer's events", async () => {
@@ -25,12 +43,13 @@ describe('SQLite file shared by two connections (two kernels, or a restart)', ()
     try {
       await one.init();
       await two.init();
-      await one.journal.appendEvents('sesn_1', batch('sesn_1', 1, 2, 'cmd_one'));
-      await expect(two.journal.appendEvents('sesn_1', batch('sesn_1', 2, 3, 'cmd_two'))).rejects.toBeInstanceOf(ConcurrencyError);
+      await one.journal.commit(commitOf('sesn_1', 1, 2, { commandId: 'cmd_one' }));
+      await expect(two.journal.commit(commitOf('sesn_1', 2, 3, { commandId: 'cmd_two' }))).rejects.toBeInstanceOf(ConcurrencyError);
       expect(await two.journal.lastSeq('sesn_1')).toBe(2);
-      await two.journal.appendEvents('sesn_1', batch('sesn_1', 3, 3, 'cmd_two'));
+      await two.journal.commit(commitOf('sesn_1', 3, 3, { commandId: 'cmd_two' }));
       expect((await one.journal.readEvents('sesn_1')).map((e) => e.command_id)).toEqual(['cmd_one', 'cmd_one', 'cmd_two']);
-      expect((await one.journal.unpublished(10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect((await one.journal.unpublished({ limit: 10 })).events.map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(await one.sessions.getById('sesn_1')).toMatchObject({ last_seq: 3, title: 'cmd_two' });
     } finally {
       await one.close();
       await two.close();

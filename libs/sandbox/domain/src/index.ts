@@ -3,3 +3,4 @@ export * from './sandbox-config';
 export * from './sandbox-spec';
 export * from './lease';
 export * from './warm-pool-policy';
+export * from './package-image';

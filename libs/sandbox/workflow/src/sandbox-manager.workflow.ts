@@ -172,6 +172,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
       case 'SessionArchived':
       case 'SessionDeleted':
         return onSessionEnded(state, event);
+      case 'SessionPaused':
+        return onPaused(state, event);
       case 'SandboxLost':
         return { state, outputs: [{ kind: 'lease', action: 'forget', session_id: state.view.session_id, sandbox_id: event.data.sandbox_id }] };
       case 'SessionResourceAdded':
@@ -279,11 +281,38 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     };
   };
 
-  /** A resource added while the sandbox idles goes in now; with a turn running here, the next turn mounts it. */
+  /** A resource added while the sandbox idles goes in now; with a turn running here, the next turn mounts it; a paused session has no sandbox (its resume's start mounts them). */
   const onResourceAdded = (state: ManagerState): Step => {
     const v = state.view;
-    if (v.lifecycle !== 'open' || v.sandbox === null || state.work.running !== null) return nothing(state);
+    if (v.lifecycle !== 'open' || v.paused || v.sandbox === null || state.work.running !== null) return nothing(state);
     return { state, outputs: [{ kind: 'mount_resources', session_id: v.session_id, owner_id: v.owner_id, sandbox_id: v.sandbox.sandbox_id, resources: v.resources }] };
+  };
+
+  /**
+   * A pause takes the session's sandboxes away like a terminate (workspace and transcript mirror live
+   * outside them). A late or redelivered pause of a session resumed since releases only the sandbox
+   * it named, never the one bound after it.
+   */
+  const onPaused = (state: ManagerState, event: EventOf<'SessionPaused'>): Step => {
+    const v = state.view;
+    const named = event.data.sandbox_id;
+    if (v.paused) {
+      return {
+        state: withWork(state, { running: null, waiting: null }),
+        outputs: [
+          { kind: 'lease', action: 'forget', session_id: v.session_id, sandbox_id: null },
+          { kind: 'release_sandboxes', session_id: v.session_id, sandbox_ids: named === null ? [] : [named], whole_session: true, remove_workspace: false },
+        ],
+      };
+    }
+    if (named === null || v.sandbox?.sandbox_id === named) return nothing(state);
+    return {
+      state,
+      outputs: [
+        { kind: 'lease', action: 'forget', session_id: v.session_id, sandbox_id: named },
+        { kind: 'release_sandboxes', session_id: v.session_id, sandbox_ids: [named], whole_session: false, remove_workspace: false },
+      ],
+    };
   };
 
   const onReattach = (state: ManagerState, turnId: string, generation: number): Step => {

@@ -399,6 +399,33 @@ describe('sandbox-manager workflow: terminate, archive, delete, lost sandboxes',
     }
   });
 
+  it('pause releases every container of the session', () => {
+    const { j, history } = boundSession();
+    history.push(j.event('SessionPaused', { sandbox_id: SANDBOX }));
+    spec
+      .given(history)
+      .when(j.delivered())
+      .then([
+        { kind: 'lease', action: 'forget', session_id: SESSION, sandbox_id: null },
+        { kind: 'release_sandboxes', session_id: SESSION, sandbox_ids: [SANDBOX], whole_session: true, remove_workspace: false },
+      ]);
+  });
+
+  it('a pause delivered after the session resumed releases only the sandbox it named, never the new one', () => {
+    const { j, history } = boundSession();
+    history.push(j.event('SessionPaused', { sandbox_id: SANDBOX }));
+    const pause = j.delivered();
+    const g2 = 'berth-s-sesn_a-g2';
+    history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }), j.event('SandboxBound', { sandbox_id: g2, generation: 2, expires_at: null, warm: false }));
+    spec
+      .given(history)
+      .when(pause)
+      .then([
+        { kind: 'lease', action: 'forget', session_id: SESSION, sandbox_id: SANDBOX },
+        { kind: 'release_sandboxes', session_id: SESSION, sandbox_ids: [SANDBOX], whole_session: false, remove_workspace: false },
+      ]);
+  });
+
   it('forgets the lease of a lost sandbox', () => {
     const { j, history } = boundSession();
     history.push(j.event('SandboxLost', { sandbox_id: SANDBOX, generation: 1, cause: 'oom' }));

@@ -33,6 +33,8 @@ export type SessionView = Readonly<{
   permission_mode: PermissionMode;
   /** `terminated` can become `open` again through a recover; `deleted` is final. */
   lifecycle: 'open' | 'terminated' | 'deleted';
+  /** Paused on request: no sandbox until a resume (or a message) asks for one. */
+  paused: boolean;
   /** The live sandbox; null when none is bound or the bound one was lost. */
   sandbox: SandboxBinding | null;
   /** Generation the kernel asked a sandbox for and nobody bound yet. */
@@ -56,6 +58,7 @@ export const emptySessionView = (): SessionView => ({
   harness: 'claude-code',
   permission_mode: 'always_allow',
   lifecycle: 'open',
+  paused: false,
   sandbox: null,
   sandbox_request: null,
   harness_session_id: null,
@@ -71,6 +74,7 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'UserMessageReceived',
   'TurnStarted',
   'AgentToolUseRecorded',
+  'AgentMcpToolUseRecorded',
   'TurnAwaitingConfirmation',
   'ToolUseConfirmed',
   'TurnResumed',
@@ -89,6 +93,8 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionDeleted',
   'SessionResourceAdded',
   'SessionResourceRemoved',
+  'SessionPaused',
+  'SessionResumed',
 ];
 
 const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
@@ -118,6 +124,7 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'TurnStarted':
       return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [] } };
     case 'AgentToolUseRecorded':
+    case 'AgentMcpToolUseRecorded':
       return event.data.evaluated_permission === 'ask'
         ? onTurn(v, event.data.turn_id, (t) => ({ ...t, asks: { ...t.asks, [event.id]: event.data.harness_tool_use_id } }))
         : v;
@@ -151,11 +158,15 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
       return { ...v, lifecycle: v.lifecycle === 'deleted' ? 'deleted' : 'open', sandbox: outcome === 'reattached' ? v.sandbox : null };
     }
     case 'SessionTerminated':
-      return { ...released(v), lifecycle: 'terminated' };
+      return { ...released(v), lifecycle: 'terminated', paused: false };
     case 'SessionArchived':
       return released(v);
     case 'SessionDeleted':
-      return { ...released(v), lifecycle: 'deleted' };
+      return { ...released(v), lifecycle: 'deleted', paused: false };
+    case 'SessionPaused':
+      return { ...v, paused: true, sandbox: null, sandbox_request: null };
+    case 'SessionResumed':
+      return { ...v, paused: false };
     case 'SessionResourceAdded':
       return { ...v, resources: [...v.resources.filter((r) => r.id !== event.data.resource.id), event.data.resource] };
     case 'SessionResourceRemoved':

@@ -6,7 +6,9 @@ import {
   decideCreateSession,
   decideDeleteSession,
   decideEndConversation,
+  decidePauseSession,
   decideRaiseSessionError,
+  decideResumeSession,
   decideSetPermissionMode,
   decideTerminateSession,
   decideUpdateSession,
@@ -59,6 +61,10 @@ export function decide(command: SessionCommand, state: SessionState): readonly S
       return decideTerminateSession(command, state);
     case 'EndConversation':
       return decideEndConversation(command, state);
+    case 'PauseSession':
+      return decidePauseSession(command, state);
+    case 'ResumeSession':
+      return decideResumeSession(command, state);
     case 'ArchiveSession':
       return decideArchiveSession(command, state);
     case 'DeleteSession':

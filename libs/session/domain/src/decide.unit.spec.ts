@@ -10,7 +10,7 @@ const oneOfEach: SessionCommand[] = [
   Cmd.create(), Cmd.update({ title: 't' }), Cmd.message('turn_1'), Cmd.interrupt(), Cmd.confirm('sevt_x_0'),
   Cmd.output('turn_1', 0, [Out.message('a')]), Cmd.complete('turn_1'), Cmd.fail('turn_1'), Cmd.recoverTurn('turn_1'),
   Cmd.transcriptPending('turn_1'), Cmd.bind(1), Cmd.startFailed(1), Cmd.died(1), Cmd.expired(1), Cmd.terminate(),
-  Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.permission('always_ask'), Cmd.error(), Cmd.egressDenied(1),
+  Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.permission('always_ask'), Cmd.error(), Cmd.egressDenied(1), Cmd.pause(), Cmd.resume(),
   Cmd.addResource(Res.file('sesrsc_1')), Cmd.removeResource('sesrsc_1'),
 ];
 
@@ -40,7 +40,7 @@ describe('decide', () => {
       gen.map((g) => Cmd.bind(g)),
       gen.map((g) => Cmd.died(g)),
       gen.map((g) => Cmd.startFailed(g)),
-      fc.constantFrom(Cmd.terminate(), Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.recover({ exists: false, running: false })),
+      fc.constantFrom(Cmd.terminate(), Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.recover({ exists: false, running: false }), Cmd.pause(), Cmd.resume()),
       fc.constantFrom('sevt_a_0', 'sevt_b_1').map((id) => Cmd.confirm(id)),
       fc.constantFrom(Cmd.addResource(Res.file('sesrsc_1')), Cmd.addResource(Res.repo('sesrsc_2')), Cmd.removeResource('sesrsc_1')),
     );
@@ -58,6 +58,8 @@ describe('decide', () => {
           // Invariants: a turn is never both current and queued; a live binding is never "unavailable".
           expect(state.queued.some((q) => q.turn_id === state.current_turn?.id)).toBe(false);
           if (state.sandbox !== null) expect(state.runtime_unavailable).toBe(false);
+          // A paused session holds no sandbox, asks for none and runs no turn.
+          if (state.paused) expect([state.sandbox, state.sandbox_request, state.current_turn]).toEqual([null, null, null]);
         }
       }),
       { numRuns: 300 },

@@ -75,8 +75,10 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
     case 'AgentMessageRecorded':
     case 'AgentThinkingRecorded':
     case 'AgentToolResultRecorded':
+    case 'AgentMcpToolResultRecorded':
       return recordOutput(state, event.data.turn_id, event.data.offset);
-    case 'AgentToolUseRecorded': {
+    case 'AgentToolUseRecorded':
+    case 'AgentMcpToolUseRecorded': {
       const id = eventIdOf(event);
       const turn = state.current_turn;
       if (turn === null || turn.id !== event.data.turn_id) return state;
@@ -173,7 +175,11 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       };
     }
     case 'SessionTerminated':
-      return { ...released(state), lifecycle: 'TERMINATED' };
+      return { ...released(state), lifecycle: 'TERMINATED', paused: false };
+    case 'SessionPaused':
+      return { ...state, paused: true, sandbox: null, sandbox_request: null, runtime_unavailable: true };
+    case 'SessionResumed':
+      return { ...state, paused: false };
     case 'ConversationEnded':
       return {
         ...state,
@@ -185,7 +191,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
     case 'SessionArchived':
       return { ...released(state), archived: true };
     case 'SessionDeleted':
-      return { ...released(state), lifecycle: 'DELETED' };
+      return { ...released(state), lifecycle: 'DELETED', paused: false };
     case 'PermissionModeSet':
       return { ...state, permission_mode: event.data.mode };
     case 'SessionErrorRaised':

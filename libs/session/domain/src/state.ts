@@ -52,6 +52,8 @@ export type SessionState = Readonly<{
   lifecycle: Lifecycle;
   archived: boolean;
   archived_at: string | null;
+  /** Paused on request: no sandbox, everything else kept; the next message or a resume brings one back. */
+  paused: boolean;
   conversation: ConversationState;
   current_turn: CurrentTurn | null;
   last_turn: LastTurn | null;
@@ -93,6 +95,7 @@ export const initialState = (): SessionState => ({
   lifecycle: 'CREATING',
   archived: false,
   archived_at: null,
+  paused: false,
   conversation: 'IDLE',
   current_turn: null,
   last_turn: null,

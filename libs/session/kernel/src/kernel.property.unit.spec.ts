@@ -3,7 +3,7 @@ import type { SessionCommand } from '@berth/contracts';
 import { evolve, initialState, type SessionState } from '@berth/session-domain';
 import fc from 'fast-check';
 import { createSessionKernel } from './kernel';
-import { commandsFor, InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from './testing';
+import { commandsFor, InMemoryJournal } from './testing';
 
 const SID = 'sesn_p';
 
@@ -41,12 +41,11 @@ describe('SessionKernel under redelivery and lost races (property)', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { maxLength: 25 }), async (steps) => {
         const journal = new InMemoryJournal();
-        const snapshots = new InMemorySnapshots();
-        const kernel = createSessionKernel({ journal, snapshots, sessions: new InMemorySessionReadModel(), clock: new FixedClock() });
+        const kernel = createSessionKernel({ journal, snapshots: journal.snapshots, clock: new FixedClock() });
         await kernel.execute(commandsFor(SID).create());
         for (const { name, n, redeliver, loseRace } of steps) {
           const command = commandOf(name, n);
-          journal.failNextAppendWithConflict = loseRace ? 1 : 0;
+          journal.failNextCommitWithConflict = loseRace ? 1 : 0;
           const first = await kernel.execute(command);
           if (redeliver) {
             const again = await kernel.execute(command);

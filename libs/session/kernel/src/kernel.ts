@@ -1,6 +1,6 @@
-import { ErrorCodes, isBerthError, type Clock } from '@berth/core';
+import { ErrorCodes, isBerthError, type BerthError, type Clock } from '@berth/core';
 import { EVENT_SCHEMA_VERSIONS, eventIdFor, type CommandOutcome, type RecordedEvent, type SessionCommand, type SessionEvent } from '@berth/contracts';
-import type { SessionJournal, SessionReadModel, SessionSnapshots } from '@berth/ports';
+import type { SessionJournal, SessionSnapshot, SessionSnapshots } from '@berth/ports';
 import { decide, evolve, initialState, type SessionState } from '@berth/session-domain';
 import { projectSessionRecord } from './session-record';
 import { envelope, snapshotSession } from './snapshot-envelope';
@@ -8,12 +8,11 @@ import { envelope, snapshotSession } from './snapshot-envelope';
 export type SessionKernelDeps = Readonly<{
   journal: SessionJournal;
   snapshots: SessionSnapshots;
-  sessions: SessionReadModel;
   clock: Clock;
-  /** How many times a lost append race is retried with fresh state before giving up. Default 5. */
+  /** How many times a lost commit race is retried with fresh state before giving up. Default 5. */
   maxConflictRetries?: number;
-  /** Told about best-effort work that failed without failing the command (snapshot reads and writes). */
-  onBestEffortFailure?: (what: 'snapshot.load' | 'snapshot.save', sessionId: string, error: unknown) => void;
+  /** Told about a snapshot that could not be used (unreadable, or ahead of the journal): the state is folded from the journal instead. */
+  onBestEffortFailure?: (what: 'snapshot.load', sessionId: string, error: unknown) => void;
   /** How many sessions' latest state is kept in memory between commands. Default 1,000; 0 disables it. */
   cachedSessions?: number;
   /** Told how long each decide and each commit took (metrics). */
@@ -35,8 +34,9 @@ export type ExecutedCommand = Readonly<{ outcome: CommandOutcome; events: readon
 export interface SessionKernel {
   /**
    * Applies one command: a redelivered command id returns its first outcome with `duplicate: true`;
-   * a refusal returns `{ ok: false, error }` and writes nothing. Throws only when the store fails or
-   * the append race is lost more than `maxConflictRetries` times (the caller redelivers).
+   * a refusal (including a commit the store refuses as too large) returns `{ ok: false, error }` and
+   * writes nothing. Throws only when the store fails or the commit race is lost more than
+   * `maxConflictRetries` times (the caller redelivers).
    */
   execute(command: SessionCommand): Promise<CommandOutcome>;
   /** Snapshot + journal tail; never writes. */
@@ -49,25 +49,25 @@ export interface EventReportingKernel extends SessionKernel {
 }
 
 const isConflict = (error: unknown): boolean => isBerthError(error) && error.code === ErrorCodes.CONCURRENCY_CONFLICT;
-
-type Loaded = LoadedSession & { storedVersion: number };
+/** A commit the store cannot hold: nothing was written, and trying again cannot help. */
+const isTooLarge = (error: unknown): error is BerthError => isBerthError(error) && error.code === ErrorCodes.PAYLOAD_TOO_LARGE;
 
 /**
  * The latest state of recently used sessions, so a command does not re-read its snapshot. An entry
- * is only ever trusted for an append: the journal refuses the append (`ConcurrencyError`) when
+ * is only ever trusted for a commit: the journal refuses the commit (`ConcurrencyError`) when
  * another writer moved the session on, and the kernel then drops the entry and reloads. A refusal
  * or a no-op decided on a cached state is re-decided on a fresh load, since nothing checks it.
  */
 class SessionCache {
-  private readonly entries = new Map<string, Loaded>();
+  private readonly entries = new Map<string, LoadedSession>();
   constructor(private readonly capacity: number) {}
 
-  get(sessionId: string): Loaded | undefined {
+  get(sessionId: string): LoadedSession | undefined {
     return this.entries.get(sessionId);
   }
 
   /** Never moves an entry backwards (a slower commit finishing after a newer one). */
-  remember(sessionId: string, loaded: Loaded): void {
+  remember(sessionId: string, loaded: LoadedSession): void {
     if (this.capacity === 0) return;
     const current = this.entries.get(sessionId);
     if (current && current.lastSeq >= loaded.lastSeq) return;
@@ -82,7 +82,7 @@ class SessionCache {
 }
 
 export function createSessionKernel(deps: SessionKernelDeps): EventReportingKernel {
-  const { journal, snapshots, sessions, clock } = deps;
+  const { journal, snapshots, clock } = deps;
   const maxRetries = deps.maxConflictRetries ?? 5;
   const bestEffortFailed = deps.onBestEffortFailure ?? (() => undefined);
   const cache = new SessionCache(deps.cachedSessions ?? 1_000);
@@ -90,29 +90,29 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
   const seconds = (since: number): number => (performance.now() - since) / 1_000;
 
   /**
-   * `foldedFrom` is the seq the snapshot state stands for (0 when folding from the first event);
-   * `storedVersion` is what the snapshot store holds, the version a save must expect (so a snapshot
-   * in an old format is overwritten, not left behind forever).
+   * The snapshot plus the journal tail after it. The tail is read from the snapshot's own last
+   * event on: a snapshot whose event is not in the journal is ahead of it (a store restored from an
+   * inconsistent backup) and is ignored, so the session's position always comes from the journal.
    */
-  async function loadWithSnapshotVersion(sessionId: string): Promise<Loaded> {
-    let state = initialState();
-    let foldedFrom = 0;
-    let storedVersion = 0;
+  async function load(sessionId: string): Promise<LoadedSession> {
+    let snapshot: SessionSnapshot | null = null;
     try {
-      const snapshot = await snapshots.load(sessionId);
-      storedVersion = snapshot?.version ?? 0;
-      const session = snapshot === null ? null : snapshotSession(snapshot);
-      if (snapshot !== null && session !== null) {
-        state = session;
-        foldedFrom = snapshot.version;
-      }
+      snapshot = await snapshots.load(sessionId);
     } catch (error) {
       // The journal is the truth; without a snapshot the state is folded from the first event.
       bestEffortFailed('snapshot.load', sessionId, error);
     }
-    const tail = await journal.readEvents(sessionId, { afterSeq: foldedFrom, order: 'asc' });
-    const lastSeq = tail.length > 0 ? tail[tail.length - 1].seq : foldedFrom;
-    return { state: tail.reduce<SessionState>(evolve, state), lastSeq, storedVersion };
+    const session = snapshot === null ? null : snapshotSession(snapshot);
+    if (snapshot !== null && session !== null) {
+      const tail = await journal.readEvents(sessionId, { afterSeq: snapshot.version - 1, order: 'asc' });
+      if (tail[0]?.seq === snapshot.version) {
+        const rest = tail.slice(1);
+        return { state: rest.reduce<SessionState>(evolve, session), lastSeq: rest.length > 0 ? rest[rest.length - 1].seq : snapshot.version };
+      }
+      bestEffortFailed('snapshot.load', sessionId, new Error(`the snapshot at seq ${snapshot.version} is ahead of the journal; folding from the first event`));
+    }
+    const events = await journal.readEvents(sessionId, { order: 'asc' });
+    return { state: events.reduce<SessionState>(evolve, initialState()), lastSeq: events.length > 0 ? events[events.length - 1].seq : 0 };
   }
 
   function stamp(command: SessionCommand, events: readonly SessionEvent[], afterSeq: number): RecordedEvent[] {
@@ -131,47 +131,15 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
     );
   }
 
-  const snapshotOf = (sessionId: string, state: SessionState, version: number) => ({
-    sessionId,
-    version,
-    state: envelope(state),
-    updatedAt: clock.now().toISOString(),
-  });
-
-  /** True when saved; false means another writer moved it on (a lagging snapshot is caught up from the journal). */
-  async function saveSnapshot(sessionId: string, state: SessionState, version: number, expectedVersion: number): Promise<boolean> {
-    try {
-      return await snapshots.save(snapshotOf(sessionId, state, version), expectedVersion);
-    } catch (error) {
-      bestEffortFailed('snapshot.save', sessionId, error);
-      return false;
-    }
-  }
-
-  /**
-   * Writes a decided command. Stores that can do it commit events, snapshot and read model in one
-   * transaction; the others append (the commit point), then save the snapshot and project.
-   * Returns the snapshot version now stored.
-   */
-  async function commit(sessionId: string, recorded: readonly RecordedEvent[], state: SessionState, loaded: Loaded): Promise<number> {
+  /** One atomic commit per command: the events, the snapshot at the last of them, the read-model row. */
+  async function commit(sessionId: string, recorded: readonly RecordedEvent[], state: SessionState): Promise<void> {
     const lastSeq = recorded[recorded.length - 1].seq;
-    if (journal.commitCommand) {
-      await journal.commitCommand({
-        sessionId,
-        events: recorded,
-        snapshot: { snapshot: snapshotOf(sessionId, state, lastSeq), expectedVersion: loaded.storedVersion },
-        record: state.exists ? projectSessionRecord(state, lastSeq, sessionId) : undefined,
-      });
-      return lastSeq;
-    }
-    await journal.appendEvents(sessionId, recorded);
-    const saved = await saveSnapshot(sessionId, state, lastSeq, loaded.storedVersion);
-    await project(sessionId, state, lastSeq);
-    return saved ? lastSeq : loaded.storedVersion;
-  }
-
-  async function project(sessionId: string, state: SessionState, lastSeq: number): Promise<void> {
-    if (state.exists) await sessions.upsert(projectSessionRecord(state, lastSeq, sessionId));
+    await journal.commit({
+      sessionId,
+      events: recorded,
+      snapshot: { sessionId, version: lastSeq, state: envelope(state), updatedAt: clock.now().toISOString() },
+      record: state.exists ? projectSessionRecord(state, lastSeq, sessionId) : undefined,
+    });
   }
 
   const summary = (events: readonly RecordedEvent[]) => events.map((e) => ({ id: e.id, seq: e.seq, type: e.type }));
@@ -182,10 +150,9 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
     for (let attempt = 0; ; ) {
       const already = await journal.eventsOfCommand(session_id, command_id);
       if (already.length > 0) {
-        // Redelivery: the events are committed; re-projecting repairs a read model a crash left behind.
+        // Redelivery: the commit that made these events also wrote the snapshot and the row.
         cache.forget(session_id);
-        const loaded = await loadWithSnapshotVersion(session_id);
-        await project(session_id, loaded.state, loaded.lastSeq);
+        const loaded = await load(session_id);
         return {
           outcome: { ok: true, command_id, session_id, events: summary(already), duplicate: true, last_seq: loaded.lastSeq },
           events: [],
@@ -193,7 +160,7 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
         };
       }
       const cached = trustCache ? cache.get(session_id) : undefined;
-      const loaded = cached ?? (await loadWithSnapshotVersion(session_id));
+      const loaded = cached ?? (await load(session_id));
       let events: readonly SessionEvent[];
       const decideStart = performance.now();
       try {
@@ -206,11 +173,7 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
           trustCache = false;
           continue;
         }
-        return {
-          outcome: { ok: false, command_id, session_id, error: { code: error.code, status: error.status, message: error.message, details: { ...error.details } } },
-          events: [],
-          ownerId: loaded.state.owner_id,
-        };
+        return { outcome: refusal(command, error), events: [], ownerId: loaded.state.owner_id };
       }
       if (events.length === 0) {
         if (cached) {
@@ -221,19 +184,19 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
       }
       const recorded = stamp(command, events, loaded.lastSeq);
       const state = recorded.reduce<SessionState>(evolve, loaded.state);
-      let storedVersion: number;
       const commitStart = performance.now();
       try {
-        storedVersion = await commit(session_id, recorded, state, loaded);
+        await commit(session_id, recorded, state);
         observer?.committed(seconds(commitStart));
       } catch (error) {
         cache.forget(session_id);
         trustCache = false;
         if (isConflict(error) && attempt++ < maxRetries) continue;
+        if (isTooLarge(error)) return { outcome: refusal(command, error), events: [], ownerId: loaded.state.owner_id };
         throw error;
       }
       const lastSeq = recorded[recorded.length - 1].seq;
-      cache.remember(session_id, { state, lastSeq, storedVersion });
+      cache.remember(session_id, { state, lastSeq });
       return {
         outcome: { ok: true, command_id, session_id, events: summary(recorded), duplicate: false, last_seq: lastSeq },
         events: recorded,
@@ -245,9 +208,13 @@ export function createSessionKernel(deps: SessionKernelDeps): EventReportingKern
   return {
     execute: async (command) => (await executeWithEvents(command)).outcome,
     executeWithEvents,
-    load: async (sessionId) => {
-      const { state, lastSeq } = await loadWithSnapshotVersion(sessionId);
-      return { state, lastSeq };
-    },
+    load,
   };
 }
+
+const refusal = (command: SessionCommand, error: BerthError): CommandOutcome => ({
+  ok: false,
+  command_id: command.meta.command_id,
+  session_id: command.meta.session_id,
+  error: { code: error.code, status: error.status, message: error.message, details: { ...error.details } },
+});

@@ -4,16 +4,16 @@ import type { SessionSnapshot } from '@berth/ports';
 import { evolve, initialState, type SessionState } from '@berth/session-domain';
 import { createSessionKernel } from './kernel';
 import { auditSession, diffJson, replaySession } from './replay';
-import { commandsFor, InMemoryJournal, InMemorySessionReadModel, InMemorySnapshots } from './testing';
+import { commandsFor, InMemoryJournal } from './testing';
 
 const SID = 'sesn_replay';
 
 /** A session driven through the production kernel: create, bind, one completed turn, one running. */
 async function recordedSession() {
+  // The journal's commit writes the snapshot and the read-model row, as every store does.
   const journal = new InMemoryJournal();
-  const snapshots = new InMemorySnapshots();
-  const sessions = new InMemorySessionReadModel();
-  const kernel = createSessionKernel({ journal, snapshots, sessions, clock: new FixedClock(new Date('2026-03-01T10:00:00.000Z')), cachedSessions: 0 });
+  const { snapshots, sessions } = journal;
+  const kernel = createSessionKernel({ journal, snapshots, clock: new FixedClock(new Date('2026-03-01T10:00:00.000Z')), cachedSessions: 0 });
   const c = commandsFor(SID);
   for (const command of [c.create(), c.bind(), c.message('turn_1'), c.complete('turn_1'), c.message('turn_2')]) {
     expect((await kernel.execute(command)).ok).toBe(true);
@@ -48,7 +48,7 @@ describe('berth replay (auditSession)', () => {
     const { store, snapshots } = await recordedSession();
     const stored = snapshots.get(SID)!;
     const session = (stored.state as { session: SessionState }).session;
-    await snapshots.save({ ...stored, state: { format: 1, session: { ...session, conversation: 'IDLE', usage: { ...session.usage, output_tokens: 999 } } } }, stored.version);
+    snapshots.put({ ...stored, state: { format: 1, session: { ...session, conversation: 'IDLE', usage: { ...session.usage, output_tokens: 999 } } } });
     const report = await replaySession(store, SID);
     expect(report.differences).toEqual([
       { where: 'snapshot', path: 'conversation', stored: 'IDLE', replayed: 'RUNNING' },

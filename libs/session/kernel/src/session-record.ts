@@ -2,8 +2,8 @@ import type { SessionRecord } from '@berth/ports';
 import { deriveSessionView, type SessionState } from '@berth/session-domain';
 
 /**
- * The read-model row the kernel upserts after each commit. `last_seq` makes the upsert idempotent
- * (a redelivered projection never moves a row backwards). Timestamps come from the journal's stamps.
+ * The read-model row each command's commit carries, as of its last event (`last_seq`, which
+ * `berth store check` compares with the journal). Timestamps come from the journal's stamps.
  */
 export function projectSessionRecord(state: SessionState, lastSeq: number, sessionId: string): SessionRecord {
   const view = deriveSessionView(state);

@@ -204,6 +204,16 @@ export class SessionUseCases {
     return this.lifecycle(owner, id, 'TerminateSession');
   }
 
+  /** Releases the sandbox and keeps workspace, transcript and conversation (refused while a turn is active). */
+  async pause(owner: string, id: string): Promise<SessionRecord> {
+    return this.lifecycle(owner, id, 'PauseSession');
+  }
+
+  /** Requests a new sandbox for a paused session (a message does the same); not paused: answers as it is. */
+  async resume(owner: string, id: string): Promise<SessionRecord> {
+    return this.lifecycle(owner, id, 'ResumeSession');
+  }
+
   /**
    * Probes the sandbox first (the kernel's recover decision is pure and needs the facts), then
    * sends RecoverSession. With `waitMs`, a recover that starts a new sandbox answers once it is
@@ -301,7 +311,7 @@ export class SessionUseCases {
     return { ...sent, id: outcome.events[0]?.id ?? '', processed_at: this.d.clock.now().toISOString() } as PublicEvent;
   }
 
-  private async lifecycle(owner: string, id: string, type: 'ArchiveSession' | 'EndConversation' | 'TerminateSession'): Promise<SessionRecord> {
+  private async lifecycle(owner: string, id: string, type: 'ArchiveSession' | 'EndConversation' | 'TerminateSession' | 'PauseSession' | 'ResumeSession'): Promise<SessionRecord> {
     await this.find(owner, id);
     const outcome = await this.d.commands.send(owner, id, type, {});
     return this.readAfter(owner, id, outcome.last_seq);

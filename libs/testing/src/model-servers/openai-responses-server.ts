@@ -39,7 +39,7 @@ export class OpenAiResponsesServer extends ScriptedModelServer {
 type OutputItem =
   | { type: 'reasoning'; id: string; summary: { type: 'summary_text'; text: string }[] }
   | { type: 'message'; id: string; role: 'assistant'; status: 'completed'; content: { type: 'output_text'; text: string; annotations: [] }[] }
-  | { type: 'function_call'; id: string; call_id: string; name: string; arguments: string; status: 'completed' };
+  | { type: 'function_call'; id: string; call_id: string; name: string; namespace?: string; arguments: string; status: 'completed' };
 
 const shortId = (): string => randomUUID().replace(/-/g, '').slice(0, 24);
 
@@ -61,6 +61,7 @@ function itemsOf(turn: ScriptedTurn): OutputItem[] {
       id: `fc_${shortId()}`,
       call_id: call.id ?? `call_${shortId()}`,
       name: call.name,
+      ...(call.namespace === undefined ? {} : { namespace: call.namespace }),
       arguments: JSON.stringify(call.input),
       status: 'completed',
     });

@@ -8,6 +8,8 @@ export interface ScriptedToolCall {
   readonly id?: string;
   readonly name: string;
   readonly input: Readonly<Record<string, unknown>>;
+  /** Responses API only: the namespace tool the function belongs to (Codex offers each MCP server as one, `mcp__<server>`). */
+  readonly namespace?: string;
 }
 
 export interface ScriptedTurn {
@@ -48,9 +50,9 @@ type TurnOptions = Omit<ScriptedTurn, 'kind' | 'text' | 'toolCalls'>;
 /** Builders for the replies tests script most. */
 export const reply = {
   text: (text: string, options: TurnOptions = {}): ScriptedTurn => ({ kind: 'turn', text, ...options }),
-  toolCall: (name: string, input: Record<string, unknown>, options: TurnOptions & { text?: string; id?: string } = {}): ScriptedTurn => {
-    const { id, ...rest } = options;
-    return { kind: 'turn', ...rest, toolCalls: [{ id, name, input }] };
+  toolCall: (name: string, input: Record<string, unknown>, options: TurnOptions & { text?: string; id?: string; namespace?: string } = {}): ScriptedTurn => {
+    const { id, namespace, ...rest } = options;
+    return { kind: 'turn', ...rest, toolCalls: [{ id, name, input, ...(namespace === undefined ? {} : { namespace }) }] };
   },
   thinking: (thinking: string, text: string): ScriptedTurn => ({ kind: 'turn', thinking, text }),
   error: (status: number, message = `scripted error ${status}`, retryable = false): ScriptedError => ({

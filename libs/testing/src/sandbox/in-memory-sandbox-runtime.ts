@@ -108,6 +108,11 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
     return this.info(box);
   }
 
+  /** What a container was created with (its image, limits, network), as the engine would show it. */
+  specOf(nameOrId: string): SandboxSpec | null {
+    return this.find(nameOrId)?.spec ?? null;
+  }
+
   async inspect(nameOrId: string): Promise<SandboxInfo | null> {
     const box = this.find(nameOrId);
     return box ? this.info(box) : null;

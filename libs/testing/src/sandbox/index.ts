@@ -2,3 +2,4 @@ export * from './in-memory-sandbox-runtime';
 export * from './docker-engine';
 export { InMemoryWorkspaces } from './in-memory-workspaces';
 export * from './workspace-mounts';
+export * from './in-memory-sandbox-images';

@@ -1,5 +1,6 @@
-import { ConcurrencyError, ValidationError } from '@berth/core';
+import { ConcurrencyError } from '@berth/core';
 import type { AgentRecord, AgentStore, Page, PageQuery } from '@berth/ports';
+import { checkVersionStep, recordJson } from '@berth/store/shared';
 import { pageRows } from './paging';
 
 type Agent = { owner_id: string; created_at: string; updated_at: string; archived_at: string | null; versions: AgentRecord[] };
@@ -8,15 +9,14 @@ export class MemoryAgents implements AgentStore {
   private readonly agents = new Map<string, Agent>();
 
   async putVersion(agent: AgentRecord, expectedVersion: number): Promise<void> {
-    if (!Number.isInteger(expectedVersion) || expectedVersion < 0 || agent.version !== expectedVersion + 1) {
-      throw new ValidationError(`agent ${agent.id}: version ${agent.version} does not follow expected version ${expectedVersion}`, 'version');
-    }
+    checkVersionStep(agent, expectedVersion);
+    const json = recordJson(`agent ${agent.id} version ${agent.version}`, agent);
     const stored = this.agents.get(agent.id);
     const latest = stored?.versions.length ?? 0;
     if (latest !== expectedVersion || (stored && stored.owner_id !== agent.owner_id)) {
       throw new ConcurrencyError(`agent ${agent.id} is no longer at version ${expectedVersion}`);
     }
-    const copy = structuredClone(agent);
+    const copy = JSON.parse(json) as AgentRecord;
     if (stored) {
       stored.versions.push(copy);
       stored.updated_at = agent.updated_at;
@@ -53,6 +53,11 @@ export class MemoryAgents implements AgentStore {
       agent.updated_at = at;
     }
     return this.view(agent, agent.versions.length);
+  }
+
+  /** For the inspection: each agent's latest version and how many it stores. */
+  extents(): readonly { agent_id: string; latest_version: number; versions: number; max_version: number }[] {
+    return [...this.agents].map(([agent_id, a]) => ({ agent_id, latest_version: a.versions.length, versions: a.versions.length, max_version: a.versions.length }));
   }
 
   private owned(ownerId: string, id: string): Agent | null {

@@ -1,4 +1,5 @@
 import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
+import { recordJson } from '@berth/store/shared';
 import { pageRows } from './paging';
 
 export class MemoryEnvironments implements EnvironmentStore {
@@ -6,8 +7,9 @@ export class MemoryEnvironments implements EnvironmentStore {
 
   async put(env: EnvironmentRecord): Promise<void> {
     const stored = this.environments.get(env.id);
+    const json = recordJson(`environment ${env.id}`, env);
     if (stored && stored.owner_id !== env.owner_id) return;
-    this.environments.set(env.id, structuredClone(env));
+    this.environments.set(env.id, JSON.parse(json) as EnvironmentRecord);
   }
 
   async get(ownerId: string, id: string): Promise<EnvironmentRecord | null> {

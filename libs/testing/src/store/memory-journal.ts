@@ -1,31 +1,38 @@
-import { ConcurrencyError, ValidationError } from '@berth/core';
 import type { RecordedEvent } from '@berth/contracts';
-import type { JournalQuery, SessionJournal } from '@berth/ports';
+import { ValidationError } from '@berth/core';
+import type { CommandCommit, JournalQuery, OutboxPage, OutboxQuery, PublishedMark, SessionJournal } from '@berth/ports';
+import { checkLimit, commitVerdict, prepareCommit } from '@berth/store/shared';
+import type { MemorySessions } from './memory-sessions';
+import type { MemorySnapshots } from './memory-snapshots';
 
 type Row = { event: RecordedEvent; published: boolean; position: number };
 
-/** The journal in a Map: same conflict, gap and outbox semantics as the database adapters. */
+/** The journal in a Map: same commit, conflict, gap and outbox semantics as the database adapters. */
 export class MemoryJournal implements SessionJournal {
   private readonly bySession = new Map<string, Row[]>();
   private position = 0;
+  /** Test knob: while set, a commit with a read-model row fails on that row, its last write; nothing of it remains. */
+  failRowWrites = false;
 
-  async appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
-    const first = events[0];
-    if (first === undefined) return;
-    events.forEach((e, i) => {
-      if (e.session_id !== sessionId) throw new ValidationError(`event ${i} belongs to session ${e.session_id}, not ${sessionId}`, `events.${i}.session_id`);
-      if (!Number.isInteger(e.seq) || e.seq < 1 || e.seq !== first.seq + i) throw new ValidationError(`event seqs must be consecutive from ${first.seq}`, `events.${i}.seq`);
-    });
-    const rows = this.bySession.get(sessionId) ?? [];
-    const last = rows.length;
-    if (first.seq <= last) throw new ConcurrencyError(`session ${sessionId}: seq ${first.seq} is already taken (last seq ${last})`);
-    if (first.seq > last + 1) throw new ValidationError(`session ${sessionId}: seq ${first.seq} does not follow the last seq ${last}`, 'seq');
-    rows.push(...events.map((e) => ({ event: structuredClone(e), published: false, position: ++this.position })));
-    this.bySession.set(sessionId, rows);
+  constructor(private readonly derived: Readonly<{ snapshots: MemorySnapshots; sessions: MemorySessions }>) {}
+
+  async commit(commit: CommandCommit): Promise<void> {
+    const prepared = prepareCommit(commit);
+    const rows = this.bySession.get(prepared.sessionId) ?? [];
+    const idAtFrom = rows[prepared.from - 1]?.event.id ?? null;
+    if (commitVerdict(prepared, rows.length, idAtFrom) === 'already-committed') return;
+    // Everything is checked before anything is applied: the commit lands whole or not at all.
+    if (prepared.record && this.failRowWrites) {
+      throw new Error(`injected failure writing session ${prepared.sessionId}'s read-model row`);
+    }
+    rows.push(...prepared.events.map(({ body }) => ({ event: JSON.parse(body) as RecordedEvent, published: false, position: ++this.position })));
+    this.bySession.set(prepared.sessionId, rows);
+    if (prepared.snapshot) this.derived.snapshots.put(prepared.sessionId, prepared.snapshot);
+    if (prepared.record) this.derived.sessions.put(prepared.record.json);
   }
 
   async readEvents(sessionId: string, query: JournalQuery = {}): Promise<RecordedEvent[]> {
-    if (query.limit !== undefined && (!Number.isInteger(query.limit) || query.limit < 1)) throw new ValidationError('limit must be a positive integer', 'limit');
+    if (query.limit !== undefined) checkLimit(query.limit);
     const matching = (this.bySession.get(sessionId) ?? [])
       .map((r) => r.event)
       .filter((e) => (query.afterSeq === undefined || e.seq > query.afterSeq) && (query.beforeSeq === undefined || e.seq < query.beforeSeq))
@@ -42,17 +49,31 @@ export class MemoryJournal implements SessionJournal {
     return structuredClone((this.bySession.get(sessionId) ?? []).map((r) => r.event).filter((e) => e.command_id === commandId));
   }
 
-  async unpublished(limit: number): Promise<RecordedEvent[]> {
-    if (!Number.isInteger(limit) || limit < 1) throw new ValidationError('limit must be a positive integer', 'limit');
-    const rows = [...this.bySession.values()].flat().filter((r) => !r.published);
-    return structuredClone(rows.sort((a, b) => a.position - b.position).slice(0, limit).map((r) => r.event));
+  async unpublished(query: OutboxQuery): Promise<OutboxPage> {
+    const limit = checkLimit(query.limit);
+    const after = query.after === undefined || query.after === null || query.after === '' ? 0 : Number(query.after);
+    if (!Number.isSafeInteger(after) || after < 0) throw new ValidationError('after is not an outbox cursor of this store', 'after');
+    const rows = [...this.bySession.values()]
+      .flat()
+      .filter((r) => !r.published && r.position > after)
+      .sort((a, b) => a.position - b.position)
+      .slice(0, limit);
+    const last = rows[rows.length - 1];
+    return { events: structuredClone(rows.map((r) => r.event)), next: rows.length === limit && last ? String(last.position) : null };
   }
 
-  async markPublished(sessionId: string, seqs: readonly number[]): Promise<void> {
-    const rows = this.bySession.get(sessionId) ?? [];
-    for (const seq of seqs) {
-      const row = rows[seq - 1];
-      if (row) row.published = true;
+  async markPublished(marks: readonly PublishedMark[]): Promise<void> {
+    for (const { sessionId, seqs } of marks) {
+      const rows = this.bySession.get(sessionId) ?? [];
+      for (const seq of seqs) {
+        const row = rows[seq - 1];
+        if (row) row.published = true;
+      }
     }
+  }
+
+  /** For the inspection: every session's rows. */
+  sessions(): ReadonlyMap<string, readonly Readonly<Row>[]> {
+    return this.bySession;
   }
 }

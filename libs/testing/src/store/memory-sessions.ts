@@ -7,10 +7,18 @@ type Range = NonNullable<SessionListQuery['created_at']>;
 export class MemorySessions implements SessionReadModel {
   private readonly sessions = new Map<string, SessionRecord>();
 
-  async upsert(session: SessionRecord): Promise<void> {
-    const stored = this.sessions.get(session.id);
-    if (stored && stored.last_seq >= session.last_seq) return;
-    this.sessions.set(session.id, structuredClone(session));
+  /** Written by MemoryJournal.commit only, from the row's JSON (as the database adapters store it). */
+  put(json: string): void {
+    const session = JSON.parse(json) as SessionRecord;
+    this.sessions.set(session.id, session);
+  }
+
+  lastSeq(id: string): number | null {
+    return this.sessions.get(id)?.last_seq ?? null;
+  }
+
+  ids(): readonly string[] {
+    return [...this.sessions.keys()];
   }
 
   async get(ownerId: string, id: string): Promise<SessionRecord | null> {

@@ -1,4 +1,5 @@
 import type { SessionSnapshot, SessionSnapshots } from '@berth/ports';
+import type { PreparedCommit } from '@berth/store/shared';
 
 export class MemorySnapshots implements SessionSnapshots {
   private readonly snapshots = new Map<string, SessionSnapshot>();
@@ -8,10 +9,16 @@ export class MemorySnapshots implements SessionSnapshots {
     return snapshot ? structuredClone(snapshot) : null;
   }
 
-  async save(snapshot: SessionSnapshot, expectedVersion: number): Promise<boolean> {
-    const stored = this.snapshots.get(snapshot.sessionId);
-    if (expectedVersion === 0 ? stored !== undefined : stored?.version !== expectedVersion) return false;
-    this.snapshots.set(snapshot.sessionId, structuredClone(snapshot));
-    return true;
+  /** Written by MemoryJournal.commit only. */
+  put(sessionId: string, snapshot: NonNullable<PreparedCommit['snapshot']>): void {
+    this.snapshots.set(sessionId, { sessionId, version: snapshot.version, state: JSON.parse(snapshot.state), updatedAt: snapshot.updatedAt });
+  }
+
+  version(sessionId: string): number | null {
+    return this.snapshots.get(sessionId)?.version ?? null;
+  }
+
+  ids(): readonly string[] {
+    return [...this.snapshots.keys()];
   }
 }

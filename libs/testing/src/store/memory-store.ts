@@ -3,6 +3,7 @@ import { MemoryAgents } from './memory-agents';
 import { MemoryBlobs } from './memory-blobs';
 import { MemoryEnvironments } from './memory-environments';
 import { MemoryFiles } from './memory-files';
+import { MemoryInspection } from './memory-inspection';
 import { MemoryJournal } from './memory-journal';
 import { MemorySecrets } from './memory-secrets';
 import { MemoryApiKeys, MemoryIdempotencyKeys, MemoryNatsCredentials } from './memory-keys';
@@ -14,12 +15,13 @@ import { MemoryWebhookDeliveries, MemoryWebhookEndpoints, MemoryWebhooks } from 
 
 /**
  * A BerthStore in plain Maps for fast wiring tests. It passes the same contract suite as the SQLite
- * and MongoDB adapters; records are copied in and out, so callers cannot mutate stored state.
+ * and MongoDB adapters (sharing their rules from @berth/store/shared); records are copied in and
+ * out, so callers cannot mutate stored state.
  */
 export class MemoryStore implements BerthStore {
-  readonly journal = new MemoryJournal();
   readonly snapshots = new MemorySnapshots();
   readonly sessions = new MemorySessions();
+  readonly journal = new MemoryJournal({ snapshots: this.snapshots, sessions: this.sessions });
   readonly agents = new MemoryAgents();
   readonly environments = new MemoryEnvironments();
   readonly idempotency = new MemoryIdempotencyKeys();
@@ -29,6 +31,7 @@ export class MemoryStore implements BerthStore {
   readonly files = new MemoryFiles();
   readonly blobs = new MemoryBlobs();
   readonly secrets = new MemorySecrets();
+  readonly inspection = new MemoryInspection(this);
   private readonly webhooks = new MemoryWebhooks();
   readonly webhookEndpoints = new MemoryWebhookEndpoints(this.webhooks);
   readonly webhookDeliveries = new MemoryWebhookDeliveries(this.webhooks);

@@ -1,4 +1,15 @@
 import { describeStoreContract } from '@berth/store/contract';
 import { MemoryStore } from './memory-store';
 
-describeStoreContract('in-memory', async () => ({ store: new MemoryStore() }));
+describeStoreContract('in-memory', async () => {
+  const store = new MemoryStore();
+  return {
+    store,
+    failRowWrites: async () => {
+      store.journal.failRowWrites = true;
+      return async () => {
+        store.journal.failRowWrites = false;
+      };
+    },
+  };
+});

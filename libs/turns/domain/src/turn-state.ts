@@ -112,6 +112,8 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
     case 'AgentThinkingRecorded':
     case 'AgentToolUseRecorded':
     case 'AgentToolResultRecorded':
+    case 'AgentMcpToolUseRecorded':
+    case 'AgentMcpToolResultRecorded':
     case 'UsageRecorded': {
       const turn = ofTurn(event.data.turn_id);
       return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs, event.data.offset), input_delivered: true } } : s;
@@ -170,6 +172,8 @@ export const OPEN_TURN_EVENT_TYPES: readonly EventType[] = [
   'AgentThinkingRecorded',
   'AgentToolUseRecorded',
   'AgentToolResultRecorded',
+  'AgentMcpToolUseRecorded',
+  'AgentMcpToolResultRecorded',
   'UsageRecorded',
   'HarnessSessionRecorded',
   'TurnAwaitingConfirmation',

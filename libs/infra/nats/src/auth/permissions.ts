@@ -45,7 +45,7 @@ export const SERVICE_USERS = {
     answers: [],
   },
   gateway: {
-    commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'ArchiveSession', 'EndConversation', 'DeleteSession', 'TerminateSession', 'RecoverSession'],
+    commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'ArchiveSession', 'EndConversation', 'DeleteSession', 'TerminateSession', 'RecoverSession', 'PauseSession', 'ResumeSession', 'AddSessionResource', 'RemoveSessionResource'],
     // Plans webhook deliveries from every event.
     consumes: [{ stream: Streams.events, consumer: Consumers.webhooks }],
     tailsEvents: true,
@@ -53,7 +53,7 @@ export const SERVICE_USERS = {
     answers: [],
   },
   'sandbox-manager': {
-    commands: ['BindSandbox', 'RecordAgentOutput', 'CompleteTurn', 'FailTurn', 'ReportSandboxStartFailed', 'ReportSandboxDied', 'ReportSandboxExpired'],
+    commands: ['BindSandbox', 'RecordAgentOutput', 'CompleteTurn', 'FailTurn', 'ReportSandboxStartFailed', 'ReportSandboxDied', 'ReportSandboxExpired', 'RaiseSessionError'],
     consumes: [
       { stream: Streams.events, consumer: Consumers.sandboxManagerControl },
       { stream: Streams.events, consumer: Consumers.sandboxManagerTurns },

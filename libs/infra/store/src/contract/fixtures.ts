@@ -1,5 +1,5 @@
 import { eventIdFor, type RecordedEvent } from '@berth/contracts';
-import type { AgentRecord, EnvironmentRecord, FileRecord, SessionRecord } from '@berth/ports';
+import type { AgentRecord, BerthStore, CommandCommit, EnvironmentRecord, FileRecord, SessionRecord } from '@berth/ports';
 
 /** Builders for contract-suite records: valid shapes, every field overridable. */
 
@@ -72,3 +72,24 @@ export const file = (over: Partial<FileRecord> & { id: string }): FileRecord => 
   deleted: false,
   ...over,
 });
+
+/** One command's commit: events from..to, and (unless left out) the snapshot and read-model row at `to`. */
+export function commitOf(
+  sessionId: string,
+  from: number,
+  to: number,
+  options: { commandId?: string; snapshot?: boolean; record?: Partial<SessionRecord> | false } = {},
+): CommandCommit {
+  const commandId = options.commandId ?? `cmd_${from}`;
+  return {
+    sessionId,
+    events: batch(sessionId, from, to, commandId),
+    snapshot: options.snapshot === false ? undefined : { sessionId, version: to, state: { folded: to, by: commandId }, updatedAt: at(to) },
+    record: options.record === false ? undefined : session({ title: commandId, ...options.record, id: sessionId, last_seq: to }),
+  };
+}
+
+/** A session as the kernel leaves it: events 1..last_seq committed with this read-model row. */
+export async function seedSession(store: BerthStore, record: SessionRecord): Promise<void> {
+  await store.journal.commit({ sessionId: record.id, events: batch(record.id, 1, record.last_seq, `cmd_seed_${record.id}`), record });
+}

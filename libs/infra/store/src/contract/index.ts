@@ -1,1 +1,2 @@
 export { describeStoreContract, type StoreFactory, type StoreUnderTest } from './store-contract';
+export { commitOf } from './fixtures';

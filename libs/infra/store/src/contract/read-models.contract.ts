@@ -1,6 +1,6 @@
 import { ConcurrencyError, ValidationError } from '@berth/core';
 import type { BerthStore, Page, SessionListQuery, SessionRecord } from '@berth/ports';
-import { agent, at, environment, session } from './fixtures';
+import { agent, at, batch, environment, seedSession, session } from './fixtures';
 
 /** Follows next_page until the end, collecting ids (and proving every page honours the limit). */
 async function allPages<T extends { id: string }>(fetch: (page: string | null) => Promise<Page<T>>, limit: number): Promise<string[]> {
@@ -18,22 +18,19 @@ async function allPages<T extends { id: string }>(fetch: (page: string | null) =
 
 export function readModelsContract(store: () => BerthStore): void {
   describe('sessions read model', () => {
-    it('applies an upsert only when its last_seq is newer than the stored one', async () => {
-      const { sessions } = store();
-      await sessions.upsert(session({ id: 'sesn_1', status: 'running', last_seq: 3 }));
-      await sessions.upsert(session({ id: 'sesn_1', status: 'idle', last_seq: 2 }));
-      await sessions.upsert(session({ id: 'sesn_1', status: 'terminated', last_seq: 3 }));
-      expect((await sessions.get('owner_a', 'sesn_1'))?.status).toBe('running');
-
-      const newer = session({ id: 'sesn_1', status: 'idle', last_seq: 4, title: 'renamed', view: { stop_reason: { type: 'end_turn' } } });
-      await sessions.upsert(newer);
-      expect(await sessions.get('owner_a', 'sesn_1')).toEqual(newer);
+    it("shows the row of the session's last commit, unchanged", async () => {
+      const s = store();
+      await seedSession(s, session({ id: 'sesn_1', status: 'running', last_seq: 3 }));
+      const newer = session({ id: 'sesn_1', status: 'idle', last_seq: 4, title: 'renamed', metadata: { $key: 'a.b' }, view: { stop_reason: { type: 'end_turn' } } });
+      await s.journal.commit({ sessionId: 'sesn_1', events: batch('sesn_1', 4, 4, 'cmd_rename'), record: newer });
+      expect(await s.sessions.get('owner_a', 'sesn_1')).toEqual(newer);
     });
 
     it("answers nothing about another owner's sessions", async () => {
-      const { sessions } = store();
+      const s = store();
+      const { sessions } = s;
       const mine = session({ id: 'sesn_1' });
-      await sessions.upsert(mine);
+      await seedSession(s, mine);
       expect(await sessions.get('owner_b', 'sesn_1')).toBeNull();
       expect(await sessions.list('owner_b', { limit: 10 })).toEqual({ data: [], next_page: null });
       expect(await sessions.getById('sesn_1')).toEqual(mine);
@@ -41,7 +38,8 @@ export function readModelsContract(store: () => BerthStore): void {
     });
 
     it('filters by agent, agent version, status, archival and creation time; never lists deleted sessions', async () => {
-      const { sessions } = store();
+      const s = store();
+      const { sessions } = s;
       const records: SessionRecord[] = [
         session({ id: 'sesn_1', created_at: at(1), agent_id: 'agent_1', agent_version: 1, status: 'idle' }),
         session({ id: 'sesn_2', created_at: at(2), agent_id: 'agent_1', agent_version: 2, status: 'running' }),
@@ -49,7 +47,7 @@ export function readModelsContract(store: () => BerthStore): void {
         session({ id: 'sesn_4', created_at: at(4), agent_id: 'agent_1', agent_version: 2, status: 'idle', archived_at: at(5) }),
         session({ id: 'sesn_5', created_at: at(5), agent_id: 'agent_1', agent_version: 2, status: 'idle', deleted: true }),
       ];
-      for (const r of records) await sessions.upsert(r);
+      for (const r of records) await seedSession(s, r);
       const ids = async (q: Omit<SessionListQuery, 'limit'>) => (await sessions.list('owner_a', { limit: 50, order: 'asc', ...q })).data.map((s) => s.id);
 
       expect(await ids({})).toEqual(['sesn_1', 'sesn_2', 'sesn_3']);
@@ -65,11 +63,12 @@ export function readModelsContract(store: () => BerthStore): void {
     });
 
     it('pages through every session exactly once in both orders, newest first by default', async () => {
-      const { sessions } = store();
+      const s = store();
+      const { sessions } = s;
       // Two sessions share a creation time: the id breaks the tie so no page boundary drops one.
       const created = [at(1), at(2), at(2), at(3), at(4), at(5), at(6)];
-      for (const [i, c] of created.entries()) await sessions.upsert(session({ id: `sesn_${i + 1}`, created_at: c }));
-      await sessions.upsert(session({ id: 'sesn_other', owner_id: 'owner_b', created_at: at(3) }));
+      for (const [i, c] of created.entries()) await seedSession(s, session({ id: `sesn_${i + 1}`, created_at: c }));
+      await seedSession(s, session({ id: 'sesn_other', owner_id: 'owner_b', created_at: at(3) }));
       const asc = ['sesn_1', 'sesn_2', 'sesn_3', 'sesn_4', 'sesn_5', 'sesn_6', 'sesn_7'];
 
       expect(await allPages((page) => sessions.list('owner_a', { limit: 2, order: 'asc', page }), 2)).toEqual(asc);
@@ -79,8 +78,9 @@ export function readModelsContract(store: () => BerthStore): void {
     });
 
     it('refuses a cursor reused with the other order, a forged cursor and a bad limit', async () => {
-      const { sessions } = store();
-      for (const i of [1, 2, 3]) await sessions.upsert(session({ id: `sesn_${i}`, created_at: at(i) }));
+      const s = store();
+      const { sessions } = s;
+      for (const i of [1, 2, 3]) await seedSession(s, session({ id: `sesn_${i}`, created_at: at(i) }));
       const first = await sessions.list('owner_a', { limit: 1, order: 'asc' });
       expect(first.next_page).toEqual(expect.any(String));
 

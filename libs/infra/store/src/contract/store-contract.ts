@@ -1,15 +1,22 @@
 import type { BerthStore } from '@berth/ports';
+import { commitContract } from './commit.contract';
+import { inspectionContract } from './inspection.contract';
 import { filesContract } from './files.contract';
 import { journalContract } from './journal.contract';
 import { keysContract } from './keys.contract';
+import { limitsContract } from './limits.contract';
 import { readModelsContract } from './read-models.contract';
-import { snapshotsContract } from './snapshots.contract';
 import { transcriptsContract } from './transcripts.contract';
 import { vaultsContract } from './vaults.contract';
 import { webhooksContract } from './webhooks.contract';
 
-/** A fresh, empty store per test, and how to throw it away afterwards. */
-export type StoreUnderTest = { store: BerthStore; dispose?: () => Promise<void> };
+/**
+ * A fresh, empty store per test, and how to throw it away afterwards. `failRowWrites` makes the
+ * store itself refuse writes of session read-model rows (a SQLite trigger, a MongoDB validator, a
+ * flag in memory) until the function it returns is called: how the suite fails a commit between
+ * its writes without test-only code in the adapters.
+ */
+export type StoreUnderTest = { store: BerthStore; failRowWrites: () => Promise<() => Promise<void>>; dispose?: () => Promise<void> };
 export type StoreFactory = () => Promise<StoreUnderTest>;
 
 /**
@@ -19,10 +26,11 @@ export type StoreFactory = () => Promise<StoreUnderTest>;
 export function describeStoreContract(name: string, factory: StoreFactory): void {
   describe(`${name} store contract`, () => {
     let current: StoreUnderTest | null = null;
-    const store = (): BerthStore => {
+    const running = (): StoreUnderTest => {
       if (!current) throw new Error('store used outside a test');
-      return current.store;
+      return current;
     };
+    const store = () => running().store;
 
     beforeEach(async () => {
       current = await factory();
@@ -37,11 +45,13 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       await done?.dispose?.();
     });
 
+    commitContract(store, () => running().failRowWrites());
     journalContract(store);
-    snapshotsContract(store);
     readModelsContract(store);
     keysContract(store);
     transcriptsContract(store);
+    limitsContract(store);
+    inspectionContract(store);
     filesContract(store);
     webhooksContract(store);
     vaultsContract(store);

@@ -3,7 +3,8 @@ import type { Db, IndexDescription, ObjectId } from 'mongodb';
 /**
  * Document shapes and indexes. Free-form payloads (events, snapshot state, records) are stored as
  * JSON strings: user data may hold keys MongoDB treats specially (`$…`, dotted), and the string
- * round-trips byte for byte. Queryable fields sit beside it.
+ * round-trips byte for byte. Queryable fields sit beside it. No document grows with a session's or
+ * an agent's history: events, agent versions and transcript pieces are documents of their own.
  */
 export type JournalDoc = {
   _id: ObjectId;
@@ -11,13 +12,15 @@ export type JournalDoc = {
   seq: number;
   type: string;
   command_id: string;
+  event_id: string;
   occurred_at: string;
-  published: boolean;
+  /** The outbox order of the commit that wrote this event (see MongoJournal). */
+  commit_order: number;
   body: string;
 };
 
-/** Per-session commit point of the journal (see MongoJournal). */
-export type JournalHeadDoc = { _id: string; last_seq: number; pending?: { batch: string; docs: JournalDoc[] } };
+/** One committed command's events not yet published: seqs `from..to` of one session. */
+export type OutboxDoc = { _id: ObjectId; order: number; session_id: string; from: number; to: number; occurred_at: string };
 
 export type SnapshotDoc = { _id: string; version: number; state: string; updated_at: string };
 
@@ -34,6 +37,7 @@ export type SessionDoc = {
   record: string;
 };
 
+/** An agent's head: what is agent-wide, and its latest version's record so lists read one document. */
 export type AgentDoc = {
   _id: string;
   owner_id: string;
@@ -41,10 +45,10 @@ export type AgentDoc = {
   created_at: string;
   updated_at: string;
   archived_at: string | null;
-  /** The latest version's record, so lists need not load every version. */
   latest: string;
-  versions: { version: number; record: string }[];
 };
+
+export type AgentVersionDoc = { _id: ObjectId; agent_id: string; owner_id: string; version: number; record: string };
 
 export type EnvironmentDoc = { _id: string; owner_id: string; created_at: string; archived: boolean; deleted: boolean; record: string };
 
@@ -55,6 +59,7 @@ export type ApiKeyDoc = { _id: string; owner_id: string; prefix: string; hash: s
 
 export type NatsCredentialDoc = { _id: string; owner_id: string; name: string; public_key: string; created_at: string; revoked_at: string | null };
 
+/** One piece of a mirrored transcript file (at most StoreLimits.transcriptPieceBytes). */
 export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: string; offset: number; bytes: number; data: string };
 
 export type FileDoc = { _id: string; owner_id: string; scope_id: string | null; created_at: string; deleted: boolean; record: string };
@@ -83,10 +88,11 @@ export type VaultCredentialDoc = { _id: string; owner_id: string; vault_id: stri
 
 export const collectionsOf = (db: Db) => ({
   journal: db.collection<JournalDoc>('journal'),
-  heads: db.collection<JournalHeadDoc>('journal_heads'),
+  outbox: db.collection<OutboxDoc>('outbox'),
   snapshots: db.collection<SnapshotDoc>('snapshots'),
   sessions: db.collection<SessionDoc>('sessions'),
   agents: db.collection<AgentDoc>('agents'),
+  agentVersions: db.collection<AgentVersionDoc>('agent_versions'),
   environments: db.collection<EnvironmentDoc>('environments'),
   idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
   apiKeys: db.collection<ApiKeyDoc>('api_keys'),
@@ -101,19 +107,32 @@ export const collectionsOf = (db: Db) => ({
 });
 export type Collections = ReturnType<typeof collectionsOf>;
 
+/** Index names a duplicate-key error is classified by (see `isDuplicateOn`). */
+export const Unique = {
+  position: { name: 'session_seq', key: { session_id: 1, seq: 1 } },
+  agentVersion: { name: 'agent_version', key: { agent_id: 1, version: 1 } },
+  apiKeyPrefix: { name: 'prefix', key: { prefix: 1 } },
+  transcriptPiece: { name: 'session_path_offset', key: { session_id: 1, path: 1, offset: 1 } },
+} as const;
+
+/** Every unique index by name, for classifying a duplicate whose error carries only the key pattern. */
+export const UNIQUE_KEYS: Readonly<Record<string, Readonly<Record<string, 1>>>> = Object.fromEntries(Object.values(Unique).map((u) => [u.name, u.key]));
+
 export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescription[]>>> = {
   journal: [
-    { key: { session_id: 1, seq: 1 }, name: 'session_seq', unique: true },
+    { key: Unique.position.key, name: Unique.position.name, unique: true },
     { key: { session_id: 1, command_id: 1, seq: 1 }, name: 'session_command' },
-    // The outbox: only unpublished events are indexed, in insertion (_id) order.
-    { key: { published: 1, _id: 1 }, name: 'unpublished', partialFilterExpression: { published: false } },
   ],
-  heads: [{ key: { 'pending.batch': 1 }, name: 'pending', sparse: true }],
+  outbox: [
+    { key: { order: 1, _id: 1 }, name: 'order' },
+    { key: { session_id: 1, from: 1 }, name: 'session_from' },
+  ],
   sessions: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
   agents: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
+  agentVersions: [{ key: Unique.agentVersion.key, name: Unique.agentVersion.name, unique: true }],
   environments: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
   apiKeys: [
-    { key: { prefix: 1 }, name: 'prefix', unique: true },
+    { key: Unique.apiKeyPrefix.key, name: Unique.apiKeyPrefix.name, unique: true },
     { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
   ],
   natsCredentials: [
@@ -121,7 +140,7 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
     { key: { owner_id: 1, created_at: 1 }, name: 'owner_created' },
     { key: { revoked_at: 1 }, name: 'revoked', partialFilterExpression: { revoked_at: { $type: 'string' } } },
   ],
-  transcripts: [{ key: { session_id: 1, path: 1, offset: 1 }, name: 'session_path_offset', unique: true }],
+  transcripts: [{ key: Unique.transcriptPiece.key, name: Unique.transcriptPiece.name, unique: true }],
   files: [
     { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' },
     { key: { owner_id: 1, scope_id: 1, created_at: 1, _id: 1 }, name: 'owner_scope_created' },

@@ -1,27 +1,29 @@
 import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
-import type { Collections, EnvironmentDoc } from './collections';
-import { isDuplicateKey } from './errors';
+import { recordJson } from '../shared/limits';
+import type { EnvironmentDoc } from './collections';
+import { PRIMARY, type MongoContext } from './context';
+import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
 
 const recordOf = (doc: { record: string } | null): EnvironmentRecord | null => (doc ? (JSON.parse(doc.record) as EnvironmentRecord) : null);
 
 export class MongoEnvironments implements EnvironmentStore {
-  constructor(private readonly c: Collections) {}
+  constructor(private readonly m: MongoContext) {}
 
   async put(env: EnvironmentRecord): Promise<void> {
-    const fields = { created_at: env.created_at, archived: env.archived_at !== null, deleted: env.deleted, record: JSON.stringify(env) };
+    const fields = { created_at: env.created_at, archived: env.archived_at !== null, deleted: env.deleted, record: recordJson(`environment ${env.id}`, env) };
     try {
-      await this.c.environments.updateOne({ _id: env.id, owner_id: env.owner_id }, { $set: fields }, { upsert: true });
+      await this.m.c.environments.updateOne({ _id: env.id, owner_id: env.owner_id }, { $set: fields }, { upsert: true });
     } catch (e) {
       // The id belongs to another owner: never overwrite it (same as SQLite's guarded upsert).
-      if (!isDuplicateKey(e)) throw e;
+      if (!isDuplicateOn(e, '_id_')) throw e;
     }
   }
 
   async get(ownerId: string, id: string): Promise<EnvironmentRecord | null> {
-    return recordOf(await this.c.environments.findOne({ _id: id, owner_id: ownerId }, { projection: { record: 1 } }));
+    return recordOf(await this.m.c.environments.findOne({ _id: id, owner_id: ownerId }, { ...PRIMARY, projection: { record: 1 } }));
   }
 
   async list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<EnvironmentRecord>> {
@@ -30,7 +32,7 @@ export class MongoEnvironments implements EnvironmentStore {
     const page = keysetPage<EnvironmentDoc>('environments', order, query.page);
     const and: Filter<EnvironmentDoc>[] = [{ owner_id: ownerId, deleted: false }, ...page.filter];
     if (!query.include_archived) and.push({ archived: false });
-    const docs = await this.c.environments.find({ $and: and }, { projection: { record: 1 } }).sort(page.sort).limit(limit + 1).toArray();
+    const docs = await this.m.c.environments.find({ $and: and }, { projection: { record: 1 } }).sort(page.sort).limit(limit + 1).toArray();
     return pageOf('environments', order, limit, docs.map((d) => recordOf(d) as EnvironmentRecord), (e) => [e.created_at, e.id]);
   }
 }

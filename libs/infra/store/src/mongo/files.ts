@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { checkIds } from '../shared/checks';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import type { Collections, FileDoc } from './collections';
-import { isDuplicateKey } from './errors';
+import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
 
 /** The `deleted` field is the truth (markDeleted flips only it). */
@@ -18,7 +18,7 @@ export class MongoFiles implements FileStore {
       await this.c.files.updateOne({ _id: file.id, owner_id: file.owner_id }, { $set: fields }, { upsert: true });
     } catch (e) {
       // The id belongs to another owner: never overwrite it.
-      if (!isDuplicateKey(e)) throw e;
+      if (!isDuplicateOn(e, '_id_')) throw e;
     }
   }
 

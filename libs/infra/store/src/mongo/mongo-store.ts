@@ -1,18 +1,24 @@
 import { BerthError, ErrorCodes } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
-import { MongoClient } from 'mongodb';
+import { MongoClient, type ClientSession } from 'mongodb';
 import { MongoAgents } from './agents';
 import { MongoApiKeys } from './api-keys';
 import { MongoNatsCredentials } from './nats-credentials';
 import { collectionsOf, ensureIndexes, type Collections } from './collections';
 import { GridFsBlobStore } from '../blobs/gridfs-blobs';
+import type { MongoContext } from './context';
 import { MongoEnvironments } from './environments';
+import { asStoreError } from './errors';
 import { MongoFiles } from './files';
+import { withStoreErrors } from './guard';
 import { MongoIdempotencyKeys } from './idempotency';
+import { MongoInspection } from './inspection';
 import { MongoJournal } from './journal';
 import { MongoSecrets } from './secrets';
 import { MongoSessions } from './sessions';
+import { clientOptionsFor, commitDeadlineMs, databaseOf } from './settings';
 import { MongoSnapshots } from './snapshots';
+import { inTransaction } from './transaction';
 import { MongoTranscripts } from './transcripts';
 import { MongoVaults } from './vaults';
 import { MongoWebhookDeliveries, MongoWebhookEndpoints } from './webhooks';
@@ -22,13 +28,12 @@ export type MongoStoreOptions = Readonly<{
   dbName?: string;
 }>;
 
-/** The database a connection string names (`mongodb://host/<db>?…`), if any. */
-const dbNameOf = (url: string): string | undefined => /^mongodb(?:\+srv)?:\/\/[^/]+\/([^?/]+)/.exec(url)?.[1];
-
 /**
- * The production store. Every write is a single-document operation (no multi-document
- * transactions, so a standalone server works); races are decided by unique indexes and
- * compare-and-set filters, with duplicate key 11000 read as "another writer won".
+ * The production store. A command's commit, an agent's new version and a transcript append are
+ * each one multi-document transaction, so the server must be a replica set (a single-node one is
+ * enough; `init` refuses a standalone server). Every wait is bounded (see MONGO_DEFAULTS, or the
+ * URL's own options), reads that must see the last write go to the primary, and driver failures
+ * reach callers as coded errors (`asStoreError`).
  */
 export class MongoStore implements BerthStore {
   private readonly client: MongoClient;
@@ -45,39 +50,71 @@ export class MongoStore implements BerthStore {
   readonly files: MongoFiles;
   readonly blobs: GridFsBlobStore;
   readonly secrets: MongoSecrets;
+  readonly inspection: MongoInspection;
   readonly webhookEndpoints: MongoWebhookEndpoints;
   readonly webhookDeliveries: MongoWebhookDeliveries;
   readonly vaults: MongoVaults;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
-    this.client = new MongoClient(url, { retryWrites: true, writeConcern: { w: 'majority' } });
-    const db = this.client.db(options.dbName ?? dbNameOf(url) ?? 'berth');
+    this.client = new MongoClient(url, clientOptionsFor(url));
+    const db = this.client.db(options.dbName ?? databaseOf(url));
     this.c = collectionsOf(db);
-    this.journal = new MongoJournal(this.c);
-    this.snapshots = new MongoSnapshots(this.c);
-    this.sessions = new MongoSessions(this.c);
-    this.agents = new MongoAgents(this.c);
-    this.environments = new MongoEnvironments(this.c);
-    this.idempotency = new MongoIdempotencyKeys(this.c);
-    this.apiKeys = new MongoApiKeys(this.c);
-    this.natsCredentials = new MongoNatsCredentials(this.c);
-    this.transcripts = new MongoTranscripts(this.c);
-    this.files = new MongoFiles(this.c);
-    this.blobs = new GridFsBlobStore(db);
-    this.secrets = new MongoSecrets(this.c);
-    this.webhookEndpoints = new MongoWebhookEndpoints(this.c);
-    this.webhookDeliveries = new MongoWebhookDeliveries(this.c);
-    this.vaults = new MongoVaults(this.c);
+    const waits = { serverSelectionTimeoutMS: this.client.options.serverSelectionTimeoutMS, wtimeoutMS: this.client.options.writeConcern?.wtimeoutMS ?? 0 };
+    const settings = { deadlineMs: commitDeadlineMs(waits), maxCommitTimeMS: waits.wtimeoutMS > 0 ? waits.wtimeoutMS : commitDeadlineMs(waits) };
+    const context: MongoContext = {
+      c: this.c,
+      transaction: (work, retryOn) => inTransaction(this.client, work, { ...settings, retryOn }),
+      atOnePointInTime: async <T>(work: (session: ClientSession) => Promise<T>) => {
+        const session = this.client.startSession({ snapshot: true });
+        try {
+          return await work(session);
+        } finally {
+          await session.endSession();
+        }
+      },
+    };
+    this.journal = withStoreErrors(new MongoJournal(context));
+    this.snapshots = withStoreErrors(new MongoSnapshots(context));
+    this.sessions = withStoreErrors(new MongoSessions(context));
+    this.agents = withStoreErrors(new MongoAgents(context));
+    this.environments = withStoreErrors(new MongoEnvironments(context));
+    this.idempotency = withStoreErrors(new MongoIdempotencyKeys(context));
+    this.apiKeys = withStoreErrors(new MongoApiKeys(context));
+    this.natsCredentials = withStoreErrors(new MongoNatsCredentials(this.c));
+    this.transcripts = withStoreErrors(new MongoTranscripts(context));
+    this.inspection = withStoreErrors(new MongoInspection(context));
+    this.files = withStoreErrors(new MongoFiles(this.c));
+    this.blobs = withStoreErrors(new GridFsBlobStore(db));
+    this.secrets = withStoreErrors(new MongoSecrets(this.c));
+    this.webhookEndpoints = withStoreErrors(new MongoWebhookEndpoints(this.c));
+    this.webhookDeliveries = withStoreErrors(new MongoWebhookDeliveries(this.c));
+    this.vaults = withStoreErrors(new MongoVaults(this.c));
   }
 
-  /** Connects and creates indexes; an unreachable server is a coded UNAVAILABLE, not a driver error. */
+  /**
+   * Connects, checks the server is a replica set (or a sharded cluster) and creates indexes. An
+   * unreachable server is a coded UNAVAILABLE, not a driver error.
+   */
   async init(): Promise<void> {
     try {
       await this.client.connect();
     } catch (e) {
       throw new BerthError(ErrorCodes.UNAVAILABLE, 503, `MongoDB is unreachable: ${e instanceof Error ? e.message : String(e)}`);
     }
-    await ensureIndexes(this.c);
+    try {
+      const hello = await this.client.db('admin').command({ hello: 1 });
+      if (typeof hello.setName !== 'string' && hello.msg !== 'isdbgrid') {
+        throw new BerthError(
+          'STORE_NOT_A_REPLICA_SET',
+          503,
+          'MongoDB is a standalone server, and Berth commits each command in a multi-document transaction, which needs a replica set. ' +
+            'A single-node one is enough: start mongod with --replSet rs0, run rs.initiate() once, and add replicaSet=rs0 to BERTH_STORE_URL (docs/deploy.md → MongoDB).',
+        );
+      }
+      await ensureIndexes(this.c);
+    } catch (e) {
+      throw asStoreError(e);
+    }
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,9 @@
 import { ConcurrencyError } from '@berth/core';
 import type { NatsCredentialRecord, NatsCredentials } from '@berth/ports';
 import type { Collections, NatsCredentialDoc } from './collections';
-import { isDuplicateKey } from './errors';
+import { isDuplicateOn } from './errors';
+
+const PUBLIC_KEY = { public_key: { public_key: 1 } };
 
 const recordOf = ({ _id, ...rest }: NatsCredentialDoc): NatsCredentialRecord => ({ id: _id, ...rest });
 
@@ -13,7 +15,7 @@ export class MongoNatsCredentials implements NatsCredentials {
     try {
       await this.c.natsCredentials.insertOne({ _id: id, ...rest });
     } catch (e) {
-      if (isDuplicateKey(e)) throw new ConcurrencyError(`nats credential ${id} or key ${credential.public_key} already exists`);
+      if (isDuplicateOn(e, '_id_') || isDuplicateOn(e, 'public_key', PUBLIC_KEY)) throw new ConcurrencyError(`nats credential ${id} or key ${credential.public_key} already exists`);
       throw e;
     }
   }

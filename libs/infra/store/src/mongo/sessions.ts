@@ -2,44 +2,34 @@ import type { Page, SessionListQuery, SessionReadModel, SessionRecord } from '@b
 import type { Filter } from 'mongodb';
 import { isoRange } from '../shared/checks';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
-import type { Collections, SessionDoc } from './collections';
-import { isDuplicateKey } from './errors';
+import type { SessionDoc } from './collections';
+import { PRIMARY, type MongoContext } from './context';
 import { keysetPage } from './keyset';
 
 const recordOf = (doc: { record: string } | null): SessionRecord | null => (doc ? (JSON.parse(doc.record) as SessionRecord) : null);
 
-export class MongoSessions implements SessionReadModel {
-  constructor(private readonly c: Collections) {}
+/** The read-model document of a session row (written by MongoJournal.commit only). */
+export const sessionDocOf = (s: SessionRecord, json: string): Omit<SessionDoc, '_id'> => ({
+  owner_id: s.owner_id,
+  agent_id: s.agent_id,
+  agent_version: s.agent_version,
+  status: s.status,
+  created_at: s.created_at,
+  archived: s.archived_at !== null,
+  deleted: s.deleted,
+  last_seq: s.last_seq,
+  record: json,
+});
 
-  async upsert(s: SessionRecord): Promise<void> {
-    const fields = {
-      owner_id: s.owner_id,
-      agent_id: s.agent_id,
-      agent_version: s.agent_version,
-      status: s.status,
-      created_at: s.created_at,
-      archived: s.archived_at !== null,
-      deleted: s.deleted,
-      last_seq: s.last_seq,
-      record: JSON.stringify(s),
-    };
-    const newer = { _id: s.id, last_seq: { $lt: s.last_seq } };
-    try {
-      await this.c.sessions.updateOne(newer, { $set: fields }, { upsert: true });
-    } catch (e) {
-      if (!isDuplicateKey(e)) throw e;
-      // The document exists: either it is as new or newer (the filter rightly missed), or a racing
-      // first upsert created it after our filter ran; a plain update settles which.
-      await this.c.sessions.updateOne(newer, { $set: fields });
-    }
-  }
+export class MongoSessions implements SessionReadModel {
+  constructor(private readonly m: MongoContext) {}
 
   async get(ownerId: string, id: string): Promise<SessionRecord | null> {
-    return recordOf(await this.c.sessions.findOne({ _id: id, owner_id: ownerId }, { projection: { record: 1 } }));
+    return recordOf(await this.m.c.sessions.findOne({ _id: id, owner_id: ownerId }, { ...PRIMARY, projection: { record: 1 } }));
   }
 
   async getById(id: string): Promise<SessionRecord | null> {
-    return recordOf(await this.c.sessions.findOne({ _id: id }, { projection: { record: 1 } }));
+    return recordOf(await this.m.c.sessions.findOne({ _id: id }, { ...PRIMARY, projection: { record: 1 } }));
   }
 
   async list(ownerId: string, query: SessionListQuery): Promise<Page<SessionRecord>> {
@@ -54,7 +44,7 @@ export class MongoSessions implements SessionReadModel {
     if (query.statuses) and.push({ status: { $in: [...query.statuses] } });
     const range = isoRange(query.created_at);
     if (Object.keys(range).length > 0) and.push({ created_at: Object.fromEntries(Object.entries(range).map(([op, v]) => [`$${op}`, v])) });
-    const docs = await this.c.sessions.find({ $and: and }, { projection: { record: 1 } }).sort(page.sort).limit(limit + 1).toArray();
+    const docs = await this.m.c.sessions.find({ $and: and }, { projection: { record: 1 } }).sort(page.sort).limit(limit + 1).toArray();
     return pageOf('sessions', order, limit, docs.map((d) => recordOf(d) as SessionRecord), (s) => [s.created_at, s.id]);
   }
 }

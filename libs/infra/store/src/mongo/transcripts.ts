@@ -1,32 +1,55 @@
 import type { TranscriptChunk, TranscriptMirror } from '@berth/ports';
-import { ObjectId } from 'mongodb';
-import { planChunk } from '../shared/checks';
-import type { Collections } from './collections';
-import { isDuplicateKey } from './errors';
+import { ObjectId, type ClientSession } from 'mongodb';
+import { planTranscriptAppend } from '../shared/transcripts';
+import { UNIQUE_KEYS, Unique } from './collections';
+import { PRIMARY, type MongoContext } from './context';
+import { isDuplicateOn } from './errors';
 
+/** A concurrent mirror of the same file stored a piece at our offset first: plan the append again. */
+class PieceTaken extends Error {}
+
+/**
+ * A mirrored file is pieces of at most StoreLimits.transcriptPieceBytes, unique on
+ * (session, path, offset), so a transcript of any size fits. An append's pieces are inserted in one
+ * transaction: a file never ends inside an append (a harness would read half a JSON line).
+ */
 export class MongoTranscripts implements TranscriptMirror {
-  constructor(private readonly c: Collections) {}
+  constructor(private readonly m: MongoContext) {}
 
   async append(chunk: TranscriptChunk): Promise<void> {
-    const plan = planChunk(await this.size(chunk.session_id, chunk.path), chunk.offset, chunk.data, `${chunk.session_id}:${chunk.path}`);
-    if (plan.kind === 'skip') return;
-    try {
-      await this.c.transcripts.insertOne({ _id: new ObjectId(), session_id: chunk.session_id, path: chunk.path, offset: plan.offset, bytes: plan.bytes, data: plan.data });
-    } catch (e) {
-      // A concurrent mirror of the same file stored this offset first: the mirror is idempotent.
-      if (!isDuplicateKey(e)) throw e;
-    }
+    await this.m.transaction(
+      async (session) => {
+        const plan = planTranscriptAppend(await this.sizeOf(chunk.session_id, chunk.path, session), chunk);
+        if (plan.kind === 'skip') return;
+        const docs = plan.pieces.map((p) => ({ _id: new ObjectId(), session_id: chunk.session_id, path: chunk.path, offset: p.offset, bytes: p.bytes, data: p.data }));
+        try {
+          await this.m.c.transcripts.insertMany(docs, { session, ordered: true });
+        } catch (e) {
+          if (isDuplicateOn(e, Unique.transcriptPiece.name, UNIQUE_KEYS)) throw new PieceTaken(`${chunk.session_id}:${chunk.path}: offset taken meanwhile`);
+          throw e;
+        }
+      },
+      (e) => e instanceof PieceTaken,
+    );
   }
 
   async files(sessionId: string): Promise<readonly { path: string; data: string }[]> {
-    const chunks = await this.c.transcripts.find({ session_id: sessionId }, { projection: { path: 1, data: 1 } }).sort({ path: 1, offset: 1 }).toArray();
+    const pieces = await this.m.c.transcripts.find({ session_id: sessionId }, { ...PRIMARY, projection: { path: 1, data: 1 } }).sort({ path: 1, offset: 1 }).toArray();
     const files = new Map<string, string[]>();
-    for (const chunk of chunks) files.set(chunk.path, [...(files.get(chunk.path) ?? []), chunk.data]);
+    for (const piece of pieces) {
+      const parts = files.get(piece.path);
+      if (parts) parts.push(piece.data);
+      else files.set(piece.path, [piece.data]);
+    }
     return [...files].map(([path, parts]) => ({ path, data: parts.join('') }));
   }
 
   async size(sessionId: string, path: string): Promise<number> {
-    const last = await this.c.transcripts.findOne({ session_id: sessionId, path }, { sort: { offset: -1 }, projection: { offset: 1, bytes: 1 } });
+    return this.sizeOf(sessionId, path);
+  }
+
+  private async sizeOf(sessionId: string, path: string, session?: ClientSession): Promise<number> {
+    const last = await this.m.c.transcripts.findOne({ session_id: sessionId, path }, { ...(session ? { session } : PRIMARY), sort: { offset: -1 }, projection: { offset: 1, bytes: 1 } });
     return last ? last.offset + last.bytes : 0;
   }
 }

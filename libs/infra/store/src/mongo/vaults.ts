@@ -3,7 +3,7 @@ import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import type { Collections, VaultCredentialDoc, VaultDoc } from './collections';
-import { isDuplicateKey } from './errors';
+import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
 
 const parse = <T>(doc: { record: string } | null): T | null => (doc ? (JSON.parse(doc.record) as T) : null);
@@ -17,7 +17,7 @@ export class MongoVaults implements VaultStore {
       await this.c.vaults.updateOne({ _id: vault.id, owner_id: vault.owner_id }, { $set: fields }, { upsert: true });
     } catch (e) {
       // The id belongs to another owner: never overwrite it.
-      if (!isDuplicateKey(e)) throw e;
+      if (!isDuplicateOn(e, '_id_')) throw e;
     }
   }
 
@@ -46,7 +46,7 @@ export class MongoVaults implements VaultStore {
     try {
       await this.c.vaultCredentials.updateOne({ _id: credential.id, owner_id: credential.owner_id, vault_id: credential.vault_id }, { $set: fields }, { upsert: true });
     } catch (e) {
-      if (!isDuplicateKey(e)) throw e;
+      if (!isDuplicateOn(e, '_id_')) throw e;
     }
   }
 

@@ -4,7 +4,7 @@ import type { Page, PageQuery, WebhookDeliveryListQuery, WebhookDeliveryStore, W
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import type { Collections, WebhookDeliveryDoc, WebhookEndpointDoc } from './collections';
-import { isDuplicateKey } from './errors';
+import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
 
 const parse = <T>(doc: { record: string } | null): T | null => (doc ? (JSON.parse(doc.record) as T) : null);
@@ -39,7 +39,7 @@ export class MongoWebhookEndpoints implements WebhookEndpointStore {
     try {
       await this.c.webhookEndpoints.insertOne(endpointDoc(endpoint));
     } catch (e) {
-      if (isDuplicateKey(e)) throw new ConcurrencyError(`webhook endpoint ${endpoint.id} already exists`);
+      if (isDuplicateOn(e, '_id_')) throw new ConcurrencyError(`webhook endpoint ${endpoint.id} already exists`);
       throw e;
     }
   }
@@ -93,7 +93,7 @@ export class MongoWebhookDeliveries implements WebhookDeliveryStore {
         added += (await this.c.webhookDeliveries.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true })).upsertedCount;
       } catch (e) {
         // A racing enqueue of the same delivery inserted it first.
-        if (!isDuplicateKey(e)) throw e;
+        if (!isDuplicateOn(e, '_id_')) throw e;
       }
     }
     return added;

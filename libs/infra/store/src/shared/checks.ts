@@ -38,22 +38,6 @@ export function isoRange(range: TimeRange | undefined): TimeRange {
   return out;
 }
 
-/** What to do with a transcript chunk, given the bytes already mirrored for its file. */
-export type ChunkPlan = { kind: 'skip' } | { kind: 'append'; offset: number; data: string; bytes: number };
-
-/**
- * The mirror is append-only and idempotent: a chunk wholly inside what is stored is a repeat; a
- * chunk overlapping the end contributes only its new tail; a chunk past the end would leave a hole.
- */
-export function planChunk(size: number, offset: number, data: string, where: string): ChunkPlan {
-  if (!Number.isInteger(offset) || offset < 0) throw new ValidationError('offset must be a non-negative integer', 'offset');
-  const bytes = Buffer.from(data, 'utf8');
-  if (offset > size) throw new ValidationError(`${where}: chunk at offset ${offset} would leave a gap after ${size} mirrored bytes`, 'offset');
-  if (offset + bytes.length <= size) return { kind: 'skip' };
-  const tail = bytes.subarray(size - offset);
-  return { kind: 'append', offset: size, data: tail.toString('utf8'), bytes: tail.length };
-}
-
 /** A new agent version must be exactly one past the version the writer saw. */
 export function checkVersionStep(agent: Readonly<{ id: string; version: number }>, expectedVersion: number): void {
   if (!Number.isInteger(expectedVersion) || expectedVersion < 0 || agent.version !== expectedVersion + 1) {

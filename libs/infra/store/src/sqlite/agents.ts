@@ -1,6 +1,7 @@
 import { ConcurrencyError } from '@berth/core';
 import type { AgentRecord, AgentStore, Page, PageQuery } from '@berth/ports';
 import { checkVersionStep } from '../shared/checks';
+import { recordJson } from '../shared/limits';
 import { checkLimit, decodeCursor, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import { isConstraintError, type SqliteDb } from './sqlite-db';
@@ -23,6 +24,7 @@ export class SqliteAgents implements AgentStore {
 
   async putVersion(agent: AgentRecord, expectedVersion: number): Promise<void> {
     checkVersionStep(agent, expectedVersion);
+    const json = recordJson(`agent ${agent.id} version ${agent.version}`, agent);
     try {
       this.db.write(() => {
         if (expectedVersion === 0) {
@@ -35,7 +37,7 @@ export class SqliteAgents implements AgentStore {
             .run(agent.version, agent.updated_at, agent.id, agent.owner_id, expectedVersion);
           if (moved.changes !== 1) throw this.conflict(agent.id, expectedVersion);
         }
-        this.db.stmt('INSERT INTO agent_versions (id, version, record) VALUES (?, ?, ?)').run(agent.id, agent.version, JSON.stringify(agent));
+        this.db.stmt('INSERT INTO agent_versions (id, version, record) VALUES (?, ?, ?)').run(agent.id, agent.version, json);
       });
     } catch (e) {
       if (isConstraintError(e)) throw this.conflict(agent.id, expectedVersion);

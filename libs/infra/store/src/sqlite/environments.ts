@@ -1,4 +1,5 @@
 import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
+import { recordJson } from '../shared/limits';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import type { SqliteDb } from './sqlite-db';
@@ -9,6 +10,7 @@ export class SqliteEnvironments implements EnvironmentStore {
   constructor(private readonly db: SqliteDb) {}
 
   async put(env: EnvironmentRecord): Promise<void> {
+    const json = recordJson(`environment ${env.id}`, env);
     this.db
       .stmt(
         `INSERT INTO environments (id, owner_id, created_at, archived, deleted, record) VALUES (?, ?, ?, ?, ?, ?)
@@ -16,7 +18,7 @@ export class SqliteEnvironments implements EnvironmentStore {
            deleted = excluded.deleted, record = excluded.record
          WHERE environments.owner_id = excluded.owner_id`,
       )
-      .run(env.id, env.owner_id, env.created_at, env.archived_at === null ? 0 : 1, env.deleted ? 1 : 0, JSON.stringify(env));
+      .run(env.id, env.owner_id, env.created_at, env.archived_at === null ? 0 : 1, env.deleted ? 1 : 0, json);
   }
 
   async get(ownerId: string, id: string): Promise<EnvironmentRecord | null> {

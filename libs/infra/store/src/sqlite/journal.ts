@@ -1,7 +1,7 @@
-import { ConcurrencyError } from '@berth/core';
+import { ConcurrencyError, ValidationError } from '@berth/core';
 import type { RecordedEvent } from '@berth/contracts';
-import type { CommandCommit, JournalQuery, PublishedMark, SessionJournal } from '@berth/ports';
-import { batchRange, gapError } from '../shared/checks';
+import type { CommandCommit, JournalQuery, OutboxPage, OutboxQuery, PublishedMark, SessionJournal } from '@berth/ports';
+import { commitVerdict, prepareCommit, type PreparedCommit } from '../shared/commit';
 import { checkLimit } from '../shared/paging';
 import { GroupCommit } from './group-commit';
 import type { SqliteSessions } from './sessions';
@@ -14,23 +14,24 @@ const parse = (rows: unknown[]): RecordedEvent[] => (rows as BodyRow[]).map((r) 
 /** The rows besides the journal that a command commit writes in the same transaction. */
 export type CommitWriters = Readonly<{ snapshots: SqliteSnapshots; sessions: SqliteSessions }>;
 
+/**
+ * The journal, and the one writer of snapshots and read-model rows: a commit is one transaction
+ * (shared by the commands committing in the same event-loop turn, see GroupCommit). A session's
+ * position is MAX(seq) of its rows, nothing else; the outbox is the `published = 0` rows in rowid
+ * (commit) order.
+ */
 export class SqliteJournal implements SessionJournal {
-  private readonly group: GroupCommit<CommandCommit>;
+  private readonly group: GroupCommit<PreparedCommit>;
 
   constructor(
     private readonly db: SqliteDb,
     private readonly writers: CommitWriters,
   ) {
-    this.group = new GroupCommit(db, (commit) => this.writeCommit(commit));
+    this.group = new GroupCommit(db, (commit) => this.write(commit));
   }
 
-  async appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
-    this.db.write(() => this.append(sessionId, events));
-  }
-
-  /** Group commit: see `GroupCommit`. Each command keeps its own all-or-nothing savepoint. */
-  commitCommand(commit: CommandCommit): Promise<void> {
-    return this.group.submit(commit);
+  async commit(commit: CommandCommit): Promise<void> {
+    await this.group.submit(prepareCommit(commit));
   }
 
   async readEvents(sessionId: string, query: JournalQuery = {}): Promise<RecordedEvent[]> {
@@ -67,43 +68,38 @@ export class SqliteJournal implements SessionJournal {
     return parse(this.db.stmt('SELECT body FROM journal WHERE session_id = ? AND command_id = ? ORDER BY seq').all(sessionId, commandId));
   }
 
-  async unpublished(limit: number): Promise<RecordedEvent[]> {
-    return parse(this.db.stmt('SELECT body FROM journal WHERE published = 0 ORDER BY rowid LIMIT ?').all(checkLimit(limit)));
+  async unpublished(query: OutboxQuery): Promise<OutboxPage> {
+    const limit = checkLimit(query.limit);
+    const rows = this.db.stmt('SELECT rowid AS position, body FROM journal WHERE published = 0 AND rowid > ? ORDER BY rowid LIMIT ?').all(afterPosition(query.after), limit) as (BodyRow & {
+      position: number;
+    })[];
+    const last = rows[rows.length - 1];
+    return { events: parse(rows), next: rows.length === limit && last ? String(last.position) : null };
   }
 
-  async markPublished(sessionId: string, seqs: readonly number[]): Promise<void> {
-    await this.markPublishedMany([{ sessionId, seqs }]);
-  }
-
-  async markPublishedMany(marks: readonly PublishedMark[]): Promise<void> {
+  async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     const mark = this.db.stmt('UPDATE journal SET published = 1 WHERE session_id = ? AND seq = ? AND published = 0');
     this.db.write(() => {
       for (const { sessionId, seqs } of marks) for (const seq of seqs) mark.run(sessionId, seq);
     });
   }
 
-  /** Inside a transaction: the append check and insert, all or nothing with the caller's rollback. */
-  private append(sessionId: string, events: readonly RecordedEvent[]): void {
-    const range = batchRange(sessionId, events);
-    if (!range) return;
+  /** Inside the group's transaction: the position check, then every row of the commit. */
+  private write(commit: PreparedCommit): void {
+    const last = this.last(commit.sessionId);
+    const idAtFrom = commit.from <= last ? this.eventIdAt(commit.sessionId, commit.from) : null;
+    if (commitVerdict(commit, last, idAtFrom) === 'already-committed') return;
     const insert = this.db.stmt('INSERT INTO journal (session_id, seq, type, command_id, occurred_at, body) VALUES (?, ?, ?, ?, ?, ?)');
     try {
-      const last = this.last(sessionId);
-      if (range.from <= last) throw this.conflict(sessionId, range.from, last);
-      if (range.from > last + 1) throw gapError(sessionId, range.from, last);
-      for (const e of events) insert.run(sessionId, e.seq, e.type, e.command_id, e.occurred_at, JSON.stringify(e));
+      for (const { event, body } of commit.events) insert.run(commit.sessionId, event.seq, event.type, event.command_id, event.occurred_at, body);
     } catch (e) {
-      // Another process on the same file can only win between our read and insert if it bypassed
-      // the write lock; the primary key still turns that into a conflict, and the rollback drops the batch.
-      if (isConstraintError(e)) throw this.conflict(sessionId, range.from, this.last(sessionId));
+      // Only a writer that bypassed the write lock could take a seq between our read and insert;
+      // the primary key still makes it a lost race, and the caller's rollback drops the commit.
+      if (isConstraintError(e)) throw new ConcurrencyError(`session ${commit.sessionId}: seq ${commit.from} was taken by another writer`);
       throw e;
     }
-  }
-
-  private writeCommit(commit: CommandCommit): void {
-    this.append(commit.sessionId, commit.events);
-    if (commit.snapshot) this.writers.snapshots.write(commit.snapshot.snapshot, commit.snapshot.expectedVersion);
-    if (commit.record) this.writers.sessions.write(commit.record);
+    if (commit.snapshot) this.writers.snapshots.write(commit.sessionId, commit.snapshot);
+    if (commit.record) this.writers.sessions.write(commit.record.record, commit.record.json);
   }
 
   private last(sessionId: string): number {
@@ -111,7 +107,16 @@ export class SqliteJournal implements SessionJournal {
     return row.last ?? 0;
   }
 
-  private conflict(sessionId: string, from: number, last: number): ConcurrencyError {
-    return new ConcurrencyError(`session ${sessionId}: seq ${from} is already taken (last seq ${last})`);
+  /** Only asked when a commit's first seq is taken (a lost race, or a retry of this very commit). */
+  private eventIdAt(sessionId: string, seq: number): string | null {
+    return (this.db.stmt("SELECT json_extract(body, '$.id') FROM journal WHERE session_id = ? AND seq = ?").pluck().get(sessionId, seq) as string | undefined) ?? null;
   }
+}
+
+/** Outbox cursors are the rowid of the last row served. */
+function afterPosition(after: string | null | undefined): number {
+  if (after === undefined || after === null || after === '') return 0;
+  const position = Number(after);
+  if (!Number.isSafeInteger(position) || position < 0) throw new ValidationError('after is not an outbox cursor of this store', 'after');
+  return position;
 }

@@ -10,13 +10,8 @@ const recordOf = (row: unknown): SessionRecord | null => (row ? (JSON.parse((row
 export class SqliteSessions implements SessionReadModel {
   constructor(private readonly db: SqliteDb) {}
 
-  async upsert(s: SessionRecord): Promise<void> {
-    this.write(s);
-  }
-
-  /** Synchronous, so a command commit can run it inside its transaction. */
-  write(s: SessionRecord): void {
-    // The WHERE on the conflict branch makes a stale or redelivered projection a no-op.
+  /** Inside a commit's transaction: the commit decided the position, so its row replaces the stored one. */
+  write(s: SessionRecord, json: string): void {
     this.db
       .stmt(
         `INSERT INTO sessions (id, owner_id, agent_id, agent_version, status, created_at, archived, deleted, last_seq, record)
@@ -24,8 +19,7 @@ export class SqliteSessions implements SessionReadModel {
          ON CONFLICT (id) DO UPDATE SET
            owner_id = excluded.owner_id, agent_id = excluded.agent_id, agent_version = excluded.agent_version,
            status = excluded.status, created_at = excluded.created_at, archived = excluded.archived,
-           deleted = excluded.deleted, last_seq = excluded.last_seq, record = excluded.record
-         WHERE excluded.last_seq > sessions.last_seq`,
+           deleted = excluded.deleted, last_seq = excluded.last_seq, record = excluded.record`,
       )
       .run({
         id: s.id,
@@ -37,7 +31,7 @@ export class SqliteSessions implements SessionReadModel {
         archived: s.archived_at === null ? 0 : 1,
         deleted: s.deleted ? 1 : 0,
         last_seq: s.last_seq,
-        record: JSON.stringify(s),
+        record: json,
       });
   }
 

@@ -48,6 +48,11 @@ export class SqliteDb {
     return this.inTransaction.immediate(fn) as T;
   }
 
+  /** Runs `fn` in a deferred (read) transaction: every read in it sees one point in time, writers go on (WAL). */
+  read<T>(fn: () => T): T {
+    return this.inTransaction.deferred(fn) as T;
+  }
+
   /** Inside `write`: runs `fn` in a savepoint; a throw rolls back only what `fn` wrote, then rethrows. */
   savepoint<T>(fn: () => T): T {
     return this.inTransaction(fn) as T;

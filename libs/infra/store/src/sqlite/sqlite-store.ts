@@ -9,6 +9,7 @@ import { SqliteNatsCredentials } from './nats-credentials';
 import { SqliteEnvironments } from './environments';
 import { SqliteFiles } from './files';
 import { SqliteIdempotencyKeys } from './idempotency';
+import { SqliteInspection } from './inspection';
 import { SqliteJournal } from './journal';
 import { SqliteSecrets } from './secrets';
 import { SqliteSessions } from './sessions';
@@ -45,6 +46,7 @@ export class SqliteStore implements BerthStore {
   readonly secrets: SqliteSecrets;
   /** A temporary blob directory this store made (in-memory database) and removes at close. */
   private readonly ownBlobDir: string | null;
+  readonly inspection: SqliteInspection;
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly webhookDeliveries: SqliteWebhookDeliveries;
   readonly vaults: SqliteVaults;
@@ -64,6 +66,7 @@ export class SqliteStore implements BerthStore {
     this.secrets = new SqliteSecrets(this.db);
     this.ownBlobDir = options.blobDir === undefined && path === ':memory:' ? mkdtempSync(join(tmpdir(), 'berth-blobs-')) : null;
     this.blobs = new DirectoryBlobStore(options.blobDir ?? this.ownBlobDir ?? join(dirname(path), 'blobs'));
+    this.inspection = new SqliteInspection(this.db);
     this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
     this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
     this.vaults = new SqliteVaults(this.db);

@@ -1,24 +1,28 @@
 import type { TranscriptChunk, TranscriptMirror } from '@berth/ports';
-import { planChunk } from '../shared/checks';
+import { planTranscriptAppend } from '../shared/transcripts';
 import type { SqliteDb } from './sqlite-db';
 
 export class SqliteTranscripts implements TranscriptMirror {
   constructor(private readonly db: SqliteDb) {}
 
+  /** One transaction: the pieces of an append land together or not at all. */
   async append(chunk: TranscriptChunk): Promise<void> {
     this.db.write(() => {
-      const plan = planChunk(this.sizeOf(chunk.session_id, chunk.path), chunk.offset, chunk.data, `${chunk.session_id}:${chunk.path}`);
+      const plan = planTranscriptAppend(this.sizeOf(chunk.session_id, chunk.path), chunk);
       if (plan.kind === 'skip') return;
-      this.db
-        .stmt('INSERT INTO transcript_chunks (session_id, path, "offset", bytes, data) VALUES (?, ?, ?, ?, ?)')
-        .run(chunk.session_id, chunk.path, plan.offset, plan.bytes, plan.data);
+      const insert = this.db.stmt('INSERT INTO transcript_chunks (session_id, path, "offset", bytes, data) VALUES (?, ?, ?, ?, ?)');
+      for (const piece of plan.pieces) insert.run(chunk.session_id, chunk.path, piece.offset, piece.bytes, piece.data);
     });
   }
 
   async files(sessionId: string): Promise<readonly { path: string; data: string }[]> {
     const rows = this.db.stmt('SELECT path, data FROM transcript_chunks WHERE session_id = ? ORDER BY path, "offset"').all(sessionId) as { path: string; data: string }[];
     const files = new Map<string, string[]>();
-    for (const row of rows) files.set(row.path, [...(files.get(row.path) ?? []), row.data]);
+    for (const row of rows) {
+      const parts = files.get(row.path);
+      if (parts) parts.push(row.data);
+      else files.set(row.path, [row.data]);
+    }
     return [...files].map(([path, parts]) => ({ path, data: parts.join('') }));
   }
 

@@ -2,6 +2,8 @@ import { ErrorCodes, IllegalStateError } from '@berth/core';
 import type { SessionCommandOf, SessionEvent } from '@berth/contracts';
 import { requireExists, requireTurnEligible, SessionErrorCodes } from '../guards';
 import type { SessionState } from '../state';
+import { evolve } from '../evolve';
+import { resumeIfPaused } from './lifecycle';
 import { rebuildIfNeeded, settleTurn } from './turn-flow';
 
 const knownTurn = (state: SessionState, turnId: string): boolean =>
@@ -23,8 +25,11 @@ export function decideSubmitUserMessage(command: SessionCommandOf<'SubmitUserMes
   const { turn_id, content } = command.data;
   if (knownTurn(state, turn_id)) return [];
   if (state.current_turn !== null) return [{ type: 'UserMessageReceived', data: { turn_id, content, queued: true } }];
+  const resumed = resumeIfPaused(state);
+  const ready = resumed.reduce<SessionState>(evolve, state);
   return [
-    ...(state.lifecycle === 'READY' ? rebuildIfNeeded(state) : []),
+    ...resumed,
+    ...(ready.lifecycle === 'READY' ? rebuildIfNeeded(ready) : []),
     { type: 'UserMessageReceived', data: { turn_id, content, queued: false } },
     { type: 'TurnStarted', data: { turn_id } },
   ];

@@ -75,6 +75,39 @@ export function decideTerminateSession(command: SessionCommandOf<'TerminateSessi
 }
 
 /**
+ * Releases the sandbox and keeps the workspace, transcript and conversation. Only an idle session
+ * pauses: a running harness would lose its turn, and a tool use waiting for confirmation lives in
+ * the harness process that the pause would end. A sandbox still starting is given up (its late
+ * bind is fenced off). Pausing a paused session is a no-op.
+ */
+export function decidePauseSession(command: SessionCommandOf<'PauseSession'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
+  if (state.paused) return [];
+  if (state.lifecycle === 'RECOVERY_REQUIRED') throw new IllegalStateError(ErrorCodes.SESSION_BUSY, 'the session needs recovery; recover it before pausing');
+  if (state.current_turn !== null) {
+    throw new IllegalStateError(ErrorCodes.SESSION_BUSY, 'a turn is active; let it finish (or interrupt it) before pausing', { turn_id: state.current_turn.id });
+  }
+  return [{ type: 'SessionPaused', data: { sandbox_id: state.sandbox?.sandbox_id ?? null } }];
+}
+
+/** Brings a paused session back: a new sandbox at the next generation. Not paused: no-op. */
+export function decideResumeSession(command: SessionCommandOf<'ResumeSession'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
+  return resumeIfPaused(state);
+}
+
+/** The events that end a pause (none when not paused); a message to a paused session starts with them. */
+export function resumeIfPaused(state: SessionState): SessionEvent[] {
+  if (!state.paused) return [];
+  return [
+    { type: 'SessionResumed', data: {} },
+    { type: 'SandboxRequested', data: { generation: state.last_generation + 1, reason: 'rebuild' } },
+  ];
+}
+
+/**
  * Ends the harness conversation: the next turn starts a fresh one instead of resuming. Refused while
  * a turn is active (interrupt it first), like every command that takes the conversation offline.
  */

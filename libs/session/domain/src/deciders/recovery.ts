@@ -42,6 +42,8 @@ export function planRecovery(state: SessionState, probe: SandboxProbe): Recovery
 export function decideRecoverSession(command: SessionCommandOf<'RecoverSession'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
   requireTurnEligible(state, { rejectTerminated: false, rejectDeleted: true });
+  // A paused session has no sandbox by choice: nothing to recover (resume brings it back).
+  if (state.paused) return [];
   const { probe } = command.data;
   const plan = planRecovery(state, probe);
   if (plan.inProgress) return [];

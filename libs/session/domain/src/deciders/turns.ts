@@ -30,7 +30,7 @@ export function decideRecordAgentOutput(command: SessionCommandOf<'RecordAgentOu
   let usage = state.usage;
   for (const { output, at } of fresh) {
     const event = outputEvent(output, turn_id, at, toolUseIds, usage);
-    if (event.type === 'AgentToolUseRecorded') {
+    if (event.type === 'AgentToolUseRecorded' || event.type === 'AgentMcpToolUseRecorded') {
       const id = eventIdFor(command.meta.command_id, events.length);
       toolUseIds[event.data.harness_tool_use_id] = id;
       if (event.data.evaluated_permission === 'ask') asks.push(id);
@@ -67,6 +67,24 @@ function outputEvent(output: AgentOutput, turn_id: string, offset: number, toolU
       return {
         type: 'AgentToolResultRecorded',
         data: { turn_id, offset, tool_use_event_id: toolUseIds[output.tool_use_id] ?? null, content: output.content, is_error: output.is_error },
+      };
+    case 'mcp_tool_use':
+      return {
+        type: 'AgentMcpToolUseRecorded',
+        data: {
+          turn_id,
+          offset,
+          harness_tool_use_id: output.tool_use_id,
+          mcp_server_name: output.server_name,
+          name: output.name,
+          input: output.input,
+          evaluated_permission: output.needs_confirmation ? 'ask' : 'allow',
+        },
+      };
+    case 'mcp_tool_result':
+      return {
+        type: 'AgentMcpToolResultRecorded',
+        data: { turn_id, offset, mcp_tool_use_event_id: toolUseIds[output.tool_use_id] ?? null, content: output.content, is_error: output.is_error },
       };
     case 'usage':
       return {

@@ -16,6 +16,8 @@ export type SessionView = Readonly<{
   stop_reason: StopReason | null;
   lifecycle: Lifecycle;
   archived: boolean;
+  /** Paused on request (no sandbox); the next message or `POST …/resume` rebuilds it. */
+  paused: boolean;
   conversation: ConversationState;
   runtime_unavailable: boolean;
   recovery: RecoveryFields;
@@ -58,6 +60,7 @@ export function deriveSessionView(state: SessionState): SessionView {
     ...deriveStatus(state),
     lifecycle: state.lifecycle,
     archived: state.archived,
+    paused: state.paused,
     conversation: state.conversation,
     runtime_unavailable: state.runtime_unavailable,
     recovery: deriveRecoveryFields(state.lifecycle, state),

@@ -44,6 +44,8 @@ export const Cmd = {
     command('ConfirmToolUse', { tool_use_id, result, deny_message }),
   terminate: () => command('TerminateSession', {}),
   end: () => command('EndConversation', {}),
+  pause: () => command('PauseSession', {}),
+  resume: () => command('ResumeSession', {}),
   archive: () => command('ArchiveSession', {}),
   delete: () => command('DeleteSession', {}),
   recover: (probe: Partial<CommandData<'RecoverSession'>['probe']> = {}) =>

@@ -1,32 +1,42 @@
-import { ConcurrencyError } from '@berth/core';
+import { ConcurrencyError, ValidationError } from '@berth/core';
 import type { RecordedEvent } from '@berth/contracts';
-import type { JournalQuery, SessionJournal } from '@berth/ports';
+import type { CommandCommit, JournalQuery, OutboxPage, OutboxQuery, PublishedMark, SessionJournal } from '@berth/ports';
+import { InMemorySessionReadModel } from './in-memory-read-model';
+import { InMemorySnapshots } from './in-memory-snapshots';
 
-/** A journal in memory with the adapters' commit rule: a taken seq is a ConcurrencyError, never a partial append. */
+/**
+ * A journal in memory with the adapters' commit rules: one commit per command writing its events,
+ * snapshot and row together; a taken seq is a ConcurrencyError and nothing of the commit is kept;
+ * the same commit again (a retry after a lost answer) is a no-op.
+ */
 export class InMemoryJournal implements SessionJournal {
   private readonly bySession = new Map<string, RecordedEvent[]>();
   private readonly published = new Set<string>();
-  /** Every append call, in order (what a test inspects to see what a command wrote). */
-  readonly appends: RecordedEvent[][] = [];
-  /** Makes the next append lose a race once (as if another writer took the seq first). */
-  failNextAppendWithConflict = 0;
+  /** Every commit that landed, in order (what a test inspects to see what a command wrote). */
+  readonly commits: CommandCommit[] = [];
+  /** Makes the next commits lose a race (as if another writer took the seq first). */
+  failNextCommitWithConflict = 0;
 
-  async appendEvents(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
+  constructor(
+    readonly snapshots: InMemorySnapshots = new InMemorySnapshots(),
+    readonly sessions: InMemorySessionReadModel = new InMemorySessionReadModel(),
+  ) {}
+
+  async commit(commit: CommandCommit): Promise<void> {
+    const { sessionId, events } = commit;
     const existing = this.bySession.get(sessionId) ?? [];
-    if (this.failNextAppendWithConflict > 0) {
-      this.failNextAppendWithConflict--;
-      throw new ConcurrencyError(`seq ${events[0]?.seq} of ${sessionId} already taken`);
+    const first = events[0];
+    if (first === undefined) throw new ValidationError('a commit holds at least one event', 'events');
+    if (this.failNextCommitWithConflict > 0) {
+      this.failNextCommitWithConflict--;
+      throw new ConcurrencyError(`seq ${first.seq} of ${sessionId} already taken`);
     }
-    const expected = existing.length + 1;
-    if (events.some((e, i) => e.seq !== expected + i)) throw new ConcurrencyError(`seq ${events[0]?.seq} of ${sessionId} already taken`);
+    if (existing[first.seq - 1]?.id === first.id) return;
+    if (events.some((e, i) => e.seq !== existing.length + 1 + i)) throw new ConcurrencyError(`seq ${first.seq} of ${sessionId} already taken`);
     this.bySession.set(sessionId, [...existing, ...events]);
-    this.appends.push([...events]);
-  }
-
-  /** Writes events as another kernel would (for races). */
-  async appendAsAnotherWriter(sessionId: string, events: readonly RecordedEvent[]): Promise<void> {
-    const existing = this.bySession.get(sessionId) ?? [];
-    this.bySession.set(sessionId, [...existing, ...events]);
+    this.commits.push(commit);
+    if (commit.snapshot) this.snapshots.put(commit.snapshot);
+    if (commit.record) this.sessions.put(commit.record);
   }
 
   async readEvents(sessionId: string, query: JournalQuery = {}): Promise<RecordedEvent[]> {
@@ -46,12 +56,20 @@ export class InMemoryJournal implements SessionJournal {
     return (this.bySession.get(sessionId) ?? []).filter((e) => e.command_id === commandId);
   }
 
-  async unpublished(limit: number): Promise<RecordedEvent[]> {
-    return [...this.bySession.values()].flat().filter((e) => !this.published.has(`${e.session_id}:${e.seq}`)).slice(0, limit);
+  /** One page holding everything unpublished, in commit order. */
+  async unpublished(query: OutboxQuery): Promise<OutboxPage> {
+    if (query.after) return { events: [], next: null };
+    const pending = this.commits.flatMap((c) => c.events).filter((e) => !this.published.has(`${e.session_id}:${e.seq}`));
+    return { events: pending.slice(0, query.limit), next: null };
   }
 
-  async markPublished(sessionId: string, seqs: readonly number[]): Promise<void> {
-    for (const seq of seqs) this.published.add(`${sessionId}:${seq}`);
+  async markPublished(marks: readonly PublishedMark[]): Promise<void> {
+    for (const { sessionId, seqs } of marks) for (const seq of seqs) this.published.add(`${sessionId}:${seq}`);
+  }
+
+  /** Forgets a session's events, as a store restored from a backup taken before them would. */
+  truncate(sessionId: string, lastSeq: number): void {
+    this.bySession.set(sessionId, (this.bySession.get(sessionId) ?? []).slice(0, lastSeq));
   }
 
   all(sessionId: string): readonly RecordedEvent[] {

@@ -1,14 +1,12 @@
 import type { Page, SessionListQuery, SessionReadModel, SessionRecord } from '@berth/ports';
 
-/** The session read model in memory: upserts never move a row backwards (by `last_seq`). */
+/** The session read model in memory, written by InMemoryJournal.commit. */
 export class InMemorySessionReadModel implements SessionReadModel {
   private readonly rows = new Map<string, SessionRecord>();
-  upserts = 0;
+  writes = 0;
 
-  async upsert(session: SessionRecord): Promise<void> {
-    this.upserts++;
-    const current = this.rows.get(session.id);
-    if (current && current.last_seq >= session.last_seq) return;
+  put(session: SessionRecord): void {
+    this.writes++;
     this.rows.set(session.id, session);
   }
 

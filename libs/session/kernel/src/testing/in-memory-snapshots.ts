@@ -1,12 +1,14 @@
 import type { SessionSnapshot, SessionSnapshots } from '@berth/ports';
 
-/** Snapshots in memory with the version check; can be told to fail, to pin that snapshots are best effort. */
+/** Snapshots in memory, written by InMemoryJournal.commit; can be told to fail loads or to leave writes out. */
 export class InMemorySnapshots implements SessionSnapshots {
   private readonly stored = new Map<string, SessionSnapshot>();
-  readonly saves: SessionSnapshot[] = [];
+  /** Every snapshot a commit carried, stored or not. */
+  readonly writes: SessionSnapshot[] = [];
   loads = 0;
-  failSaves = false;
   failLoads = false;
+  /** Leave commits' snapshots out, as a store does with one too large to hold (the stored one lags). */
+  leaveOut = false;
 
   async load(sessionId: string): Promise<SessionSnapshot | null> {
     this.loads++;
@@ -14,13 +16,9 @@ export class InMemorySnapshots implements SessionSnapshots {
     return this.stored.get(sessionId) ?? null;
   }
 
-  async save(snapshot: SessionSnapshot, expectedVersion: number): Promise<boolean> {
-    this.saves.push(snapshot);
-    if (this.failSaves) throw new Error('snapshot write failed');
-    const current = this.stored.get(snapshot.sessionId)?.version ?? 0;
-    if (current !== expectedVersion) return false;
-    this.stored.set(snapshot.sessionId, snapshot);
-    return true;
+  put(snapshot: SessionSnapshot): void {
+    this.writes.push(snapshot);
+    if (!this.leaveOut) this.stored.set(snapshot.sessionId, snapshot);
   }
 
   get(sessionId: string): SessionSnapshot | null {

@@ -1,0 +1,2 @@
+export { checkStore, type CheckOptions, type StoreReport } from './check-store';
+export type { Finding } from './rules';

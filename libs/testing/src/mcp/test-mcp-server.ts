@@ -1,0 +1,120 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { z } from 'zod';
+
+/** One tool call the server answered, as a test sees it. */
+export interface McpToolCall {
+  readonly tool: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+  readonly at: Date;
+}
+
+export interface TestMcpServerOptions {
+  /** Address to listen on: loopback by default; a sandbox on another network needs an address it can reach. */
+  readonly host?: string;
+  /** The server's name in its `initialize` answer. */
+  readonly name?: string;
+}
+
+/** The text every `lookup` call answers, so a test can find it in the model request and the events. */
+export const lookupAnswer = (key: string): string => `the value of ${key} is 42`;
+
+/**
+ * A small MCP server over streamable HTTP (stateless: one server and transport per request), with
+ * two tools: `lookup {key}` answers `lookupAnswer(key)`, `shout {text}` answers it in capitals.
+ * Records every tool call and every JSON-RPC method it received.
+ */
+export class TestMcpServer {
+  private readonly server: Server = createServer((req, res) => void this.receive(req, res));
+  private readonly recordedCalls: McpToolCall[] = [];
+  private readonly recordedMethods: string[] = [];
+
+  constructor(private readonly options: TestMcpServerOptions = {}) {}
+
+  /** Tool calls answered, oldest first. */
+  get calls(): readonly McpToolCall[] {
+    return this.recordedCalls;
+  }
+
+  /** JSON-RPC methods received (`initialize`, `tools/list`, `tools/call`, …), oldest first. */
+  get methods(): readonly string[] {
+    return this.recordedMethods;
+  }
+
+  /** The streamable-HTTP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
+  get url(): string {
+    const address = this.server.address() as AddressInfo | null;
+    if (address === null) throw new Error('MCP server is not listening; call start() first');
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}/mcp`;
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, this.options.host ?? '127.0.0.1', () => resolve());
+    });
+    return this;
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private mcpServer(): McpServer {
+    const server = new McpServer({ name: this.options.name ?? 'berth-test-mcp', version: '1.0.0' });
+    server.registerTool(
+      'lookup',
+      { description: 'Looks up the value stored under a key.', inputSchema: { key: z.string() } },
+      async ({ key }) => {
+        this.recordedCalls.push({ tool: 'lookup', arguments: { key }, at: new Date() });
+        return { content: [{ type: 'text', text: lookupAnswer(key) }] };
+      },
+    );
+    server.registerTool(
+      'shout',
+      { description: 'Repeats a text in capital letters.', inputSchema: { text: z.string() } },
+      async ({ text }) => {
+        this.recordedCalls.push({ tool: 'shout', arguments: { text }, at: new Date() });
+        return { content: [{ type: 'text', text: text.toUpperCase() }] };
+      },
+    );
+    return server;
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (new URL(req.url ?? '/', 'http://mcp').pathname !== '/mcp') {
+      res.writeHead(404).end();
+      return;
+    }
+    if (req.method !== 'POST') {
+      // Stateless: no server-initiated stream (GET) and no session to end (DELETE).
+      res.writeHead(405, { allow: 'POST' }).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
+      return;
+    }
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const method = (message as { method?: unknown } | null)?.method;
+      if (typeof method === 'string') this.recordedMethods.push(method);
+    }
+    const server = this.mcpServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.once('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  }
+}
