@@ -156,6 +156,7 @@ const SANDBOX_FIELDS: Readonly<Record<string, Effect>> = {
   'resources.memory_mb': applied('sandbox: container memory limit', env({ resources: { memory_mb: 512 } })),
   'resources.cpus': applied('sandbox: container CPU limit', env({ resources: { cpus: 0.5 } })),
   'resources.pids': applied('sandbox: container pids limit', env({ resources: { pids: 64 } })),
+  'resources.workspace_mb': applied("sandbox: the session workspace's size limit", env({ resources: { workspace_mb: 512 } })),
   idle_timeout_seconds: applied('lease: expires_at and release', env({ idle_timeout_seconds: 60 })),
   warm_pool_size: applied('pool: warm sandboxes kept', env({ warm_pool_size: 2 })),
   'model.base_url': applied('model endpoint: where the harness reaches its model', env({ model: { base_url: 'https://models.local' } })),
@@ -197,7 +198,7 @@ const EFFECT_PROBES: Readonly<Record<string, (config: EnvironmentConfig) => unkn
   session: (c) => c.harness,
   sandbox: (c) => {
     const s = sandboxConfigOf(c);
-    return [s.image, s.network, s.memoryBytes, s.nanoCpus, s.pidsLimit];
+    return [s.image, s.network, s.memoryBytes, s.nanoCpus, s.pidsLimit, s.workspaceBytes];
   },
   lease: (c) => sandboxConfigOf(c).idle,
   pool: (c) => sandboxConfigOf(c).warmPool,

@@ -101,7 +101,7 @@ describe('the environment contract', () => {
       harness: 'claude-code',
       image: null,
       network: 'egress',
-      resources: { memory_mb: 2048, cpus: 1, pids: 512 },
+      resources: { memory_mb: 2048, cpus: 1, pids: 512, workspace_mb: null },
       idle_timeout_seconds: 900,
       warm_pool_size: null,
       model: null,
