@@ -486,6 +486,14 @@ describe('sandbox-manager workflow: session resources', () => {
     spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource] }]);
   });
 
+  it('mounts nothing into a paused session; its resume acquires a sandbox with the resource', () => {
+    const { j, history } = boundSession();
+    history.push(j.event('SessionPaused', { sandbox_id: SANDBOX }), j.event('SessionResourceAdded', { resource }));
+    spec.given(history).when(j.delivered()).then([]);
+    history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }));
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource] }]);
+  });
+
   it('a removed resource is no longer mounted in new sandboxes', () => {
     const { j, history } = boundSession();
     history.push(
