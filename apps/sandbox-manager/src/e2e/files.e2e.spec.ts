@@ -84,7 +84,7 @@ describe('files, resources, outputs and the workspace through the platform', () 
     async () => {
       const input = `berth input ${randomBytes(8).toString('hex')}\n`;
       const uploaded = await client.beta.files.upload({ file: await toFile(Buffer.from(input), 'input.txt', { type: 'text/plain' }) });
-      const agent = await client.beta.agents.create({ name: 'files-agent', model: 'claude-sonnet-4-5', system: 'You work with files.' });
+      const agent = await client.beta.agents.create({ name: 'files-agent', model: 'claude-sonnet-4-5', system: 'You work with files.', tools: [{ type: 'agent_toolset_20260401' }] });
       const env = await client.beta.environments.create({
         name: 'files-env',
         config: { type: 'cloud', networking: { type: 'unrestricted' }, harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
