@@ -44,7 +44,7 @@ describe('a sandbox on the default network, from inside', () => {
   };
 
   const session = async (config: Record<string, unknown> = { type: 'cloud' }, environmentId?: string) => {
-    const agent = await client.beta.agents.create({ name: 'prober', model: 'claude-sonnet-4-5' });
+    const agent = await client.beta.agents.create({ name: 'prober', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] });
     const envId = environmentId ?? (await client.beta.environments.create({ name: 'probe', config: config as unknown as Anthropic.Beta.Environments.BetaCloudConfigParams })).id;
     return { session: await client.beta.sessions.create({ agent: agent.id, environment_id: envId }), environmentId: envId };
   };

@@ -34,8 +34,14 @@ const offered = (body: unknown): string[] => ((body as { tools?: { name?: string
 const idle = (e: PublicEvent) => e.type === 'session.status_idle';
 const stopReason = (e: PublicEvent | undefined) => (e?.['stop_reason'] as { type?: string; event_ids?: string[] } | undefined) ?? {};
 
-// One platform for all three harnesses: the manager's default model endpoint is the Messages API
-// server; the Codex environment points its own `model.base_url` at the Responses API server.
+// One platform for all three harnesses, on the default network (through the egress): the
+// manager's default model endpoint is the Messages API server; the Codex environment points its own
+// `model.base_url` at the Responses API server, a loopback endpoint the platform trusts as an
+// operator would (BERTH_MODEL_TRUSTED_HOSTS). The MCP server runs on loopback too, which the egress
+// refuses from a sandbox; it gets a public-looking name that the egress's upstream proxy (the
+// test's "internet") serves by forwarding to it.
+const MCP_HOST = 'mcp.docs.test';
+const MCP_URL = `http://${MCP_HOST}/mcp`;
 let messages: ScriptedModelServer;
 let responses: ScriptedModelServer;
 let mcp: TestMcpServer;
@@ -46,7 +52,11 @@ beforeAll(async () => {
   messages = await new AnthropicMessagesServer().start();
   responses = await new OpenAiResponsesServer().start();
   mcp = await new TestMcpServer().start();
-  platform = await startE2ePlatform({ modelBaseUrl: messages.url });
+  platform = await startE2ePlatform({
+    modelBaseUrl: messages.url,
+    trustedModelEndpoints: [responses.url],
+    upstreamHosts: { [MCP_HOST]: { origin: new URL(mcp.url).origin } },
+  });
   client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
 }, 600_000);
 afterAll(async () => {
@@ -81,7 +91,7 @@ describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, m
       return idles.length > before && stopReason(idles.at(-1)).type === stop ? all : null;
     }, TURN_TIMEOUT_MS, platform.logs);
   };
-  const session = (agent: { id: string; version?: number }) => client.beta.sessions.create({ agent: { type: 'agent', ...agent }, environment_id: environmentId });
+  const session = (agent: { id: string; version?: number }, environment = environmentId) => client.beta.sessions.create({ agent: { type: 'agent', ...agent }, environment_id: environment });
 
   it('asks the model for the agent\'s model id with its system prompt, and never offers the tool it disabled', async () => {
     const toolset: Toolset = { type: 'agent_toolset_20260401', configs: [{ name: disabled.tool, enabled: false }] };
@@ -123,20 +133,25 @@ describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, m
   }, 300_000);
 
   if (mcpCall !== null) {
-    it('calls a tool of the agent\'s MCP server from the sandbox, shown as agent.mcp_tool_use and agent.mcp_tool_result', async () => {
+    it('calls a tool of the agent\'s MCP server from the sandbox through the egress (limited networking, allow_mcp_servers), shown as agent.mcp_tool_use and agent.mcp_tool_result', async () => {
+      const endpoint = api === 'responses' ? { model: { base_url: responses.url } } : {};
+      const networking = { type: 'limited', allowed_hosts: [], allow_mcp_servers: true };
+      const limited = (await client.beta.environments.create({ name: `${harness}-mcp-env`, config: e2eEnvironmentConfig({ harness, networking, ...endpoint }) })).id;
       const agent = await client.beta.agents.create({
         name: 'mcp-user',
         model: models[0],
-        mcp_servers: [{ type: 'url', name: 'docs', url: mcp.url }],
+        mcp_servers: [{ type: 'url', name: 'docs', url: MCP_URL }],
         tools: [{ type: 'agent_toolset_20260401' }, { type: 'mcp_toolset', mcp_server_name: 'docs', configs: [{ name: 'shout', enabled: false }] }],
       });
-      const s = await session({ id: agent.id });
+      const s = await session({ id: agent.id }, limited);
       model.script(reply.toolCall(mcpCall.name, { key: 'treasure' }, mcpCall.namespace ? { namespace: mcpCall.namespace } : {}), reply.text('The treasure is 42.'));
       const calls = mcp.calls.length;
 
       const all = await turn(s.id, 'Look up the treasure');
 
       expect(mcp.calls.slice(calls).map((c) => [c.tool, c.arguments])).toEqual([['lookup', { key: 'treasure' }]]);
+      // The call went out through the egress, by the server's name, to the "internet" that serves it.
+      expect(platform.upstream.requests.some((r) => r.host === MCP_HOST && r.served)).toBe(true);
       const use = all.find((e) => e.type === 'agent.mcp_tool_use');
       expect(use).toMatchObject({ mcp_server_name: 'docs', name: 'lookup', input: { key: 'treasure' }, evaluated_permission: 'allow' });
       expect(all.find((e) => e.type === 'agent.mcp_tool_result')).toMatchObject({ mcp_tool_use_id: use?.id, is_error: false });
@@ -147,7 +162,7 @@ describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, m
     }, 300_000);
   } else {
     it('refuses an agent with MCP servers at session create: the harness has no MCP client', async () => {
-      const agent = await client.beta.agents.create({ name: 'mcp-user', model: models[0], mcp_servers: [{ type: 'url', name: 'docs', url: mcp.url }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs' }] });
+      const agent = await client.beta.agents.create({ name: 'mcp-user', model: models[0], mcp_servers: [{ type: 'url', name: 'docs', url: MCP_URL }], tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs' }] });
       await expect(session({ id: agent.id })).rejects.toMatchObject({ status: 400, error: { error: { code: 'VALIDATION_ERROR', details: { field: 'agent.mcp_servers' } } } });
     }, 60_000);
   }

@@ -41,6 +41,11 @@ export type E2ePlatform = Readonly<{
 export type E2ePlatformOptions = Readonly<{
   /** The server-wide model endpoint (the egress's `BERTH_MODEL_BASE_URL`). */
   modelBaseUrl: string;
+  /**
+   * Model endpoints on loopback (scripted servers) that environments name in `config.model.base_url`:
+   * the platform trusts their hosts as an operator would, with `BERTH_MODEL_TRUSTED_HOSTS`.
+   */
+  trustedModelEndpoints?: readonly string[];
   managerEnv?: Record<string, string>;
   egressEnv?: Record<string, string>;
   /** Added to every service's environment. */
@@ -48,6 +53,9 @@ export type E2ePlatformOptions = Readonly<{
   /** Hosts the upstream proxy serves; any other destination gets a 502 from it, never a connection. */
   upstreamHosts?: Readonly<Record<string, TestHostReply>>;
 }>;
+
+const trustedModelHosts = (endpoints: readonly string[]): Record<string, string> =>
+  endpoints.length === 0 ? {} : { BERTH_MODEL_TRUSTED_HOSTS: [...new Set(endpoints.map((url) => new URL(url).hostname))].join(',') };
 
 /**
  * The whole platform for end-to-end tests: a nats-server, the real session-kernel, egress,
@@ -77,6 +85,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       BERTH_MODEL_API_KEY: E2E_MODEL_KEY,
       BERTH_EGRESS_UPSTREAM_PROXY: upstream.url,
       BERTH_METRICS_PORT: String(egressMetrics),
+      ...trustedModelHosts(options.trustedModelEndpoints ?? []),
       ...options.egressEnv,
     },
     'sandbox-manager': {

@@ -1,9 +1,13 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
-/** What a test host answers: status and body for any path. */
-export type TestHostReply = Readonly<{ status?: number; body: string }>;
+/**
+ * What a test host answers: status and body for any path, or whatever a server the test started on
+ * loopback answers (`origin`, e.g. `http://127.0.0.1:4321`: the request goes there as it came, with
+ * its method, path, headers and body), so a test can give a real service a public-looking name.
+ */
+export type TestHostReply = Readonly<{ status?: number; body: string }> | Readonly<{ origin: string }>;
 
 /** One request the proxy saw, by the host it named. */
 export type ProxiedRequest = Readonly<{ kind: 'http' | 'connect'; host: string; port: number; path: string | null; served: boolean; proxyAuthorization: string | null }>;
@@ -20,7 +24,7 @@ export class ScriptedUpstreamProxy {
   private readonly hosts = new Map<string, TestHostReply>();
   private readonly server: Server = createServer((req, res) => this.onRequest(req, res));
   /** Serves the plain HTTP spoken inside CONNECT tunnels. */
-  private readonly inner: Server = createServer((req, res) => this.answer(req.headers.host?.split(':')[0] ?? '', res));
+  private readonly inner: Server = createServer((req, res) => this.answer(req.headers.host?.split(':')[0] ?? '', res, req));
 
   constructor(hosts: Readonly<Record<string, TestHostReply>> = {}) {
     for (const [host, reply] of Object.entries(hosts)) this.hosts.set(host.toLowerCase(), reply);
@@ -52,8 +56,7 @@ export class ScriptedUpstreamProxy {
     }
     const host = url.hostname.toLowerCase();
     this.requests.push({ kind: 'http', host, port: Number(url.port || 80), path: url.pathname, served: this.hosts.has(host), proxyAuthorization: header(req, 'proxy-authorization') });
-    req.resume();
-    this.answer(host, res);
+    this.answer(host, res, req);
   }
 
   private onConnect(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -69,13 +72,30 @@ export class ScriptedUpstreamProxy {
     this.inner.emit('connection', socket);
   }
 
-  private answer(host: string, res: ServerResponse): void {
+  private answer(host: string, res: ServerResponse, req: IncomingMessage): void {
     const reply = this.hosts.get(host);
     if (reply === undefined) {
+      req.resume();
       res.writeHead(502, { 'content-type': 'text/plain' }).end(`not a test host: ${host}\n`);
       return;
     }
+    if ('origin' in reply) return this.forward(reply.origin, req, res);
+    req.resume();
     res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain' }).end(reply.body);
+  }
+
+  private forward(origin: string, req: IncomingMessage, res: ServerResponse): void {
+    const target = new URL(origin);
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    const headers = { ...req.headers };
+    delete headers['proxy-authorization'];
+    delete headers['proxy-connection'];
+    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: `${url.pathname}${url.search}`, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', (error) => (res.headersSent ? res.destroy() : res.writeHead(502, { 'content-type': 'text/plain' }).end(`origin ${origin} failed: ${error.message}\n`)));
+    req.pipe(upstream);
   }
 }
 
