@@ -4,3 +4,4 @@ export * from './ids';
 export * from './ports';
 export * from './time';
 export * from './keyed-lock';
+export * from './addresses';

@@ -1,5 +1,5 @@
-export { canonicalAddress, classifyAddress, isPublicAddress, type AddressClass } from './addresses';
-export { hostMatches, isLocalName } from './hosts';
+export { canonicalAddress, classifyAddress, isLocalName, isPublicAddress, type AddressClass } from '@berth/core';
+export { hostMatches } from './hosts';
 export { isHostName, isHostPattern, isIpLiteral, normalizeHost } from '@berth/contracts';
 export { isPackageRegistryHost, PACKAGE_REGISTRY_HOSTS } from './package-registries';
 export {

@@ -1,5 +1,5 @@
 import { isIpLiteral } from '@berth/contracts';
-import { canonicalAddress, classifyAddress, isPublicAddress } from './addresses';
+import { canonicalAddress, classifyAddress, isLocalName, isPublicAddress } from './addresses';
 
 describe('addresses the egress may reach', () => {
   it.each(['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '[2001:4860:4860::8888]'])('%s is public', (ip) => {
@@ -44,5 +44,10 @@ describe('addresses the egress may reach', () => {
   it('treats garbage as not public', () => {
     expect(classifyAddress('not-an-ip')).toBe('invalid');
     expect(isPublicAddress('')).toBe(false);
+  });
+
+  it('knows the names that always mean this machine', () => {
+    expect(['localhost', 'db.localhost', 'printer.local', 'metadata.google.internal'].every(isLocalName)).toBe(true);
+    expect(isLocalName('example.com')).toBe(false);
   });
 });

@@ -1,8 +1,9 @@
 import ipaddr from 'ipaddr.js';
 
 /**
- * What kind of address an IP is, as far as the egress cares: `public` (a global unicast address
- * somewhere on the internet) or the name of the special range that keeps a sandbox away from it
+ * What kind of address an IP is, for everything Berth connects to on a user's behalf (the egress,
+ * webhook deliveries): `public` (a global unicast address
+ * somewhere on the internet) or the name of the special range that must stay out of a user's reach
  * (loopback, private, link-local — the cloud metadata service lives there —, carrier-grade NAT,
  * unique-local, multicast, documentation, IPv6 forms that embed an IPv4 address, …).
  */
@@ -13,7 +14,7 @@ const unbracket = (host: string): string => (host.startsWith('[') && host.endsWi
 /**
  * Classifies an address. IPv4-mapped IPv6 (`::ffff:127.0.0.1`) is judged as the IPv4 address it
  * carries; every other IPv6 range that embeds IPv4 (NAT64, 6to4, Teredo) is refused outright,
- * since what it reaches depends on a gateway the egress does not see.
+ * since what it reaches depends on a gateway Berth does not see.
  */
 export function classifyAddress(address: string): AddressClass {
   const raw = unbracket(address);
@@ -29,3 +30,6 @@ export const isPublicAddress = (address: string): boolean => classifyAddress(add
 export function canonicalAddress(address: string): string {
   return ipaddr.process(unbracket(address)).toString();
 }
+
+/** Names every resolver keeps on the machine itself, whatever DNS says. */
+export const isLocalName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal');
