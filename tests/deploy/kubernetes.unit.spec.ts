@@ -63,4 +63,21 @@ describe('deploy/kubernetes', () => {
     const withSocket = deployments.filter((d) => (d.spec.template.spec.volumes ?? []).some((v: { hostPath?: { path: string } }) => v.hostPath?.path === '/var/run/docker.sock'));
     expect(withSocket.map((d) => d.metadata?.name)).toEqual(['sandbox-manager']);
   });
+
+  it('runs the egress beside the sandbox-manager on its node, the only container with the model key, sharing the egress host directory', () => {
+    const pod = deployments.find((d) => d.metadata?.name === 'sandbox-manager')?.spec.template.spec;
+    type Container = { name: string; env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { key: string } } }[]; volumeMounts?: { name: string; mountPath: string }[] };
+    const containers = pod.containers as Container[];
+    expect(containers.map((c) => c.name).sort()).toEqual(['egress', 'sandbox-manager']);
+    const everyContainer = deployments.flatMap((d) => d.spec.template.spec.containers as Container[]);
+    const withModelKey = everyContainer.filter((c) => (c.env ?? []).some((e) => e.valueFrom?.secretKeyRef?.key === 'model-api-key'));
+    expect(withModelKey.map((c) => c.name)).toEqual(['egress']);
+    const egressDirVolume = (pod.volumes as { name: string; hostPath?: { path: string } }[]).find((v) => v.name === 'egress-dir');
+    for (const c of containers) {
+      expect(c.env?.find((e) => e.name === 'BERTH_EGRESS_DIR')?.value).toBe(egressDirVolume?.hostPath?.path);
+      expect(c.volumeMounts?.find((m) => m.name === 'egress-dir')?.mountPath).toBe(egressDirVolume?.hostPath?.path);
+    }
+    const metricsPorts = containers.flatMap((c) => (c as { ports?: { containerPort: number }[] }).ports ?? []).map((p) => p.containerPort);
+    expect(new Set(metricsPorts).size).toBe(metricsPorts.length);
+  });
 });
