@@ -1,4 +1,4 @@
-import { isHostName, isHostPattern, normalizeHost } from '@berth/contracts';
+import { isHostName, isHostPattern, isIpLiteral, normalizeHost } from '@berth/contracts';
 import { hostMatches } from './hosts';
 
 describe('host names and allowed_hosts patterns', () => {
@@ -14,6 +14,11 @@ describe('host names and allowed_hosts patterns', () => {
     for (const bad of ['', '127.1', '10.0.0.0x1', 'a..b', '-a.com', 'a-.com', 'a b.com', 'x'.repeat(64) + '.com', 'host:80', 'a/b']) {
       expect(isHostName(bad)).toBe(false);
     }
+  });
+
+  it('reads every spelling a resolver accepts as an address as an IP literal', () => {
+    expect(isIpLiteral('127.1')).toBe(true);
+    expect(isIpLiteral('example.com')).toBe(false);
   });
 
   it('matches an exact host, and a wildcard only below its domain', () => {
