@@ -77,6 +77,10 @@ describe('npm start', () => {
     for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
     await model?.close();
     await upstream?.close();
+    // Session workspaces are loop-mounted below $BERTH_HOME and stay mounted for the next start
+    // (their sandboxes may still hold them); this run's are let go here, deepest first.
+    const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((line) => line.split(' ')[1]).filter((m) => m !== undefined && m.startsWith(`${home}/`));
+    for (const mount of mounts.sort((a, b) => b.length - a.length)) spawnSync('umount', ['--lazy', mount]);
     rmSync(home, { recursive: true, force: true });
   });
 

@@ -29,7 +29,8 @@ const STILL_HERE = 'Still here.';
 /** What the slow turn's script makes the agent say and do, in order. */
 const SLOW_OUTPUT: readonly ExpectedOutput[] = [
   { kind: 'text', text: BEFORE_STEP },
-  { kind: 'tool_use', name: 'Bash' },
+  // The model calls Claude Code's `Bash`; the session records the agent toolset's public name.
+  { kind: 'tool_use', name: 'bash' },
   { kind: 'tool_result', includes: 'step-done' },
   { kind: 'text', text: AFTER_STEP },
 ];
@@ -398,7 +399,7 @@ const largePayloads: Scenario = {
     const big = await driver.send(sessionId, 'Print five megabytes, then tell me you are done.');
     expectTurn(outcome, sessionId, big.turnId, COMPLETED, [
       { kind: 'text', text: 'Making a big output.' },
-      { kind: 'tool_use', name: 'Bash' },
+      { kind: 'tool_use', name: 'bash' },
       { kind: 'tool_result', includes: 'xxxxxxxxxx' },
       { kind: 'text', text: 'The big output is done.' },
     ]);
