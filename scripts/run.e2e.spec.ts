@@ -14,7 +14,7 @@ import { chromium } from 'playwright-core';
  * server must see the real key, which only the egress had), then Ctrl-C. The terminal is played
  * by a process group of our own (Ctrl-C is SIGINT to the foreground group), the browser by
  * headless Chromium. DOCKER_HOST names the engine the suite already runs: the script must use it
- * and start no dockerd of its own (the list of dockerd processes is compared before and after).
+ * and start no dockerd of its own (no dockerd carries its BERTH_HOME).
  * The sandbox image is the one this run built (not `latest`), the sandboxes' scope is this run's,
  * and the egress's way to other hosts is a scripted proxy on loopback: nothing leaves the machine.
  */
@@ -22,7 +22,22 @@ jest.setTimeout(600_000);
 
 const REPO = join(__dirname, '..');
 const MODEL_KEY = 'sk-run-sh-real-key-for-the-model';
-const dockerdPids = () => spawnSync('pgrep', ['-x', 'dockerd'], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).sort();
+/**
+ * The dockerd processes this run's `npm start` started: they carry its BERTH_HOME in their
+ * environment (ensure-engine starts dockerd with the caller's environment). Other engines on the
+ * machine, such as the chaos suite's private one starting at the same moment, are not this run's.
+ */
+const dockerdsOf = (home: string): string[] =>
+  spawnSync('pgrep', ['-x', 'dockerd'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter(Boolean)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`BERTH_HOME=${home}`);
+      } catch {
+        return false;
+      }
+    });
 
 describe('npm start', () => {
   let home: string;
@@ -30,7 +45,6 @@ describe('npm start', () => {
   let output = '';
   let exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   let dockerHost: string;
-  let dockerdBefore: string[];
   let model: AnthropicMessagesServer;
   let upstream: ScriptedUpstreamProxy;
   const scope = `runsh${process.pid}`;
@@ -38,7 +52,6 @@ describe('npm start', () => {
   beforeAll(async () => {
     const engine = ensureDockerTestEngine({ harness: true });
     dockerHost = engine.dockerHost;
-    dockerdBefore = dockerdPids();
     model = await new AnthropicMessagesServer().start();
     upstream = await new ScriptedUpstreamProxy().start();
     home = mkdtempSync(join(tmpdir(), 'berth-run-'));
@@ -88,7 +101,7 @@ describe('npm start', () => {
     const preparation = output.slice(0, output.indexOf('Berth is running.')).trim().split('\n');
     expect(preparation.length).toBeLessThanOrEqual(15);
     expect(output).toContain(`using the Docker engine at ${dockerHost} (from DOCKER_HOST)`);
-    expect(dockerdPids()).toEqual(dockerdBefore);
+    expect(dockerdsOf(home)).toEqual([]);
     expect(readFileSync(join(home, 'logs', 'setup.log'), 'utf8')).toMatch(/harness=berth\/harness:/);
   });
 
