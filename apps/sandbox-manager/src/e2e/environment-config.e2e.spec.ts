@@ -69,7 +69,6 @@ describe('environment config through the platform (claude-code)', () => {
     const log = platform.manager().output();
     expect(log.match(new RegExp(`environment ${env.id}: sandbox image \\S+ \\([^)]*\\) built in`, 'g'))).toHaveLength(1);
     expect(log).toMatch(new RegExp(`environment ${env.id}: sandbox image \\S+ \\([^)]*\\) reused`));
-    expect(secondSeconds).toBeLessThan(firstSeconds);
     await platform.runtime.docker.getImage(images[0]).remove({ force: true }).catch(() => undefined);
   }, 900_000);
 
