@@ -5,12 +5,11 @@
  *      sandbox-manager → `exec` in the session's container → model requests through the relay and
  *      the egress → outputs back as commands → the `session.status_idle` event);
  *   2. the same CLI by hand with `docker exec` in that container, its model requests through the
- *      relay and the egress too (what the platform adds on top of the harness: target ≤ 5 %);
- *   3. the same CLI by hand in a container on the host network talking to the model directly
- *      (the figure before the egress: what the relay and the proxy add per turn).
+ *      relay and the egress too (what the platform adds on top of the harness: target ≤ 5 %).
  * Then single model requests (curl, a new connection each, as the least favourable case for the
- * relay) through the relay and the egress beside the same request straight to the model, in
- * interleaved batches: the egress's cost per request, with less noise than whole turns.
+ * relay) from inside that sandbox through the relay and the egress, beside the same curl run on
+ * this machine straight to the model (the raw operation; no sandbox gets the host network), in
+ * interleaved batches: what the egress adds to each model request of a turn.
  *
  *   node -r @swc-node/register bench/turn-overhead.ts [turns]
  *
@@ -18,10 +17,11 @@
  * and removes everything it started.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { spawn } from 'node:child_process';
 import { testAgentConfig } from '@berth/contracts/testing';
 import { harnessAdapterFor } from '@berth/harness';
-import { EGRESS_RELAY_PORT, KEEPALIVE_CMD, relayUrl, SANDBOX_HOME, SANDBOX_USER, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
-import { AnthropicMessagesServer, ensureDockerTestEngine, reply } from '@berth/testing';
+import { EGRESS_RELAY_PORT, relayUrl, SANDBOX_HOME, SANDBOX_WORKDIR } from '@berth/sandbox-domain';
+import { AnthropicMessagesServer, reply } from '@berth/testing';
 // The bench drives the whole platform exactly as the sandbox-manager's end-to-end tests start it.
 import { startE2ePlatform, type E2ePlatform } from '../apps/sandbox-manager/src/testing/e2e-platform';
 
@@ -74,15 +74,30 @@ async function rawTurn(platform: E2ePlatform, container: string, baseUrl: string
   return { ms, sessionId };
 }
 
-/** `count` non-streaming model requests with curl in `container`, each one's total time in ms. */
-async function curlRequests(platform: E2ePlatform, container: string, url: string, key: string, count: number): Promise<number[]> {
+/** The shell loop of `count` non-streaming model requests with curl, printing each one's total time in seconds. */
+function curlLoop(url: string, count: number): string {
   const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] });
-  const script = `for i in $(seq ${count}); do curl -s -o /dev/null -w '%{time_total}\\n' -X POST -H 'content-type: application/json' -H "x-api-key: $KEY" --data '${body}' ${url}/v1/messages; done`;
-  const exec = await platform.runtime.exec(container, { cmd: ['/bin/bash', '-c', script], env: { KEY: key, NO_PROXY: '*' }, stdin: '' });
-  const times: number[] = [];
-  for await (const line of exec.lines) if (line.trim() !== '') times.push(Number(line) * 1000);
+  return `for i in $(seq ${count}); do curl -s -o /dev/null -w '%{time_total}\\n' -X POST -H 'content-type: application/json' -H "x-api-key: $KEY" --data '${body}' ${url}/v1/messages; done`;
+}
+
+const millis = (lines: readonly string[]): number[] => lines.filter((l) => l.trim() !== '').map((l) => Number(l) * 1000);
+
+/** The requests from inside `container`, through whatever its network gives it. */
+async function curlInSandbox(platform: E2ePlatform, container: string, url: string, key: string, count: number): Promise<number[]> {
+  const exec = await platform.runtime.exec(container, { cmd: ['/bin/bash', '-c', curlLoop(url, count)], env: { KEY: key, NO_PROXY: '*' }, stdin: '' });
+  const lines: string[] = [];
+  for await (const line of exec.lines) lines.push(line);
   await exec.exit;
-  return times;
+  return millis(lines);
+}
+
+/** The same requests run on this machine, straight to the model. */
+async function curlOnHost(url: string, key: string, count: number): Promise<number[]> {
+  const child = spawn('/bin/bash', ['-c', curlLoop(url, count)], { env: { PATH: process.env['PATH'], KEY: key }, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  await new Promise((resolve) => child.on('close', resolve));
+  return millis(out.split('\n'));
 }
 
 async function main(): Promise<void> {
@@ -96,37 +111,18 @@ async function main(): Promise<void> {
     const env = await client.beta.environments.create({ name: 'bench', config: { type: 'cloud', harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     const container = `berth-s-${session.id}-g1`;
-    // The direct baseline: the same image on the host network, reaching the scripted model itself.
-    const direct = await platform.runtime.ensureRunning({
-      name: `berth-bench-direct-${process.pid}`,
-      image: ensureDockerTestEngine({ harness: true }).harnessImage as string,
-      labels: { 'berth.managed': 'true', 'berth.scope': platform.scope },
-      env: { HOME: SANDBOX_HOME },
-      network: 'host',
-      user: SANDBOX_USER,
-      workdir: SANDBOX_WORKDIR,
-      memoryBytes: 2 * 1024 ** 3,
-      nanoCpus: 2e9,
-      pidsLimit: 512,
-      readOnlyRoot: false,
-      cmd: KEEPALIVE_CMD,
-    });
     const relay = relayUrl(EGRESS_RELAY_PORT);
 
     // Warm-up: the first turn of each also waits for the sandbox and fills the CLI's caches.
     await platformTurn(client, session.id, 'warm up');
     let viaEgress = await rawTurn(platform, container, relay, PLACEHOLDER, 'warm up', null);
-    let straight = await rawTurn(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', 'warm up', null);
 
     const platformMs: number[] = [];
     const egressMs: number[] = [];
-    const directMs: number[] = [];
     for (let i = 0; i < TURNS; i++) {
       platformMs.push(await platformTurn(client, session.id, `turn ${i}`));
       viaEgress = await rawTurn(platform, container, relay, PLACEHOLDER, `turn ${i}`, viaEgress.sessionId);
       egressMs.push(viaEgress.ms);
-      straight = await rawTurn(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', `turn ${i}`, straight.sessionId);
-      directMs.push(straight.ms);
     }
 
     const row = (name: string, values: number[], digits = 0) =>
@@ -135,20 +131,17 @@ async function main(): Promise<void> {
     console.log(`Claude Code turn latency, ${TURNS} turns each, interleaved, same image and scripted model:`);
     row('platform, default network (gateway → idle event)', platformMs);
     row('docker exec of the same CLI, through the egress', egressMs);
-    row('docker exec of the same CLI, host network, direct', directMs);
     console.log(`platform overhead at p50 (platform / exec through the egress): ${ratio(platformMs, egressMs)} % (target ≤ 5 %)`);
-    console.log(`egress overhead at p50 (exec through the egress / direct exec): ${ratio(egressMs, directMs)} %`);
-    console.log(`platform with the egress against the direct exec (the figure before the egress): ${ratio(platformMs, directMs)} %`);
 
     const viaRelay: number[] = [];
     const straightToModel: number[] = [];
     for (let b = 0; b < REQUEST_BATCHES; b++) {
-      viaRelay.push(...(await curlRequests(platform, container, relay, PLACEHOLDER, REQUESTS_PER_BATCH)));
-      straightToModel.push(...(await curlRequests(platform, direct.name, model.url, 'sk-scripted-not-a-real-key', REQUESTS_PER_BATCH)));
+      viaRelay.push(...(await curlInSandbox(platform, container, relay, PLACEHOLDER, REQUESTS_PER_BATCH)));
+      straightToModel.push(...(await curlOnHost(model.url, 'sk-scripted-not-a-real-key', REQUESTS_PER_BATCH)));
     }
     console.log(`\nOne model request (curl, new connection each), ${viaRelay.length} each, interleaved batches of ${REQUESTS_PER_BATCH}:`);
     row('through the relay and the egress (key added there)', viaRelay, 1);
-    row('straight to the model (host network)', straightToModel, 1);
+    row('the same curl on this machine, straight to the model', straightToModel, 1);
     console.log(`egress cost per request at p50: ${(percentile(viaRelay, 50) - percentile(straightToModel, 50)).toFixed(1)} ms`);
   } finally {
     await platform.stop();
