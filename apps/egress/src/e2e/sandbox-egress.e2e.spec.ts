@@ -3,6 +3,8 @@ import { AnthropicMessagesServer, freePort, reply } from '@berth/testing';
 // The platform as the sandbox-manager's end-to-end tests start it (processes, real Docker, real Claude Code).
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test support shared with the sandbox-manager's e2e specs
 import { E2E_MODEL_KEY, startE2ePlatform, waitFor, type E2ePlatform } from '../../../sandbox-manager/src/testing/e2e-platform';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- test support shared with the sandbox-manager's e2e specs
+import { listEvents, type PublicEvent } from '../../../sandbox-manager/src/testing/session-events';
 
 /**
  * What a sandbox can reach, checked from inside one: each case scripts the real Claude Code CLI to
@@ -11,7 +13,6 @@ import { E2E_MODEL_KEY, startE2ePlatform, waitFor, type E2ePlatform } from '../.
  * about them. Nothing leaves this machine: the egress's only way to "the internet" is a scripted
  * upstream proxy on loopback that serves `allowed.test` and refuses everything else.
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
 
 const TURN_TIMEOUT_MS = 120_000;
 
@@ -37,11 +38,7 @@ describe('a sandbox on the default network, from inside', () => {
     await model?.close();
   }, 120_000);
 
-  const events = async (sessionId: string): Promise<PublicEvent[]> => {
-    const all: PublicEvent[] = [];
-    for await (const e of client.beta.sessions.events.list(sessionId)) all.push(e as unknown as PublicEvent);
-    return all;
-  };
+  const events = (sessionId: string) => listEvents(client, sessionId);
 
   const session = async (config: Record<string, unknown> = { type: 'cloud' }, environmentId?: string) => {
     const agent = await client.beta.agents.create({ name: 'prober', model: 'claude-sonnet-4-5', tools: [{ type: 'agent_toolset_20260401' }] });

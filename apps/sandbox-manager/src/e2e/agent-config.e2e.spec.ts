@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, lookupAnswer, OpenAiResponsesServer, reply, TestMcpServer, type ScriptedModelServer } from '@berth/testing';
 import { e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents, type PublicEvent } from '../testing/session-events';
 
 /**
  * An agent as defined is the agent that runs, for each real harness, through the gateway with the
@@ -9,7 +10,6 @@ import { e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } fro
  * (Claude Code), an MCP server on the agent is called from the sandbox (Claude Code, Codex), a
  * session keeps the version it pinned, and what a harness cannot honour is a 400 at session create.
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
 type Toolset = Anthropic.Beta.Agents.BetaManagedAgentsAgentToolset20260401Params;
 
 interface Case {
@@ -76,11 +76,7 @@ describe.each(cases)('the agent as defined runs on $harness', ({ harness, api, m
     environmentId = (await client.beta.environments.create({ name: `${harness}-env`, config: e2eEnvironmentConfig({ harness, ...endpoint }) })).id;
   }, 60_000);
 
-  const events = async (sessionId: string): Promise<PublicEvent[]> => {
-    const all: PublicEvent[] = [];
-    for await (const e of client.beta.sessions.events.list(sessionId)) all.push(e as unknown as PublicEvent);
-    return all;
-  };
+  const events = (sessionId: string) => listEvents(client, sessionId);
   /** Sends a message and waits for the turn's idle event (`stop` of the reason type), returning the session's events. */
   const turn = async (sessionId: string, text: string, stop = 'end_turn'): Promise<PublicEvent[]> => {
     const before = (await events(sessionId)).filter(idle).length;

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, reply } from '@berth/testing';
 import { e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents } from '../testing/session-events';
 
 /**
  * Environment fields take effect where they act, through the gateway with the official SDK:
@@ -9,7 +10,6 @@ import { e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } fro
  * `idle_timeout_seconds` is the lease (`expires_at`) and the sandbox is released when it passes,
  * `warm_pool_size` keeps a started sandbox ready for the next session.
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
 type SessionView = { berth: { sandbox: { sandbox_id: string; generation: number; expires_at: string | null } | null; runtime_unavailable?: boolean } };
 
 describe('environment config through the platform (claude-code)', () => {
@@ -30,11 +30,7 @@ describe('environment config through the platform (claude-code)', () => {
     await model?.close();
   }, 120_000);
 
-  const events = async (sessionId: string): Promise<PublicEvent[]> => {
-    const all: PublicEvent[] = [];
-    for await (const e of client.beta.sessions.events.list(sessionId)) all.push(e as unknown as PublicEvent);
-    return all;
-  };
+  const events = (sessionId: string) => listEvents(client, sessionId);
   const view = async (sessionId: string) => (await client.beta.sessions.retrieve(sessionId)) as unknown as SessionView;
   const boundSandbox = (sessionId: string, timeoutMs: number) =>
     waitFor(`a sandbox bound to ${sessionId}`, async () => (await view(sessionId)).berth.sandbox, timeoutMs, platform.logs);

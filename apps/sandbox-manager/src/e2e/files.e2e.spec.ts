@@ -8,6 +8,7 @@ import Anthropic, { toFile } from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, GitHttpServer, reply, type TestRepository } from '@berth/testing';
 import { extract } from 'tar-stream';
 import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents, type PublicEvent } from '../testing/session-events';
 
 /**
  * Work in and out, end to end: the official SDK uploads a file and creates a session with it and a
@@ -17,16 +18,9 @@ import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-plat
  * workspace survives `docker kill` and a rebuilding turn, downloads as a tar equal to the sandbox's
  * /workspace, and is removed with the session.
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
 
 const TURN_TIMEOUT_MS = 120_000;
 const TOKEN = `ghp_${randomBytes(12).toString('hex')}`;
-
-async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEvent[]> {
-  const events: PublicEvent[] = [];
-  for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e as unknown as PublicEvent);
-  return events;
-}
 
 const idleCount = (events: readonly PublicEvent[]) => events.filter((e) => e.type === 'session.status_idle').length;
 
@@ -72,7 +66,7 @@ describe('files, resources, outputs and the workspace through the platform', () 
   const send = async (sessionId: string, text: string, turnsBefore: number) => {
     await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
     return waitFor(`turn ${turnsBefore + 1} to end`, async () => {
-      const events = await allEvents(client, sessionId);
+      const events = await listEvents(client, sessionId);
       return idleCount(events) > turnsBefore ? events : null;
     }, TURN_TIMEOUT_MS, platform.logs);
   };
@@ -127,7 +121,7 @@ describe('files, resources, outputs and the workspace through the platform', () 
       const container = `berth-s-${session.id}-g1`;
       const { lines: traces } = await execIn(platform, container, `grep -rl '${TOKEN}' /workspace /home/agent /mnt/session /tmp 2>/dev/null; env; cat /proc/1/environ; cat /workspace/widgets/.git/config`);
       expect(traces.join('\n')).not.toContain(TOKEN);
-      expect(JSON.stringify(await allEvents(client, session.id))).not.toContain(TOKEN);
+      expect(JSON.stringify(await listEvents(client, session.id))).not.toContain(TOKEN);
       expect(platform.logs()).not.toContain(TOKEN);
 
       const workspaceId = (await platform.runtime.inspect(container))?.labels['berth.workspace'] as string;

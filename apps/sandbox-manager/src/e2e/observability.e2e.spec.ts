@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { Consumers } from '@berth/contracts';
 import { AnthropicMessagesServer, OtlpTraceReceiver, parsePrometheusText, reply, sumOf, type Sample } from '@berth/testing';
 import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents } from '../testing/session-events';
 
 /**
  * What an operator sees of one turn, with the platform run as processes (nats-server, kernel,
@@ -15,7 +16,6 @@ import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-plat
  */
 jest.setTimeout(240_000);
 
-type PublicEvent = { type: string };
 type Service = keyof E2ePlatform['metricsUrls'];
 
 let model: AnthropicMessagesServer;
@@ -52,11 +52,7 @@ async function scrape(): Promise<Record<Service, Sample[]>> {
   return Object.fromEntries(entries) as Record<Service, Sample[]>;
 }
 
-async function events(sessionId: string): Promise<PublicEvent[]> {
-  const out: PublicEvent[] = [];
-  for await (const e of client.beta.sessions.events.list(sessionId)) out.push(e as unknown as PublicEvent);
-  return out;
-}
+const events = (sessionId: string) => listEvents(client, sessionId);
 
 describe('an operator watching one turn', () => {
   let sessionId = '';

@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, reply } from '@berth/testing';
 import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents } from '../testing/session-events';
 
 /**
  * Explicit recovery (`POST /v1/sessions/{id}/recover`) through the whole platform: the gateway
@@ -8,7 +9,6 @@ import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-plat
  * One session walks through a live sandbox (reattached), a killed one (startup-requested) and a
  * terminated session (recreated), then runs a turn with claude-code in the recreated sandbox.
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
 type Binding = { sandbox_id: string; generation: number };
 type SessionBody = { status: string; berth: { lifecycle: string; paused?: boolean; runtime_unavailable: boolean; sandbox: Binding | null; recover?: { outcome: string; reason: string | null; already_requested: boolean } } };
 
@@ -36,11 +36,7 @@ describe('explicit recover against the real sandbox-manager', () => {
     return body;
   };
   const session = async (sessionId: string) => (await client.beta.sessions.retrieve(sessionId)) as unknown as SessionBody;
-  const events = async (sessionId: string) => {
-    const all: PublicEvent[] = [];
-    for await (const e of client.beta.sessions.events.list(sessionId)) all.push(e as unknown as PublicEvent);
-    return all;
-  };
+  const events = (sessionId: string) => listEvents(client, sessionId);
   const boundAt = (sessionId: string, generation: number) =>
     waitFor(`a sandbox bound at generation ${generation}`, async () => {
       const bound = (await events(sessionId)).filter((e) => e.type === 'berth.sandbox_bound' && e['generation'] === generation);

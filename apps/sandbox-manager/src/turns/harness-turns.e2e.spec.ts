@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, OpenAiResponsesServer, reply, type ScriptedModelServer } from '@berth/testing';
 import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents, type PublicEvent } from '../testing/session-events';
 
 /**
  * The platform end to end, for each real harness: the official SDK talks to the gateway, the
@@ -8,7 +9,6 @@ import { startE2ePlatform, type E2ePlatform } from '../testing/e2e-platform';
  * on the default network: its only way out is the egress, which forwards it to the scripted model
  * server on 127.0.0.1 with the key the sandbox never holds.
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
 
 interface Case {
   readonly harness: 'claude-code' | 'codex' | 'pi';
@@ -23,12 +23,6 @@ const cases: Case[] = [
 ];
 
 const TURN_TIMEOUT_MS = 90_000;
-
-async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEvent[]> {
-  const events: PublicEvent[] = [];
-  for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e as unknown as PublicEvent);
-  return events;
-}
 
 async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = TURN_TIMEOUT_MS, logs = () => ''): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -76,7 +70,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
   const send = async (sessionId: string, text: string, turnsBefore: number) => {
     await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
     return waitFor(`turn ${turnsBefore + 1} to end`, async () => {
-      const events = await allEvents(client, sessionId);
+      const events = await listEvents(client, sessionId);
       return idleCount(events) > turnsBefore ? events : null;
     }, TURN_TIMEOUT_MS, platform.logs);
   };
@@ -121,7 +115,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
       expect(thirdRequest).toContain('What did I ask you before?');
       expect(await platform.runtime.inspect(`berth-s-${session.id}-g2`)).toMatchObject({ running: true });
       // The model key reached the harness (it answered) but never the events or any service's log.
-      expect(JSON.stringify(await allEvents(client, session.id))).not.toContain(platform.secrets[0]);
+      expect(JSON.stringify(await listEvents(client, session.id))).not.toContain(platform.secrets[0]);
       expect(platform.logs()).not.toContain(platform.secrets[0]);
     },
     300_000,
@@ -139,7 +133,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
       const interruptedAt = Date.now();
       await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.interrupt' }] });
       const events = await waitFor('the interrupted turn to go idle', async () => {
-        const e = await allEvents(client, session.id);
+        const e = await listEvents(client, session.id);
         return idleCount(e) > 0 ? e : null;
       }, 5_000, platform.logs);
       expect(Date.now() - interruptedAt).toBeLessThan(2_000);
@@ -154,7 +148,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
       const sandbox = `berth-s-${session.id}-g1`;
       const waitingFor = (n: number) =>
         waitFor(`confirmation request ${n}`, async () => {
-          const e = await allEvents(client, session.id);
+          const e = await listEvents(client, session.id);
           const asks = e.filter((x) => x.type === 'session.status_idle' && (x['stop_reason'] as { type: string }).type === 'requires_action');
           return asks.length >= n ? asks[n - 1] : null;
         }, TURN_TIMEOUT_MS, platform.logs);
@@ -177,7 +171,7 @@ describe.each(cases)('$harness through the platform', ({ harness, server: makeSe
       await confirm(second, 'allow');
 
       const events = await waitFor('the turn to end', async () => {
-        const e = await allEvents(client, session.id);
+        const e = await listEvents(client, session.id);
         const last = e.at(-1);
         return last?.type === 'session.status_idle' && (last['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
       }, TURN_TIMEOUT_MS, platform.logs);

@@ -1,18 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicMessagesServer, reply } from '@berth/testing';
 import { startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import { listEvents } from '../testing/session-events';
 
 /**
  * Claude Code through the whole platform where the sandbox-manager itself is the fault: SIGKILL in
  * the middle of a turn, and while a tool use waits for the user's confirmation (then a new manager).
  */
-type PublicEvent = { id: string; type: string; [key: string]: unknown };
-
-async function allEvents(client: Anthropic, sessionId: string): Promise<PublicEvent[]> {
-  const events: PublicEvent[] = [];
-  for await (const e of client.beta.sessions.events.list(sessionId)) events.push(e as unknown as PublicEvent);
-  return events;
-}
 
 describe('claude-code: manager killed mid-turn and while a confirmation waits; terminate and delete', () => {
   let model: AnthropicMessagesServer;
@@ -55,7 +49,7 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
       await platform.restartManager({ BERTH_CRASH_POINT: '' });
 
       const events = await waitFor('the turn to end after the restart', async () => {
-        const e = await allEvents(client, session.id);
+        const e = await listEvents(client, session.id);
         return e.some((x) => x.type === 'session.status_idle') ? e : null;
       }, 90_000, platform.logs);
       expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
@@ -76,7 +70,7 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
       model.script(reply.toolCall('Bash', { command: 'echo survived > survived.txt', description: 'write survived.txt' }), reply.text('survived.txt is written'));
       await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'write survived.txt' }] }] });
       const waiting = await waitFor('the tool use to wait for confirmation', async () => {
-        const e = await allEvents(client, session.id);
+        const e = await listEvents(client, session.id);
         return e.find((x) => x.type === 'session.status_idle' && (x['stop_reason'] as { type: string }).type === 'requires_action');
       }, 90_000, platform.logs);
       const toolUseId = (waiting['stop_reason'] as { event_ids: string[] }).event_ids[0];
@@ -88,7 +82,7 @@ describe('claude-code: manager killed mid-turn and while a confirmation waits; t
       await platform.startManager({ BERTH_CRASH_POINT: '' });
 
       const events = await waitFor('the turn to end after the restart', async () => {
-        const e = await allEvents(client, session.id);
+        const e = await listEvents(client, session.id);
         const last = e.at(-1);
         return last?.type === 'session.status_idle' && (last['stop_reason'] as { type: string }).type === 'end_turn' ? e : null;
       }, 90_000, platform.logs);
