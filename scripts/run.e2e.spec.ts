@@ -128,15 +128,21 @@ describe('npm start', () => {
     }
   });
 
-  it('runs a turn for an environment created with no network settings, the model seeing the real key', async () => {
+  it('runs a turn of an agent with its own model, system prompt and tools, on an environment created with no network settings; the model sees them and the real key', async () => {
     const apiUrl = /API:\s+(http:\/\/\S+)\/v1/.exec(output)?.[1] as string;
     const apiKey = /API key:\s+(\S+)/.exec(output)?.[1] as string;
     const client = new Anthropic({ apiKey, baseURL: apiUrl, maxRetries: 0 });
     model.script(reply.text('Hello from the model behind the egress.'));
-    const agent = await client.beta.agents.create({ name: 'first', model: 'claude-sonnet-4-5' });
+    const agent = await client.beta.agents.create({
+      name: 'first',
+      model: 'claude-opus-4-7',
+      system: 'You are a pirate. Answer with ahoy.',
+      tools: [{ type: 'agent_toolset_20260401', configs: [{ name: 'web_fetch', enabled: false }] }],
+    });
     const env = await client.beta.environments.create({ name: 'first' });
     expect(env.config).toMatchObject({ network: 'egress', networking: { type: 'unrestricted' } });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    const before = model.modelRequests.length;
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Say hello' }] }] });
     const deadline = Date.now() + 180_000;
     let events: { type: string; [k: string]: unknown }[] = [];
@@ -149,6 +155,13 @@ describe('npm start', () => {
     expect(events.filter((e) => e.type === 'agent.message').map((e) => JSON.stringify(e['content'])).join('')).toContain('Hello from the model behind the egress.');
     expect(events.at(-1)).toMatchObject({ type: 'session.status_idle', stop_reason: { type: 'end_turn' } });
     expect(model.sawCredential(MODEL_KEY)).toBe(true);
+    // The agent as defined: its model id, its system prompt, its tools without the one it disabled (Claude Code's WebFetch).
+    const request = model.modelRequests[before]?.body as { model?: string; tools?: { name: string }[] };
+    expect(request.model).toBe('claude-opus-4-7');
+    expect(JSON.stringify(request)).toContain('You are a pirate. Answer with ahoy.');
+    const offered = (request.tools ?? []).map((t) => t.name);
+    expect(offered).toContain('Bash');
+    expect(offered).not.toContain('WebFetch');
     // Only the egress was given the key, and no service logged it.
     for (const file of readdirSync(join(home, 'logs'))) expect(readFileSync(join(home, 'logs', file), 'utf8')).not.toContain(MODEL_KEY);
   });
