@@ -45,27 +45,34 @@ describe('environment config through the platform (claude-code)', () => {
   it('installs packages.apt and packages.npm into the environment\'s image once: the second session starts from it without installing again', async () => {
     const env = await client.beta.environments.create({ name: 'packages', config: e2eEnvironmentConfig({ harness: 'claude-code', packages: { apt: ['jq'], npm: ['cowsay'] } }) });
 
-    const firstStart = Date.now();
-    const first = await client.beta.sessions.create({ agent: agentId, environment_id: env.id });
-    const firstBox = await boundSandbox(first.id, 600_000);
-    const firstSeconds = (Date.now() - firstStart) / 1000;
-    expect((await inSandbox(firstBox.sandbox_id, ['jq', '--version'])).out).toMatch(/^jq-1\./);
-    expect(await inSandbox(firstBox.sandbox_id, ['cowsay', 'ahoy'])).toMatchObject({ exit: 0, out: expect.stringContaining('ahoy') });
+    // The environment's image is removed at the end even when an assertion fails: a leftover image
+    // would make the next run's first session reuse it instead of building.
+    let built: string | null = null;
+    try {
+      const firstStart = Date.now();
+      const first = await client.beta.sessions.create({ agent: agentId, environment_id: env.id });
+      const firstBox = await boundSandbox(first.id, 600_000);
+      built = (await platform.runtime.docker.getContainer(firstBox.sandbox_id).inspect()).Config.Image;
+      const firstSeconds = (Date.now() - firstStart) / 1000;
+      expect((await inSandbox(firstBox.sandbox_id, ['jq', '--version'])).out).toMatch(/^jq-1\./);
+      expect(await inSandbox(firstBox.sandbox_id, ['cowsay', 'ahoy'])).toMatchObject({ exit: 0, out: expect.stringContaining('ahoy') });
 
-    const secondStart = Date.now();
-    const second = await client.beta.sessions.create({ agent: agentId, environment_id: env.id });
-    const secondBox = await boundSandbox(second.id, 60_000);
-    const secondSeconds = (Date.now() - secondStart) / 1000;
-    console.log(`environment packages (apt jq, npm cowsay): first session bound after ${firstSeconds.toFixed(1)} s (image built), second after ${secondSeconds.toFixed(2)} s (image reused)`);
+      const secondStart = Date.now();
+      const second = await client.beta.sessions.create({ agent: agentId, environment_id: env.id });
+      const secondBox = await boundSandbox(second.id, 60_000);
+      const secondSeconds = (Date.now() - secondStart) / 1000;
+      console.log(`environment packages (apt jq, npm cowsay): first session bound after ${firstSeconds.toFixed(1)} s (image built), second after ${secondSeconds.toFixed(2)} s (image reused)`);
 
-    expect((await inSandbox(secondBox.sandbox_id, ['jq', '--version'])).out).toMatch(/^jq-1\./);
-    const images = await Promise.all([firstBox, secondBox].map(async (b) => (await platform.runtime.docker.getContainer(b.sandbox_id).inspect()).Config.Image));
-    expect(images[0]).toMatch(/^berth\/env:[0-9a-f]{16}$/);
-    expect(images[1]).toBe(images[0]);
-    const log = platform.manager().output();
-    expect(log.match(new RegExp(`environment ${env.id}: sandbox image \\S+ \\([^)]*\\) built in`, 'g'))).toHaveLength(1);
-    expect(log).toMatch(new RegExp(`environment ${env.id}: sandbox image \\S+ \\([^)]*\\) reused`));
-    await platform.runtime.docker.getImage(images[0]).remove({ force: true }).catch(() => undefined);
+      expect((await inSandbox(secondBox.sandbox_id, ['jq', '--version'])).out).toMatch(/^jq-1\./);
+      const images = await Promise.all([firstBox, secondBox].map(async (b) => (await platform.runtime.docker.getContainer(b.sandbox_id).inspect()).Config.Image));
+      expect(images[0]).toMatch(/^berth\/env:[0-9a-f]{16}$/);
+      expect(images[1]).toBe(images[0]);
+      const log = platform.manager().output();
+      expect(log.match(new RegExp(`environment ${env.id}: sandbox image \\S+ \\([^)]*\\) built in`, 'g'))).toHaveLength(1);
+      expect(log).toMatch(new RegExp(`environment ${env.id}: sandbox image \\S+ \\([^)]*\\) reused`));
+    } finally {
+      if (built !== null) await platform.runtime.docker.getImage(built).remove({ force: true }).catch(() => undefined);
+    }
   }, 900_000);
 
   it('reports a package that cannot be installed as an error on the session, and the turn does not hang', async () => {
