@@ -10,6 +10,7 @@ export const CONTROL_EVENT_TYPES = [
   'SandboxRequested',
   'InterruptRequested',
   'ToolUseConfirmed',
+  'CustomToolResultReceived',
   'SessionTerminated',
   'SessionArchived',
   'SessionDeleted',

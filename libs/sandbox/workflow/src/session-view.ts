@@ -1,4 +1,4 @@
-import type { ContentBlock, EventType, HarnessKind, PermissionMode, RecordedEvent, SessionResource } from '@berth/contracts';
+import type { ContentBlock, EventType, HarnessKind, PermissionMode, RecordedEvent, SessionResource, ToolResultContent } from '@berth/contracts';
 
 /** A bound container; `expires_at` is the lease the kernel recorded at bind time. */
 export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
@@ -10,8 +10,19 @@ export type ViewTurn = Readonly<{
   interrupting: boolean;
   /** Public `agent.tool_use` event id → the harness's own tool-use id, for the uses that asked. */
   asks: Readonly<Record<string, string>>;
-  /** `agent.tool_use` event ids still waiting for `user.tool_confirmation`. */
+  /** Event ids the turn still waits on (`user.tool_confirmation` or `user.custom_tool_result`). */
   pending: readonly string[];
+  /** The turn's custom tool calls, in the order the harness made them, each with the client's result once it came. */
+  custom_calls: readonly CustomToolCall[];
+}>;
+
+/** One `agent.custom_tool_use` of the open turn. */
+export type CustomToolCall = Readonly<{
+  event_id: string;
+  harness_tool_use_id: string;
+  name: string;
+  input: Readonly<Record<string, unknown>>;
+  result: Readonly<{ content: ToolResultContent; is_error: boolean }> | null;
 }>;
 
 /**
@@ -75,6 +86,8 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'TurnStarted',
   'AgentToolUseRecorded',
   'AgentMcpToolUseRecorded',
+  'AgentCustomToolUseRecorded',
+  'CustomToolResultReceived',
   'TurnAwaitingConfirmation',
   'ToolUseConfirmed',
   'TurnResumed',
@@ -122,12 +135,24 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'UserMessageReceived':
       return { ...v, prompts: { ...v.prompts, [event.data.turn_id]: event.data.content } };
     case 'TurnStarted':
-      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [] } };
+      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [], custom_calls: [] } };
     case 'AgentToolUseRecorded':
     case 'AgentMcpToolUseRecorded':
       return event.data.evaluated_permission === 'ask'
         ? onTurn(v, event.data.turn_id, (t) => ({ ...t, asks: { ...t.asks, [event.id]: event.data.harness_tool_use_id } }))
         : v;
+    case 'AgentCustomToolUseRecorded': {
+      const { harness_tool_use_id, name, input } = event.data;
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, custom_calls: [...t.custom_calls, { event_id: event.id, harness_tool_use_id, name, input, result: null }] }));
+    }
+    case 'CustomToolResultReceived': {
+      const { custom_tool_use_event_id: id, content, is_error } = event.data;
+      return onTurn(v, event.data.turn_id, (t) => ({
+        ...t,
+        pending: t.pending.filter((p) => p !== id),
+        custom_calls: t.custom_calls.map((c) => (c.event_id === id ? { ...c, result: { content, is_error } } : c)),
+      }));
+    }
     case 'TurnAwaitingConfirmation':
       // As in the kernel: a turn waiting for the user is no longer "interrupting" (it waits instead).
       return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: event.data.event_ids, interrupting: false }));
