@@ -30,8 +30,9 @@ type Served = Readonly<{ server: Server; sessionId: string; path: string; socket
  *
  * A call waits until the session's view shows the client's result (`user.custom_tool_result`) and
  * is answered from the view, so a manager restarted while a call waited answers it the same way
- * once the in-sandbox server reconnects and asks again. An interrupt or the turn's end answers a
- * waiting call with an error (the harness is stopping anyway).
+ * once the in-sandbox server reconnects and asks again. An interrupt is the harness's to act on
+ * (it cancels the call, which closes the connection); a call still waiting when its turn is over
+ * is answered with an error.
  */
 export class CustomToolSockets {
   private readonly served = new Map<string, Served>();

@@ -22,11 +22,12 @@ const canonical = (value: unknown): string =>
  * that call's result; one that does not is matched, in order, to an answered call of the same
  * name and input that no other connection was handed (`handedOut`). A call may be asked about
  * before its `agent.custom_tool_use` is in the journal (the harness's stdout is batched): it waits.
+ * Once the call's turn is over (settled, or another turn runs) it is told so.
  */
 export function lookUpCustomToolCall(view: SessionView, query: CustomToolCallQuery, handedOut: ReadonlySet<string>): CustomToolCallLookup {
   const turn = view.turn;
+  // An interrupt is left to the harness (it cancels its call): an error answered first would let the model go on before it stops.
   if (turn === null) return { kind: 'ended', message: 'the turn of this custom tool call has ended' };
-  if (turn.interrupting) return { kind: 'ended', message: 'the turn was interrupted' };
   const call =
     query.tool_use_id !== null
       ? turn.custom_calls.find((c) => c.harness_tool_use_id === query.tool_use_id)
