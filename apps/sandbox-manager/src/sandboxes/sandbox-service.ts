@@ -108,6 +108,7 @@ export class SandboxService {
       await this.deps.files.prepare(o, provisioned.sandbox.name);
       this.deps.crash.reached('after-sandbox-start-before-bind');
       const now = this.deps.clock.now();
+      const { idleTimeoutSeconds, maxLifetimeSeconds } = config.idle;
       return {
         kind: 'sandbox_acquired',
         generation,
@@ -115,6 +116,10 @@ export class SandboxService {
         warm: provisioned.source === 'warm',
         ...(provisioned.sandbox.host === undefined ? {} : { host: provisioned.sandbox.host }),
         expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: config.idle }).toISOString(),
+        lease: {
+          idle_timeout_seconds: idleTimeoutSeconds,
+          max_expires_at: maxLifetimeSeconds === null ? null : new Date(now.getTime() + maxLifetimeSeconds * 1000).toISOString(),
+        },
         now: now.toISOString(),
       };
     } catch (error) {

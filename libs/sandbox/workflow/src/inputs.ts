@@ -1,4 +1,4 @@
-import type { EventType, RecordedEvent } from '@berth/contracts';
+import type { EventType, RecordedEvent, SandboxLeaseTerms } from '@berth/contracts';
 
 /** A journal event folded into the session's view (catching up on the journal); decides nothing. */
 export type EventFolded = Readonly<{ kind: 'event'; event: RecordedEvent }>;
@@ -21,6 +21,7 @@ export type SandboxAcquired = Readonly<{
   sandbox_id: string;
   warm: boolean;
   expires_at: string | null;
+  lease: SandboxLeaseTerms;
   /** The host it runs on, when the manager places sandboxes on several. */
   host?: string;
   now: string;
