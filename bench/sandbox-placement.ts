@@ -60,8 +60,9 @@ async function main(): Promise<void> {
     });
     const workspaces = new LoopWorkspaces(dirs.workspaces);
     const placed = new SandboxProvisioner({ runtime: multi, workspaces, scopeLabels });
-    // The same provisioner on engine b's own runtime: the cost of a cold start without placement.
-    const single = new SandboxProvisioner({ runtime: new DockerSandboxRuntime({ dockerHost: b.dockerHost, managedLabels: counted, egressRoot: dirs.single }), workspaces, scopeLabels });
+    // The same provisioner on engine b's own runtime: the cost of a cold start without placement (other labels: not counted against b's limit).
+    const aside = { 'berth.bench-run': `${run}-one` };
+    const single = new SandboxProvisioner({ runtime: new DockerSandboxRuntime({ dockerHost: b.dockerHost, managedLabels: { 'berth.managed': 'true', ...aside }, egressRoot: dirs.single }), workspaces, scopeLabels: aside });
 
     const placedMs: number[] = [];
     const singleMs: number[] = [];
