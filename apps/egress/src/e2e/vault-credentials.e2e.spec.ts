@@ -93,16 +93,19 @@ describe('a session with a vault calls its MCP server with the bearer token it n
 
       // Turn 2: from inside the sandbox, look for the token in its files, its environment and every process's arguments.
       const probe = [
-        `t="${TOKEN_HEAD}"; t="$t${TOKEN_TAIL}"`,
+        // Bash joins the two quoted halves; the command text never holds them side by side.
+        `t="${TOKEN_HEAD}"'${TOKEN_TAIL}'; echo "TOKEN-LENGTH \${#t}"`,
         'for d in / /home /workspace /tmp /mnt /run /etc /var /opt /root; do [ -d "$d" ] && echo "SCANNED $d"; done',
-        'grep -r -a -l -F -s "$t" /home /workspace /tmp /mnt /run /etc /var /opt /root 2>/dev/null | sed "s/^/FOUND-FILE /"; echo FILES-END',
-        'env | grep -c -F "$t" | sed "s/^/ENV-HITS /"',
-        'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr "\\0" "\\n" < "$f" 2>/dev/null; done | grep -c -F "$t" | sed "s/^/PROC-HITS /"',
+        // The pattern comes from a pipe (printf is a builtin), so no grep process holds the token in its arguments.
+        'grep -r -a -l -F -s -f <(printf "%s\\n" "$t") /home /workspace /tmp /mnt /run /etc /var /opt /root 2>/dev/null | sed "s/^/FOUND-FILE /"; echo FILES-END',
+        'env | grep -c -F -f <(printf "%s\\n" "$t") | sed "s/^/ENV-HITS /"',
+        'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do tr "\\0" "\\n" < "$f" 2>/dev/null; done | grep -c -F -f <(printf "%s\\n" "$t") | sed "s/^/PROC-HITS /"',
         'for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null; echo; done | grep -c -F "mcp.vaulted.test" | sed "s/^/MCP-CONFIG-SEEN /"',
       ].join('\n');
       model.script(reply.toolCall('Bash', { command: probe, description: 'look for the token' }), reply.text('Nothing found.'));
       const all = await turn(session.id, 'Look around.');
       const output = ((all.filter((e) => e.type === 'agent.tool_result').at(-1)?.['content'] ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
+      expect(output).toContain(`TOKEN-LENGTH ${TOKEN.length}`);
       expect(output).toContain('SCANNED /home');
       expect(output).toContain('FILES-END');
       expect(output).not.toContain('FOUND-FILE');
