@@ -67,6 +67,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
                 generation: input.generation,
                 expires_at: input.expires_at,
                 warm: input.warm,
+                lease: input.lease,
               }),
               true,
             ),

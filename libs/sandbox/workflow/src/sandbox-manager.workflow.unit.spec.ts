@@ -107,11 +107,11 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
     const { history } = boundSession();
     spec
       .given(history)
-      .when({ kind: 'sandbox_acquired', generation: 2, sandbox_id: `berth-s-${SESSION}-g2`, warm: true, expires_at: '2026-01-01T01:00:00.000Z', now: at(0) })
+      .when({ kind: 'sandbox_acquired', generation: 2, sandbox_id: `berth-s-${SESSION}-g2`, warm: true, expires_at: '2026-01-01T01:00:00.000Z', lease: { idle_timeout_seconds: 3600, max_expires_at: null }, now: at(0) })
       .then([
         {
           kind: 'command',
-          command: { type: 'BindSandbox', session_id: SESSION, command_id: `cmd_sm_bind_${SESSION}_g2`, data: { sandbox_id: `berth-s-${SESSION}-g2`, generation: 2, expires_at: '2026-01-01T01:00:00.000Z', warm: true } },
+          command: { type: 'BindSandbox', session_id: SESSION, command_id: `cmd_sm_bind_${SESSION}_g2`, data: { sandbox_id: `berth-s-${SESSION}-g2`, generation: 2, expires_at: '2026-01-01T01:00:00.000Z', warm: true, lease: { idle_timeout_seconds: 3600, max_expires_at: null } } },
           report: true,
         },
       ]);
