@@ -426,6 +426,25 @@ describe('sandbox-manager workflow: terminate, archive, delete, lost sandboxes',
       ]);
   });
 
+  it('a terminate delivered after the session was recovered releases only the sandbox it named, never the new one', () => {
+    const { j, history } = boundSession();
+    history.push(j.event('SessionTerminated', { sandbox_id: SANDBOX }));
+    const terminate = j.delivered();
+    const g2 = 'berth-s-sesn_a-g2';
+    history.push(
+      j.event('SessionRecovered', { outcome: 'startup-requested', reason: 'sandbox_missing', policy: 'auto' }),
+      j.event('SandboxRequested', { generation: 2, reason: 'recover' }),
+      j.event('SandboxBound', { sandbox_id: g2, generation: 2, expires_at: null, warm: false }),
+    );
+    spec
+      .given(history)
+      .when(terminate)
+      .then([
+        { kind: 'lease', action: 'forget', session_id: SESSION, sandbox_id: SANDBOX },
+        { kind: 'release_sandboxes', session_id: SESSION, sandbox_ids: [SANDBOX], whole_session: false, remove_workspace: false },
+      ]);
+  });
+
   it('forgets the lease of a lost sandbox', () => {
     const { j, history } = boundSession();
     history.push(j.event('SandboxLost', { sandbox_id: SANDBOX, generation: 1, cause: 'oom' }));
