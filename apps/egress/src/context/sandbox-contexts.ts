@@ -95,7 +95,8 @@ export class SandboxContexts {
     const [environment, agent, credentials] = await Promise.all([
       this.deps.environments.get(state.owner_id, state.environment_id),
       this.deps.agents.get(state.owner_id, state.agent.id, state.agent.version),
-      this.credentials(owner.sessionId, state.owner_id, state.vault_ids),
+      // A snapshot written before sessions had vaults lacks the field: such a session has none.
+      this.credentials(owner.sessionId, state.owner_id, (state.vault_ids as readonly string[] | undefined) ?? []),
     ]);
     if (environment === null) return { unbound: `the environment ${state.environment_id} of session ${owner.sessionId} is gone` };
     return {
