@@ -98,13 +98,15 @@ export const EventDataSchemas = {
     warm: z.boolean(),
     /** Absent in bindings recorded before leases moved with activity. */
     lease: SandboxLeaseTermsSchema.optional(),
+    /** The sandbox host it runs on (several Docker engines); absent with one. */
+    host: z.string().optional(),
   }),
   SandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string() }),
   /** The bound sandbox is gone: the session stays READY with `runtime_unavailable`. */
   SandboxLost: z.object({
     sandbox_id: TokenSchema,
     generation: z.number().int().positive(),
-    cause: z.enum(['die', 'oom', 'destroy', 'missing', 'expired']),
+    cause: z.enum(['die', 'oom', 'destroy', 'missing', 'expired', 'host_lost']),
   }),
   /** Outcome of an explicit recover. */
   SessionRecovered: z.object({
@@ -114,8 +116,14 @@ export const EventDataSchemas = {
   }),
   SessionTerminated: z.object({ sandbox_id: TokenSchema.nullable() }),
   ConversationEnded: z.object({}),
-  /** The sandbox was released on request (`sandbox_id` the one bound then); workspace, transcript and conversation stay. */
-  SessionPaused: z.object({ sandbox_id: TokenSchema.nullable() }),
+  /**
+   * The sandbox was released on request (`sandbox_id` the one bound then); workspace, transcript and
+   * conversation stay. `turn_id`: the turn that was waiting for tool confirmations then (it stays
+   * open, its harness process is gone; the confirmation continues it in the next sandbox).
+   */
+  SessionPaused: z.object({ sandbox_id: TokenSchema.nullable(), turn_id: TokenSchema.nullable().optional() }),
+  /** A pause asked for while a turn runs: it takes effect when the turn ends or waits for a confirmation. */
+  PauseRequested: z.object({ ...turn }),
   SessionResumed: z.object({}),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),
