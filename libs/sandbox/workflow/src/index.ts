@@ -5,3 +5,4 @@ export * from './outputs';
 export * from './policy';
 export * from './sandbox-manager.workflow';
 export * from './custom-tool-calls';
+export * from './continuation';

@@ -179,6 +179,11 @@ describe('SubmitCustomToolResult', () => {
     expect(err.details).toEqual({ custom_tool_use_id: 'sevt_call_0', reason: 'interrupted' });
   });
 
+  it('a pause while a custom tool call waits keeps its harness: it takes effect when the turn ends', () => {
+    spec.given(historyOf(...calling())).when(Cmd.pause()).then([{ type: 'PauseRequested', data: { turn_id: 'turn_1' } }]);
+    spec.given(historyOf(...calling(), Cmd.pause())).when(Cmd.customResult('sevt_call_0')).thenMatches(partial([{ type: 'CustomToolResultReceived' }]));
+  });
+
   it('refuses TERMINATED (AGENT_RUNTIME_ERROR) and unknown sessions (NOT_FOUND)', () => {
     spec.given(historyOf(...calling(), Cmd.terminate())).when(Cmd.customResult('sevt_call_0')).thenThrows('AGENT_RUNTIME_ERROR', 409);
     spec.given([]).when(Cmd.customResult('sevt_call_0')).thenThrows('NOT_FOUND', 404);
