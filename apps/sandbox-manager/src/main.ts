@@ -22,8 +22,8 @@ async function main(): Promise<void> {
   const scopeLabels = { 'berth.scope': config.scope };
   const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
-  // Before anything creates sandboxes: a directory made for a container not created yet must not look orphaned.
-  const pruned = await runtime.pruneEgressDirectories();
+  // Before anything here creates sandboxes; a directory changed in the last minute may be another manager's, for a container it is creating.
+  const pruned = await runtime.pruneEgressDirectories(60_000);
   if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned });
   const detected = config.workspaceStorage === 'auto' ? await detectWorkspaceKind(runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' };
   const workspaces = detected.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(runtime.docker, scopeLabels);
