@@ -5,6 +5,7 @@ import { systemClock } from '@berth/core';
 import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
+import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
 import { failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { startSandboxManager } from './app/start-sandbox-manager';
@@ -33,6 +34,8 @@ async function main(): Promise<void> {
     nc,
     store,
     runtime,
+    box: secretBoxFromEnv(),
+    egressSocketOf: (sandboxId) => runtime.egressSocketPath(sandboxId),
     workspaces,
     workspaceBytes: config.workspaceBytes,
     images: new DockerSandboxImages(runtime.docker, config.imageBuild),
