@@ -41,6 +41,8 @@ export type CreateSessionInput = Readonly<{
   initial_messages: readonly (readonly ContentBlock[])[];
   /** Files and repositories to mount, resolved by the caller (ids, mount paths), each with its token if any. */
   resources?: readonly ResourceToAttach[];
+  /** Vaults the egress injects credentials from, checked by the caller (the owner's, not archived). */
+  vault_ids?: readonly string[];
   idempotency_key?: string;
 }>;
 
@@ -142,6 +144,7 @@ export class SessionUseCases {
         idempotency_key: key ?? null,
         permission_mode: input.permission_mode,
         ...(resources.length > 0 ? { resources: resources.map((r) => r.resource) } : {}),
+        ...(input.vault_ids !== undefined && input.vault_ids.length > 0 ? { vault_ids: [...input.vault_ids] } : {}),
       },
       baseId,
     );
