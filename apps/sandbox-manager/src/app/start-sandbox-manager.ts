@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces } from '@berth/ports';
 import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import type { ManagerPolicy } from '@berth/sandbox-workflow';
@@ -44,6 +44,10 @@ export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
   store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets' | 'sandboxClaims' | 'leases'>;
   runtime: SandboxRuntime;
+  /** Opens repository tokens (sealed at rest by the gateway) just before a clone. */
+  box: SecretBox;
+  /** The host path of a sandbox's egress socket: repositories are cloned through it. */
+  egressSocketOf: (sandboxId: string) => Promise<string | null>;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
   /** Default size limit of a session's workspace, when its environment sets none. */
@@ -106,7 +110,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const files = new SessionFiles({
     runtime,
     workspaces,
-    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, cloner: new RepositoryCloner(), log }),
+    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
     send,
     log,
