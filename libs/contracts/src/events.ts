@@ -21,6 +21,8 @@ export const EventDataSchemas = {
     metadata: z.record(z.string(), z.string()),
     idempotency_key: z.string().nullable(),
     permission_mode: PermissionModeSchema,
+    /** Pinned for the session's life; absent in sessions created before vaults (none). */
+    vault_ids: z.array(TokenSchema).optional(),
   }),
   SessionResourceAdded: z.object({ resource: SessionResourceSchema }),
   SessionResourceRemoved: z.object({ resource_id: TokenSchema }),

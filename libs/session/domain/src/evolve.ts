@@ -46,6 +46,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
         metadata: d.metadata,
         idempotency_key: d.idempotency_key,
         permission_mode: d.permission_mode,
+        vault_ids: d.vault_ids ?? [],
         lifecycle: 'CREATING',
       };
     }

@@ -81,6 +81,8 @@ export type SessionState = Readonly<{
   conversation_ended: boolean;
   /** Files and repositories mounted into every sandbox of the session, in the order they were added. */
   resources: readonly SessionResource[];
+  /** Vaults whose credentials the egress injects into this session's requests, pinned at create. */
+  vault_ids: readonly string[];
   usage: Usage;
   created_at: string | null;
   updated_at: string | null;
@@ -117,6 +119,7 @@ export const initialState = (): SessionState => ({
   harness_session_id: null,
   conversation_ended: false,
   resources: [],
+  vault_ids: [],
   usage: ZERO_USAGE,
   created_at: null,
   updated_at: null,
