@@ -123,6 +123,10 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
       call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, {
         events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result, ...(result === 'deny' && denyMessage ? { deny_message: denyMessage } : {}) }],
       }),
+    customToolResult: (id: string, customToolUseId: string, result: string, isError: boolean) =>
+      call<{ data: PublicEvent[] }>('POST', `/v1/sessions/${id}/events`, {
+        events: [{ type: 'user.custom_tool_result', custom_tool_use_id: customToolUseId, content: text(result), is_error: isError }],
+      }),
     recover: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/recover`),
     terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
     pause: (id: string) => call<Session>('POST', `/v1/sessions/${id}/pause`),

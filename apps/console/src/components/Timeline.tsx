@@ -2,20 +2,22 @@ import { useState } from 'react';
 import type { Block, ToolBlock } from '../events/fold';
 
 export type ToolDecision = (toolUseId: string, result: 'allow' | 'deny', denyMessage?: string) => void;
+/** Sends a custom tool call's result (`user.custom_tool_result`). */
+export type ToolResultAnswer = (customToolUseId: string, text: string, isError: boolean) => void;
 
-export function Timeline({ blocks, onDecide }: { blocks: Block[]; onDecide: ToolDecision }) {
+export function Timeline({ blocks, onDecide, onResult }: { blocks: Block[]; onDecide: ToolDecision; onResult: ToolResultAnswer }) {
   return (
     <ol className="timeline" data-testid="timeline">
       {blocks.map((block) => (
         <li key={block.id} className={`block block-${block.kind}`} data-testid={`block-${block.kind}`}>
-          <BlockView block={block} onDecide={onDecide} />
+          <BlockView block={block} onDecide={onDecide} onResult={onResult} />
         </li>
       ))}
     </ol>
   );
 }
 
-function BlockView({ block, onDecide }: { block: Block; onDecide: ToolDecision }) {
+function BlockView({ block, onDecide, onResult }: { block: Block; onDecide: ToolDecision; onResult: ToolResultAnswer }) {
   switch (block.kind) {
     case 'user_message':
       return (
@@ -34,7 +36,7 @@ function BlockView({ block, onDecide }: { block: Block; onDecide: ToolDecision }
     case 'thinking':
       return <div className="muted">Thinking…</div>;
     case 'tool':
-      return <ToolView tool={block} onDecide={onDecide} />;
+      return <ToolView tool={block} onDecide={onDecide} onResult={onResult} />;
     case 'status':
       return (
         <div className={`status-line tone-${block.tone}`}>
@@ -59,9 +61,11 @@ function BlockView({ block, onDecide }: { block: Block; onDecide: ToolDecision }
   }
 }
 
-function ToolView({ tool, onDecide }: { tool: ToolBlock; onDecide: ToolDecision }) {
+function ToolView({ tool, onDecide, onResult }: { tool: ToolBlock; onDecide: ToolDecision; onResult: ToolResultAnswer }) {
   const [denyMessage, setDenyMessage] = useState('');
-  const state = tool.result ? (tool.result.isError ? 'failed' : 'done') : tool.confirmation?.result === 'deny' ? 'denied' : tool.awaitingConfirmation ? 'needs approval' : 'running';
+  const [resultText, setResultText] = useState('');
+  const waiting = tool.custom ? 'needs result' : 'needs approval';
+  const state = tool.result ? (tool.result.isError ? 'failed' : 'done') : tool.confirmation?.result === 'deny' ? 'denied' : tool.awaitingConfirmation ? waiting : 'running';
   return (
     <div className={`tool tool-${state.replace(' ', '-')}`} data-testid="tool-block" data-tool-state={state}>
       <div className="tool-head">
@@ -83,7 +87,18 @@ function ToolView({ tool, onDecide }: { tool: ToolBlock; onDecide: ToolDecision 
           {tool.result.text || '(no output)'}
         </pre>
       )}
-      {tool.awaitingConfirmation && (
+      {tool.awaitingConfirmation && tool.custom && (
+        <div className="row confirm" data-testid="tool-result-form">
+          <textarea placeholder="The tool's result" value={resultText} onChange={(e) => setResultText(e.target.value)} data-testid="tool-result-text" />
+          <button type="button" className="primary" onClick={() => onResult(tool.id, resultText, false)} data-testid="tool-result-send">
+            Send result
+          </button>
+          <button type="button" className="danger" onClick={() => onResult(tool.id, resultText, true)} data-testid="tool-result-error">
+            Send as error
+          </button>
+        </div>
+      )}
+      {tool.awaitingConfirmation && !tool.custom && (
         <div className="row confirm" data-testid="tool-confirm">
           <button type="button" className="primary" onClick={() => onDecide(tool.id, 'allow')} data-testid="tool-allow">
             Approve

@@ -14,8 +14,10 @@ export type ToolBlock = {
   permission: string | null;
   result: { text: string; isError: boolean } | null;
   confirmation: { result: 'allow' | 'deny'; denyMessage: string | null } | null;
-  /** True while the session is idle waiting for someone to allow or deny this call. */
+  /** True while the session is idle waiting for someone to allow or deny this call (or, for a custom tool, to send its result). */
   awaitingConfirmation: boolean;
+  /** One of the agent's custom tools: the application (or you) runs it and sends its result. */
+  custom: boolean;
 };
 
 export type Block =
@@ -55,7 +57,10 @@ export function foldEvents(events: readonly PublicEvent[]): SessionTimeline {
     draft.seen.add(event.id);
     apply(draft, event);
   }
-  const pending = draft.pending.filter((id) => !draft.tools.get(id)?.confirmation);
+  const pending = draft.pending.filter((id) => {
+    const tool = draft.tools.get(id);
+    return !tool?.confirmation && !(tool?.custom === true && tool.result !== null);
+  });
   for (const tool of draft.tools.values()) tool.awaitingConfirmation = pending.includes(tool.id);
   return { blocks: draft.blocks, status: draft.status, pendingToolUseIds: pending, usage: draft.usage };
 }
@@ -72,9 +77,18 @@ function apply(draft: Draft, e: PublicEvent): void {
       draft.blocks.push({ kind: 'thinking', id: e.id });
       return;
     case 'agent.tool_use':
-    case 'agent.custom_tool_use':
       toolFor(draft, e.id, str(e.name) ?? 'tool', e.input, str(e.evaluated_permission));
       return;
+    case 'agent.custom_tool_use':
+      toolFor(draft, e.id, str(e.name) ?? 'tool', e.input, null).custom = true;
+      return;
+    case 'user.custom_tool_result': {
+      const useId = str(e.custom_tool_use_id);
+      if (!useId) return;
+      toolFor(draft, useId).result = { text: contentText(e.content), isError: e.is_error === true };
+      draft.pending = draft.pending.filter((id) => id !== useId);
+      return;
+    }
     case 'agent.mcp_tool_use':
       // An MCP tool is named by its server too: `docs.lookup`.
       toolFor(draft, e.id, `${str(e.mcp_server_name) ?? 'mcp'}.${str(e.name) ?? 'tool'}`, e.input, str(e.evaluated_permission));
@@ -133,7 +147,8 @@ function applyIdle(draft: Draft, e: PublicEvent): void {
   if (stop.type === 'requires_action') {
     draft.status = 'waiting';
     draft.pending = Array.isArray(stop.event_ids) ? stop.event_ids.filter((x): x is string => typeof x === 'string') : [];
-    draft.blocks.push({ kind: 'status', id: e.id, label: 'Waiting for approval', tone: 'waiting', detail: null });
+    const onlyResults = draft.pending.length > 0 && draft.pending.every((id) => draft.tools.get(id)?.custom === true);
+    draft.blocks.push({ kind: 'status', id: e.id, label: onlyResults ? 'Waiting for a tool result' : 'Waiting for approval', tone: 'waiting', detail: null });
     return;
   }
   draft.status = 'idle';
@@ -176,7 +191,7 @@ function applyBerthNotice(draft: Draft, e: PublicEvent): void {
 function toolFor(draft: Draft, id: string, name?: string, input?: unknown, permission?: string | null): ToolBlock {
   let tool = draft.tools.get(id);
   if (!tool) {
-    tool = { kind: 'tool', id, name: name ?? 'tool', input: input ?? null, permission: permission ?? null, result: null, confirmation: null, awaitingConfirmation: false };
+    tool = { kind: 'tool', id, name: name ?? 'tool', input: input ?? null, permission: permission ?? null, result: null, confirmation: null, awaitingConfirmation: false, custom: false };
     draft.tools.set(id, tool);
     draft.blocks.push(tool);
   } else if (name !== undefined) {

@@ -54,6 +54,27 @@ describe('foldEvents', () => {
     expect(late.blocks[0]).toMatchObject({ name: 'grep', input: { pattern: 'x' }, result: { text: 'ok' } });
   });
 
+  describe('custom tool calls', () => {
+    const calling = [
+      ev('w', 'agent.custom_tool_use', { name: 'get_weather', input: { city: 'Oslo' } }),
+      ev('i1', 'session.status_idle', { stop_reason: { type: 'requires_action', event_ids: ['w'] } }),
+    ];
+
+    it('waits on the call for its result (not an approval)', () => {
+      const view = foldEvents(calling);
+      expect(view.status).toBe('waiting');
+      expect(view.pendingToolUseIds).toEqual(['w']);
+      expect(view.blocks[0]).toMatchObject({ kind: 'tool', id: 'w', name: 'get_weather', custom: true, awaitingConfirmation: true, result: null });
+      expect(view.blocks[1]).toMatchObject({ kind: 'status', label: 'Waiting for a tool result' });
+    });
+
+    it('shows the result sent and stops waiting', () => {
+      const view = foldEvents([...calling, ev('r1', 'user.custom_tool_result', { custom_tool_use_id: 'w', content: text('sunny'), is_error: false }), ev('s1', 'session.status_running')]);
+      expect(view.pendingToolUseIds).toEqual([]);
+      expect(view.blocks[0]).toMatchObject({ id: 'w', custom: true, awaitingConfirmation: false, result: { text: 'sunny', isError: false } });
+    });
+  });
+
   describe('tool confirmation', () => {
     const asking = [
       ev('u', 'agent.tool_use', { name: 'bash', input: { command: 'rm -rf build' }, evaluated_permission: 'ask' }),

@@ -139,7 +139,11 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
       {timeline.blocks.length === 0 ? (
         stream.phase === 'live' ? <Empty>Nothing here yet. Send a message to start the agent.</Empty> : <Loading what="events" />
       ) : (
-        <Timeline blocks={timeline.blocks} onDecide={(id, result, deny) => act(() => api.confirmTool(sessionId, id, result, deny))} />
+        <Timeline
+          blocks={timeline.blocks}
+          onDecide={(id, result, deny) => act(() => api.confirmTool(sessionId, id, result, deny))}
+          onResult={(id, result, isError) => act(() => api.customToolResult(sessionId, id, result, isError))}
+        />
       )}
       <div ref={endRef} />
       {timeline.pendingToolUseIds.length > 0 && <p className="waiting-hint">The agent is waiting for you to approve or deny {timeline.pendingToolUseIds.length === 1 ? 'a tool use' : `${timeline.pendingToolUseIds.length} tool uses`}.</p>}
