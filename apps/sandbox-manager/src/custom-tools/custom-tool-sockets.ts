@@ -131,35 +131,41 @@ export class CustomToolSockets {
   private async waitForResult(sessionId: string, request: CustomToolCallRequest, socket: Socket): Promise<void> {
     const gone = new Promise<'gone'>((resolve) => socket.once('close', () => resolve('gone')));
     for (;;) {
-      const handed = this.handedOut.get(sessionId) ?? new Set<string>();
-      const found = lookUpCustomToolCall(await this.deps.view(sessionId), request, handed);
-      if (found.kind === 'answer') {
-        this.handedOut.set(sessionId, handed.add(found.event_id));
-        return answer(socket, { content: toMcpContent(found.content), isError: found.is_error });
+      // Listening before reading: a change between the read and the wait still wakes it.
+      const change = this.nextChange(sessionId);
+      try {
+        const handed = this.handedOut.get(sessionId) ?? new Set<string>();
+        const found = lookUpCustomToolCall(await this.deps.view(sessionId), request, handed);
+        if (found.kind === 'answer') {
+          this.handedOut.set(sessionId, handed.add(found.event_id));
+          return answer(socket, { content: toMcpContent(found.content), isError: found.is_error });
+        }
+        if (found.kind === 'ended') return answer(socket, { error: found.message });
+        if ((await Promise.race([change.next, gone])) === 'gone') return;
+      } finally {
+        change.cancel();
       }
-      if (found.kind === 'ended') return answer(socket, { error: found.message });
-      const woken = await this.nextChange(sessionId, gone);
-      if (woken === 'gone') return;
     }
   }
 
-  private nextChange(sessionId: string, gone: Promise<'gone'>): Promise<'changed' | 'gone'> {
+  /** The next change of the session (or the periodic recheck), and how to stop listening for it. */
+  private nextChange(sessionId: string): Readonly<{ next: Promise<'changed'>; cancel: () => void }> {
     let waiters = this.waiters.get(sessionId);
     if (waiters === undefined) this.waiters.set(sessionId, (waiters = new Set()));
-    let wake: () => void = () => undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const changed = new Promise<'changed'>((resolve) => {
-      wake = () => resolve('changed');
-      timer = setTimeout(wake, this.deps.recheckMs ?? 2_000);
-      timer.unref();
-    });
     const set = waiters;
+    let wake: () => void = () => undefined;
+    const next = new Promise<'changed'>((resolve) => (wake = () => resolve('changed')));
+    const timer = setTimeout(wake, this.deps.recheckMs ?? 2_000);
+    timer.unref();
     set.add(wake);
-    return Promise.race([changed, gone]).finally(() => {
-      clearTimeout(timer);
-      set.delete(wake);
-      if (set.size === 0 && this.waiters.get(sessionId) === set) this.waiters.delete(sessionId);
-    });
+    return {
+      next,
+      cancel: () => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && this.waiters.get(sessionId) === set) this.waiters.delete(sessionId);
+      },
+    };
   }
 }
 
