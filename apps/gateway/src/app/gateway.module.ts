@@ -69,6 +69,7 @@ export class GatewayModule {
               commands,
               probe: d.sandboxProbe,
               secrets: d.store.secrets,
+              box: d.secrets,
               clock: d.clock,
               ids: d.ids,
             }),
@@ -103,7 +104,7 @@ export class GatewayModule {
         },
         {
           provide: ResourcesService,
-          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver, secrets: d.store.secrets }),
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver }),
           inject: [DEPS, SessionUseCases, ResourceResolver],
         },
         {
