@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaceSnapshots, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
@@ -26,14 +26,17 @@ async function main(): Promise<void> {
   const pruned = await runtime.pruneEgressDirectories();
   if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned });
   const detected = config.workspaceStorage === 'auto' ? await detectWorkspaceKind(runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' };
-  const workspaces = detected.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(runtime.docker, scopeLabels);
-  if (detected.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: detected.reason });
-  else log.info('workspaces: loop', { reason: detected.reason, dir: resolve(config.workspaceDir) });
+  const loop = detected.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : null;
+  const workspaces = loop ?? new VolumeWorkspaces(runtime.docker, scopeLabels);
+  if (loop === null) {
+    log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced, and no per-turn snapshots are taken, so sessions cannot be forked', { reason: detected.reason });
+  } else log.info('workspaces: loop', { reason: detected.reason, dir: resolve(config.workspaceDir) });
   const manager = await startSandboxManager({
     nc,
     store,
     runtime,
     workspaces,
+    ...(loop !== null ? { snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop) } : {}),
     workspaceBytes: config.workspaceBytes,
     images: new DockerSandboxImages(runtime.docker, config.imageBuild),
     clock: systemClock,

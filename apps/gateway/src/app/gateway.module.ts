@@ -68,6 +68,7 @@ export class GatewayModule {
               commands,
               probe: d.sandboxProbe,
               secrets: d.store.secrets,
+              transcripts: d.store.transcripts,
               clock: d.clock,
               ids: d.ids,
             }),

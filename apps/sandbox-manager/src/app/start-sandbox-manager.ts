@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import type { ManagerPolicy } from '@berth/sandbox-workflow';
@@ -30,6 +30,7 @@ import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { PinnedAgents } from '../sessions/pinned-agents';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import type { TurnTuning } from '../turns/turn-execution';
 import { TurnExecutions } from '../turns/turn-executions';
 import { DeathReporter } from '../watchers/death-reporter';
@@ -44,6 +45,8 @@ export type SandboxManagerInput = Readonly<{
   runtime: SandboxRuntime;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
+  /** Per-turn snapshots of those workspaces (what a fork starts from); default: none. */
+  snapshots?: WorkspaceSnapshots;
   /** Default size limit of a session's workspace, when its environment sets none. */
   workspaceBytes?: number;
   /** Builds the images of environments with `packages`. */
@@ -101,9 +104,11 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     },
   });
   const { workspaces } = input;
+  const snapshots = input.snapshots ?? NO_WORKSPACE_SNAPSHOTS;
   const files = new SessionFiles({
     runtime,
     workspaces,
+    snapshots,
     mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, cloner: new RepositoryCloner(), log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
     send,
@@ -145,6 +150,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     settings,
     agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
+    checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,
     send,
     crash,

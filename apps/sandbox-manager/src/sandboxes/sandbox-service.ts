@@ -103,6 +103,8 @@ export class SandboxService {
       // An environment with packages runs on its own image, built once (the delivery stays in flight meanwhile).
       const config = await this.deps.images.sandboxFor(environmentId, settings);
       this.deps.pools.ensure(environmentId, config);
+      // A fork starts from its origin's snapshot: its workspace exists before the provisioner looks, so no warm spare is adopted.
+      await this.deps.files.seedFork(o, config.workspaceBytes);
       const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
       if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
       await this.deps.files.prepare(o, provisioned.sandbox.name);

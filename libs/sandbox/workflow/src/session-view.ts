@@ -46,6 +46,8 @@ export type SessionView = Readonly<{
   prompts: Readonly<Record<string, readonly ContentBlock[]>>;
   /** The session's resources (files, repositories), to mount in each of its sandboxes. */
   resources: readonly SessionResource[];
+  /** A fork's origin: its first workspace is that turn's snapshot. */
+  forked_from: Readonly<{ session_id: string; turn_id: string }> | null;
 }>;
 
 export const emptySessionView = (): SessionView => ({
@@ -65,6 +67,7 @@ export const emptySessionView = (): SessionView => ({
   turn: null,
   prompts: {},
   resources: [],
+  forked_from: null,
 });
 
 /** The journal events the view folds; the manager reads only these back from the journal. */
@@ -95,6 +98,7 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionResourceRemoved',
   'SessionPaused',
   'SessionResumed',
+  'SessionForked',
 ];
 
 const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
@@ -167,6 +171,8 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
       return { ...v, paused: true, sandbox: null, sandbox_request: null };
     case 'SessionResumed':
       return { ...v, paused: false };
+    case 'SessionForked':
+      return { ...v, forked_from: { session_id: event.data.from.session_id, turn_id: event.data.from.turn_id }, harness_session_id: event.data.from.harness_session_id };
     case 'SessionResourceAdded':
       return { ...v, resources: [...v.resources.filter((r) => r.id !== event.data.resource.id), event.data.resource] };
     case 'SessionResourceRemoved':
