@@ -122,8 +122,10 @@ async function freezing<T>(mount: string, work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A copy's mtime is set through a float of seconds (below a microsecond off), so within a millisecond is the same time. */
+const sameTime = (a: bigint, b: bigint): boolean => (a > b ? a - b : b - a) < 1_000_000n;
 const sameFile = (a: BigIntStats, b: BigIntStats): boolean =>
-  b.isFile() && a.size === b.size && a.mtimeNs / 1_000_000n === b.mtimeNs / 1_000_000n && a.mode === b.mode && a.uid === b.uid && a.gid === b.gid;
+  b.isFile() && a.size === b.size && sameTime(a.mtimeNs, b.mtimeNs) && a.mode === b.mode && a.uid === b.uid && a.gid === b.gid;
 
 /**
  * Copies the tree at `from` to `to` (which must not exist), linking files unchanged since `previous`.
@@ -160,7 +162,7 @@ async function copyTree(from: string, to: string, previous: string | null, count
 async function keepAttributes(path: string, st: BigIntStats): Promise<void> {
   await lchown(path, Number(st.uid), Number(st.gid));
   await chmod(path, Number(st.mode & 0o7777n));
-  await lutimes(path, new Date(Number(st.atimeNs / 1_000_000n)), new Date(Number(st.mtimeNs / 1_000_000n)));
+  await lutimes(path, Number(st.atimeNs) / 1e9, Number(st.mtimeNs) / 1e9);
 }
 
 /** Removes a snapshot tree; returns the bytes freed (files no other snapshot links). */
