@@ -5,6 +5,27 @@ import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 /**
+ * How a sandbox lease moves with activity: `expires_at` becomes each turn's start and end plus
+ * `idle_timeout_seconds`, never past `max_expires_at` (the sandbox's lifetime end, or null). A
+ * binding without terms keeps the `expires_at` it was bound with.
+ */
+export const SandboxLeaseTermsSchema = z.object({
+  idle_timeout_seconds: z.number().int().positive(),
+  max_expires_at: IsoTimeSchema.nullable(),
+});
+export type SandboxLeaseTerms = z.infer<typeof SandboxLeaseTermsSchema>;
+
+/** The events that restart a lease: the turn activity the sandbox-manager's lease sweep counts. */
+export const LEASE_ACTIVITY_EVENTS: ReadonlySet<string> = new Set(['TurnStarted', 'TurnCompleted', 'TurnFailed']);
+
+/** A lease's end after activity at `at` (ISO time), by its terms. */
+export function leaseExpiryAfter(terms: SandboxLeaseTerms, at: string): string {
+  const idleEnd = Date.parse(at) + terms.idle_timeout_seconds * 1000;
+  const lifetimeEnd = terms.max_expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(terms.max_expires_at);
+  return new Date(Math.min(idleEnd, lifetimeEnd)).toISOString();
+}
+
+/**
  * What the harness produced, in harness-neutral form. Each output becomes one session event.
  * `tool_use_id` / `tool_result.tool_use_id` are the harness's own ids (e.g. `toolu_…`); the kernel
  * maps them to the public event id of the `agent.tool_use`.
@@ -165,6 +186,7 @@ export const CommandDataSchemas = {
     generation: z.number().int().positive(),
     expires_at: IsoTimeSchema.nullable(),
     warm: z.boolean().default(false),
+    lease: SandboxLeaseTermsSchema.optional(),
   }),
   /** A sandbox could not be started. */
   ReportSandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string().max(4096) }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
-import { EgressDenialSchema, TurnFailureReasonSchema } from './commands';
+import { EgressDenialSchema, SandboxLeaseTermsSchema, TurnFailureReasonSchema } from './commands';
 import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
 import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
@@ -97,6 +97,8 @@ export const EventDataSchemas = {
     generation: z.number().int().positive(),
     expires_at: IsoTimeSchema.nullable(),
     warm: z.boolean(),
+    /** Absent in bindings recorded before leases moved with activity. */
+    lease: SandboxLeaseTermsSchema.optional(),
   }),
   SandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string() }),
   /** The bound sandbox is gone: the session stays READY with `runtime_unavailable`. */

@@ -1,4 +1,4 @@
-import type { ContentBlock, EventData, ForkOrigin, HarnessKind, PermissionMode, SessionResource, TurnCheckpoint, TurnFailureReason, Usage } from '@berth/contracts';
+import type { ContentBlock, EventData, ForkOrigin, HarnessKind, PermissionMode, SandboxLeaseTerms, SessionResource, TurnCheckpoint, TurnFailureReason, Usage } from '@berth/contracts';
 
 /** Where the session is in its life. Sandbox death is NOT a lifecycle state: see `runtime_unavailable`. */
 export type Lifecycle = 'CREATING' | 'READY' | 'RECOVERY_REQUIRED' | 'TERMINATED' | 'DELETED';
@@ -47,7 +47,8 @@ export type ForkPoint = Readonly<{
 
 export type QueuedMessage = Readonly<{ turn_id: string; content: readonly ContentBlock[] }>;
 
-export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
+/** `lease`: how `expires_at` moves with turn activity; null for a binding with a fixed expiry. */
+export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null; lease: SandboxLeaseTerms | null }>;
 
 export type SandboxRequest = Readonly<{ generation: number; reason: 'startup' | 'rebuild' | 'recover' }>;
 
