@@ -187,14 +187,19 @@ export const CommandDataSchemas = {
     expires_at: IsoTimeSchema.nullable(),
     warm: z.boolean().default(false),
     lease: SandboxLeaseTermsSchema.optional(),
+    /** The sandbox host (Docker engine) it runs on, when the manager places sandboxes on several. */
+    host: z.string().min(1).max(63).optional(),
   }),
   /** A sandbox could not be started. */
   ReportSandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string().max(4096) }),
-  /** Docker reported the bound container gone (`die`, `oom`, `destroy`) or a probe found it missing. */
+  /**
+   * Docker reported the bound container gone (`die`, `oom`, `destroy`), a probe found it missing, or
+   * the host it ran on stopped answering (`host_lost`).
+   */
   ReportSandboxDied: z.object({
     sandbox_id: TokenSchema,
     generation: z.number().int().positive(),
-    cause: z.enum(['die', 'oom', 'destroy', 'missing']),
+    cause: z.enum(['die', 'oom', 'destroy', 'missing', 'host_lost']),
     exit_code: z.number().int().nullable().default(null),
   }),
   /** The sandbox lease expired (the predicate was evaluated by the sweeper against its clock). */

@@ -116,6 +116,7 @@ export class SandboxService {
         generation,
         sandbox_id: provisioned.sandbox.name,
         warm: provisioned.source === 'warm',
+        ...(provisioned.sandbox.host === undefined ? {} : { host: provisioned.sandbox.host }),
         expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: config.idle }).toISOString(),
         lease: {
           idle_timeout_seconds: idleTimeoutSeconds,

@@ -68,6 +68,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
                 expires_at: input.expires_at,
                 warm: input.warm,
                 lease: input.lease,
+                ...(input.host === undefined ? {} : { host: input.host }),
               }),
               true,
             ),
