@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
 import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
 import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
+import { MAX_SESSION_VAULTS } from './integrations/vaults';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 /**
@@ -121,6 +122,8 @@ export const CommandDataSchemas = {
     resources: z.array(SessionResourceSchema).max(MAX_SESSION_RESOURCES).optional(),
     /** A fork: the session and turn whose conversation and workspace it continues. */
     fork: ForkOriginSchema.optional(),
+    /** Vaults whose credentials the egress injects for this session (checked by the caller: the owner's, not archived). */
+    vault_ids: z.array(TokenSchema).max(MAX_SESSION_VAULTS).optional(),
   }),
   /**
    * Sent to the session forked from: picks the turn (its `user.message` id or seq; neither: the

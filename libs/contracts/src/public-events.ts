@@ -39,6 +39,7 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionTerminated: 'session.status_terminated',
   ConversationEnded: 'berth.conversation_ended',
   SessionPaused: 'berth.lifecycle',
+  PauseRequested: 'berth.lifecycle',
   SessionResumed: 'berth.lifecycle',
   ForkCreated: 'berth.fork_created',
   SessionForked: 'berth.session_forked',
@@ -93,7 +94,9 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     case 'SessionDeleted':
       return head;
     case 'SessionPaused':
-      return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id };
+      return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id, turn_id: event.data.turn_id ?? null };
+    case 'PauseRequested':
+      return { ...head, lifecycle: 'pause_requested', turn_id: event.data.turn_id };
     case 'SessionResumed':
       return { ...head, lifecycle: 'resumed' };
     case 'TurnCheckpointed':

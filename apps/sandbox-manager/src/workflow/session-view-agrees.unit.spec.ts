@@ -26,7 +26,7 @@ function expectedView(state: SessionState): Omit<SessionView, 'session_id' | 'la
     harness_session_id: state.harness_session_id,
     resources: state.resources,
     forked_from: state.forked_from === null ? null : { session_id: state.forked_from.session_id, turn_id: state.forked_from.turn_id },
-    turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations },
+    turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations, harness_released: turn.harness_released },
     prompts: Object.fromEntries([...(turn === null ? [] : [turn.id]), ...state.queued.map((q) => q.turn_id)].map((id) => [id, expect.anything()])),
   };
 }

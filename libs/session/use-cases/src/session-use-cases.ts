@@ -42,6 +42,8 @@ export type CreateSessionInput = Readonly<{
   initial_messages: readonly (readonly ContentBlock[])[];
   /** Files and repositories to mount, resolved by the caller (ids, mount paths), each with its token if any. */
   resources?: readonly ResourceToAttach[];
+  /** Vaults the egress injects credentials from, checked by the caller (the owner's, not archived). */
+  vault_ids?: readonly string[];
   idempotency_key?: string;
 }>;
 
@@ -145,6 +147,7 @@ export class SessionUseCases {
         idempotency_key: key ?? null,
         permission_mode: input.permission_mode,
         ...(resources.length > 0 ? { resources: resources.map((r) => r.resource) } : {}),
+        ...(input.vault_ids !== undefined && input.vault_ids.length > 0 ? { vault_ids: [...input.vault_ids] } : {}),
       },
       baseId,
     );
@@ -157,7 +160,7 @@ export class SessionUseCases {
   }
 
   /**
-   * A new session of the same owner, agent version, environment and resources whose conversation
+   * A new session of the same owner, agent version, environment, resources and vaults whose conversation
    * and workspace are the source's at the end of one turn. The source's kernel picks the turn and
    * refuses what cannot be forked (a running turn, an unknown event, no snapshot) and records the
    * fork; then the fork's transcript mirror gets the source's cut at that turn (so its first turn
@@ -190,6 +193,7 @@ export class SessionUseCases {
       idempotency_key: null,
       permission_mode: view.permission_mode,
       ...(view.resources.length > 0 ? { resources: [...view.resources] } : {}),
+      ...(view.vault_ids.length > 0 ? { vault_ids: [...view.vault_ids] } : {}),
       fork: { session_id: sourceId, turn_id: point.turn_id, event_id: point.event_id, seq: point.seq, harness_session_id: point.harness_session_id },
     });
     return this.readAfter(owner, forkId, outcome.last_seq);
