@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { sessionSecretAad } from '@berth/contracts';
 import { call, userMessage } from './support/api';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { waitFor } from './support/wait-for';
@@ -54,7 +55,10 @@ describe('POST /v1/sessions/{id}/fork (the fake turn runner records checkpoints 
     expect(fork.id).not.toBe(source.id);
     expect(fork).toMatchObject({ type: 'session', agent: { id: agentId }, environment_id: envId, title: 'original', metadata: { team: 'x' } });
     expect(fork.resources).toEqual((await a.beta.sessions.retrieve(source.id)).resources);
-    expect(await gw.store.secrets.get(fork.id, fork.resources[0].id)).toBe(TOKEN);
+    // The token is sealed to the fork's own session and resource, not copied as the original's ciphertext.
+    const sealed = await gw.store.secrets.get(fork.id, fork.resources[0].id);
+    expect(sealed === null ? null : gw.secrets.open(sealed, sessionSecretAad(fork.id, fork.resources[0].id))).toBe(TOKEN);
+    expect(sealed?.ciphertext).not.toBe((await gw.store.secrets.get(source.id, fork.resources[0].id))?.ciphertext);
     const turnId = (await gw.store.journal.readEvents(source.id)).find((e) => e.id === turn2.id && e.type === 'UserMessageReceived');
     expect(fork.berth.forked_from).toEqual({ session_id: source.id, turn_id: turnId?.type === 'UserMessageReceived' ? turnId.data.turn_id : 'missing', event_id: turn2.id, seq: expect.any(Number) });
 

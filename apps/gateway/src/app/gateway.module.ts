@@ -70,6 +70,7 @@ export class GatewayModule {
               probe: d.sandboxProbe,
               secrets: d.store.secrets,
               transcripts: d.store.transcripts,
+              box: d.secrets,
               clock: d.clock,
               ids: d.ids,
             }),
@@ -104,7 +105,7 @@ export class GatewayModule {
         },
         {
           provide: ResourcesService,
-          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver, secrets: d.store.secrets }),
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver }),
           inject: [DEPS, SessionUseCases, ResourceResolver],
         },
         {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import type { ManagerPolicy } from '@berth/sandbox-workflow';
@@ -43,6 +43,10 @@ export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
   store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets'>;
   runtime: SandboxRuntime;
+  /** Opens repository tokens (sealed at rest by the gateway) just before a clone. */
+  box: SecretBox;
+  /** The host path of a sandbox's egress socket: repositories are cloned through it. */
+  egressSocketOf: (sandboxId: string) => Promise<string | null>;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
   /** Per-turn snapshots of those workspaces (what a fork starts from); default: none. */
@@ -109,7 +113,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     runtime,
     workspaces,
     snapshots,
-    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, cloner: new RepositoryCloner(), log }),
+    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
     send,
     log,

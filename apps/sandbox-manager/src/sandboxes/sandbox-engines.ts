@@ -6,7 +6,15 @@ import type { ManagerConfig } from '../config/manager.config';
 import { NO_WORKSPACE_SNAPSHOTS } from '../turns/turn-checkpoints';
 
 /** `snapshots`: the per-turn workspace snapshots forks start from (`loop` workspaces only). */
-export type SandboxEngines = Readonly<{ runtime: SandboxRuntime; workspaces: SessionWorkspaces; snapshots: WorkspaceSnapshots; images: SandboxImages; close(): void }>;
+export type SandboxEngines = Readonly<{
+  runtime: SandboxRuntime;
+  workspaces: SessionWorkspaces;
+  snapshots: WorkspaceSnapshots;
+  images: SandboxImages;
+  /** The host path of a sandbox's egress socket, on whichever host runs it (null: none has it). */
+  egressSocketOf(sandboxId: string): Promise<string | null>;
+  close(): void;
+}>;
 
 /**
  * The engines the manager runs sandboxes on: the one of DOCKER_HOST, or the hosts of
@@ -30,13 +38,14 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, config.imageBuild);
   if (engines.length === 1) {
     const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
+    const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);
     if (kind.kind === 'volume') {
       log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced, and no per-turn snapshots are taken, so sessions cannot be forked', { reason: kind.reason });
-      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), close: () => undefined };
+      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, close: () => undefined };
     }
     log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
     const loop = new LoopWorkspaces(resolve(config.workspaceDir));
-    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), close: () => undefined };
+    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), egressSocketOf, close: () => undefined };
   }
   const volume = engines.findIndex((_, i) => detected[i]?.kind !== 'loop');
   if (volume >= 0) {
@@ -62,6 +71,13 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     workspaces: loop,
     snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop),
     images: new MultiHostSandboxImages(engines.map((e) => ({ name: e.name, images: images(e) }))),
+    egressSocketOf: async (id) => {
+      for (const engine of engines) {
+        const socket = await engine.runtime.egressSocketPath(id).catch(() => null);
+        if (socket !== null) return socket;
+      }
+      return null;
+    },
     close: () => runtime.close(),
   };
 }

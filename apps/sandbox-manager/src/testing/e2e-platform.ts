@@ -9,6 +9,8 @@ import { startService, type ServiceProcess } from './service-process';
 
 /** The model key the e2e platform's egress holds: a test can look for it where it must never be (a sandbox, a log line). */
 export const E2E_MODEL_KEY = 'sk-scripted-e2e-model-key-0123456789';
+/** The server key that seals secrets at rest (repository tokens, vault credentials, webhook secrets), as `npm start` makes one. */
+const E2E_SECRET_KEYS = `e2e:${Buffer.alloc(32, 7).toString('base64')}`;
 
 type ServiceName = 'session-kernel' | 'egress' | 'sandbox-manager' | 'gateway';
 
@@ -76,7 +78,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
   const storePath = join(dir, 'berth.db');
   const egressDir = join(dir, 'egress');
   const workspaceDir = join(dir, 'workspaces');
-  const common = { BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
+  const common = { BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', BERTH_SECRET_KEYS: E2E_SECRET_KEYS, ...options.env };
   const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const env: Record<ServiceName, Record<string, string>> = {
     'session-kernel': { ...common, ...nats.env('session-kernel'), BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
@@ -126,7 +128,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     const apiKey = keyOf('e2e');
     const otherApiKey = keyOf('e2e-other');
     const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope }, egressRoot: egressDir });
-    const secrets = [E2E_MODEL_KEY, apiKey, otherApiKey];
+    const secrets = [E2E_MODEL_KEY, E2E_SECRET_KEYS.slice(E2E_SECRET_KEYS.indexOf(':') + 1), apiKey, otherApiKey];
     return {
       gatewayUrl: `http://127.0.0.1:${port}`,
       apiKey,

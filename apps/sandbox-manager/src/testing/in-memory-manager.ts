@@ -7,6 +7,7 @@ import { createSessionKernel } from '@berth/session-kernel';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import { sandboxMetrics } from '@berth/telemetry';
 import { InMemorySandboxImages, InMemorySandboxRuntime, InMemoryWorkspaces, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
+import { UnconfiguredSecretBox } from '@berth/secrets';
 import { Registry } from 'prom-client';
 import { CONTROL_EVENT_TYPES } from '../app/control-events.controller';
 import { noCrashPoints } from '../config/crash-points';
@@ -77,7 +78,17 @@ export class InMemoryManager implements CommandBus {
       runtime: this.runtime,
       workspaces,
       snapshots: NO_WORKSPACE_SNAPSHOTS,
-      mounter: new ResourceMounter({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, secrets: this.store.secrets, cloner: new RepositoryCloner(), log: quiet }),
+      mounter: new ResourceMounter({
+        runtime: this.runtime,
+        files: this.store.files,
+        blobs: this.store.blobs,
+        secrets: this.store.secrets,
+        box: new UnconfiguredSecretBox(),
+        cloner: new RepositoryCloner(),
+        // The in-memory runtime has no egress: its sandboxes cannot clone.
+        egressSocketOf: async () => null,
+        log: quiet,
+      }),
       capture: new OutputCapture({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, clock: systemClock }),
       send,
       log: quiet,

@@ -148,6 +148,12 @@ export class DockerSandboxRuntime implements SandboxRuntime {
     return this.egress.prune(live);
   }
 
+  /** The host path of a container's egress socket (what the egress serves it on), or null when it has none. */
+  async egressSocketPath(nameOrId: string): Promise<string | null> {
+    const id = this.egress === null ? undefined : (await this.labelsOf(nameOrId))?.[EGRESS_DIR_LABEL];
+    return id === undefined || this.egress === null ? null : this.egress.socketPath(id);
+  }
+
   private async labelsOf(nameOrId: string): Promise<Readonly<Record<string, string>> | null> {
     return (await this.inspect(nameOrId))?.labels ?? null;
   }

@@ -9,6 +9,8 @@ export const EGRESS_DIR_LABEL = 'berth.egress-dir';
 export const EGRESS_PORT_LABEL = 'berth.egress-port';
 /** Subdirectory mounted into the sandbox: only the proxy's socket is in it. */
 export const EGRESS_SOCKET_SUBDIR = 'socket';
+/** The proxy's socket in it (mirrors EGRESS_SOCKET_FILE in @berth/sandbox-domain: infra may not import domain code). */
+const SOCKET_FILE = 'egress.sock';
 /** File beside it with the container's current name, which the egress reads its identity from. */
 export const EGRESS_NAME_FILE = 'name';
 
@@ -17,7 +19,7 @@ const DIR_ID = /^[0-9a-f]{16}$/;
 const GONE_PREFIX = '.gone-';
 
 // A unix socket path is at most 107 bytes: <root>/<16 hex>/socket/egress.sock must fit.
-const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + 'egress.sock'.length;
+const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + SOCKET_FILE.length;
 const MAX_SOCKET_PATH = 107;
 
 /**
@@ -47,6 +49,11 @@ export class EgressDirectories {
 
   socketDir(id: string): string {
     return join(this.root, id, EGRESS_SOCKET_SUBDIR);
+  }
+
+  /** Where the egress listens for this directory's sandbox. */
+  socketPath(id: string): string {
+    return join(this.socketDir(id), SOCKET_FILE);
   }
 
   /** Makes (or keeps) the directory of a container about to be created; returns its id. */

@@ -1,6 +1,6 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import { jsonBytes, PayloadLimits, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
-import type { IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets, TranscriptMirror } from '@berth/ports';
+import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
+import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets, TranscriptMirror } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
 import { cutTranscripts } from './fork-transcripts';
 import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
@@ -17,10 +17,12 @@ export type SessionUseCasesDeps = Readonly<{
   journal: Pick<SessionJournal, 'eventsOfCommand' | 'readEvents'>;
   commands: SessionCommandSender;
   probe: SandboxProbe;
-  /** Repository tokens kept beside the journal (never in it): a deleted session's or resource's go. */
+  /** Repository tokens kept beside the journal (never in it), sealed by `box`: a deleted session's or resource's go. */
   secrets: SessionSecrets;
   /** Harness transcript mirrors: a fork gets its origin's, cut at the turn it forks from. */
   transcripts: Pick<TranscriptMirror, 'files' | 'append'>;
+  /** Seals repository tokens before they are stored (without a server key: 503 SECRETS_NOT_CONFIGURED, nothing sent). */
+  box: SecretBox;
   clock: Clock;
   ids: IdGenerator;
   sleep?: (ms: number) => Promise<void>;
@@ -131,7 +133,8 @@ export class SessionUseCases {
     }
     for (const content of input.initial_messages) this.checkMessageSize(content);
     const resources = input.resources ?? [];
-    for (const { resource, token } of resources) if (token !== null) await this.d.secrets.put(sessionId, resource.id, token);
+    const sealed = resources.flatMap(({ resource, token }) => (token === null ? [] : [{ id: resource.id, secret: this.seal(sessionId, resource.id, token) }]));
+    for (const { id, secret } of sealed) await this.d.secrets.put(sessionId, id, secret);
     const baseId = key !== undefined ? IdempotentCommandIds.create(owner, key) : undefined;
     const outcome = await this.d.commands.send(
       owner,
@@ -179,9 +182,10 @@ export class SessionUseCases {
     for (const file of cutTranscripts(await this.d.transcripts.files(sourceId), point.transcript)) {
       await this.d.transcripts.append({ session_id: forkId, path: file.path, offset: 0, data: file.data });
     }
+    // A token is sealed to its session and resource: the fork's copy is opened and sealed again for the fork.
     for (const resource of view.resources) {
-      const token = await this.d.secrets.get(sourceId, resource.id);
-      if (token !== null) await this.d.secrets.put(forkId, resource.id, token);
+      const sealed = await this.d.secrets.get(sourceId, resource.id);
+      if (sealed !== null) await this.d.secrets.put(forkId, resource.id, this.seal(forkId, resource.id, this.d.box.open(sealed, sessionSecretAad(sourceId, resource.id))));
     }
     const outcome = await this.d.commands.send(owner, forkId, 'CreateSession', {
       owner_id: owner,
@@ -230,7 +234,7 @@ export class SessionUseCases {
   /** Attaches a resource (mounted before the next turn); a refused one leaves no secret behind. */
   async addResource(owner: string, id: string, { resource, token }: ResourceToAttach): Promise<SessionRecord> {
     await this.find(owner, id);
-    if (token !== null) await this.d.secrets.put(id, resource.id, token);
+    if (token !== null) await this.d.secrets.put(id, resource.id, this.seal(id, resource.id, token));
     try {
       const outcome = await this.d.commands.send(owner, id, 'AddSessionResource', { resource });
       return await this.readAfter(owner, id, outcome.last_seq);
@@ -238,6 +242,12 @@ export class SessionUseCases {
       await this.d.secrets.delete(id, resource.id);
       throw error;
     }
+  }
+
+  /** Token rotation: the next clone the platform makes for this repository uses the new token. */
+  async replaceResourceToken(owner: string, id: string, resourceId: string, token: string): Promise<void> {
+    await this.find(owner, id);
+    await this.d.secrets.put(id, resourceId, this.seal(id, resourceId, token));
   }
 
   /** Detaches a resource: later sandboxes do not get it, and its token is forgotten. */
@@ -328,6 +338,10 @@ export class SessionUseCases {
     if (held.subject !== subject) {
       throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used on this session for other events');
     }
+  }
+
+  private seal(sessionId: string, resourceId: string, token: string) {
+    return this.d.box.seal(token, sessionSecretAad(sessionId, resourceId));
   }
 
   private checkMessageSize(content: readonly ContentBlock[]): void {

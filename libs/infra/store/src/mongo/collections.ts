@@ -1,4 +1,5 @@
 import type { Db, IndexDescription, ObjectId } from 'mongodb';
+import type { SealedSecret } from '@berth/contracts';
 
 /**
  * Document shapes and indexes. Free-form payloads (events, snapshot state, records) are stored as
@@ -65,7 +66,7 @@ export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: stri
 export type FileDoc = { _id: string; owner_id: string; scope_id: string | null; created_at: string; deleted: boolean; record: string };
 
 /** `_id` is `<session_id>:<name>`; both are safe tokens. */
-export type SecretDoc = { _id: string; session_id: string; name: string; value: string };
+export type SecretDoc = { _id: string; session_id: string; name: string; secret?: SealedSecret; value?: string };
 export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string };
 
 export type WebhookDeliveryDoc = {
