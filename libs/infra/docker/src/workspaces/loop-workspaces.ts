@@ -69,7 +69,7 @@ export class LoopWorkspaces implements SessionWorkspaces {
   async hostRoot(sessionId: string): Promise<string | null> {
     const id = await this.aliasTarget(sessionId);
     if (id === null) return null;
-    await this.lock.run(id, () => this.ensureMounted(id));
+    await this.guarded(id, () => this.ensureMounted(id));
     return this.mountPath(id);
   }
 
