@@ -15,3 +15,4 @@ export * from './sandbox-network';
 export * from './host-names';
 export * from './integrations';
 export * from './fork';
+export * from './session-archive';

@@ -1,7 +1,11 @@
+import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { pipeline } from 'node:stream/promises';
 import { intOption, requiredOption } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
 import { str, type Command, type Context, type Output } from './command';
 import { uploadFile } from './files';
 
@@ -155,7 +159,7 @@ export const sessionCommands: readonly Command[] = [
   },
   action('/recover', 'recover a session whose sandbox or turn was lost', 'recover'),
   action('/terminate', 'terminate a session and stop its sandbox', 'terminate'),
-  action('/pause', 'pause an idle session: release its sandbox, keep its conversation (the next message resumes it)', 'pause'),
+  action('/pause', 'pause a session: release its sandbox, keep conversation, workspace, queued messages and pending approvals (a running turn finishes first)', 'pause'),
   action('/resume', 'resume a paused session in a new sandbox', 'resume'),
   {
     name: ['sessions', 'fork'],
@@ -176,6 +180,24 @@ export const sessionCommands: readonly Command[] = [
     },
   },
   {
+    name: ['sessions', 'export'],
+    args: ['session'],
+    optional: ['file'],
+    options: {},
+    summary: 'save a session as one archive (journal, harness transcripts, outputs, workspace; default ./<session>.berth.tar)',
+    run: async ({ api, io }, a) => {
+      const file = resolve(a.file ?? `${a.session}.berth.tar`);
+      const res = await api.raw('GET', `/v1/sessions/${a.session}/export`);
+      // Written under a temporary name and renamed once complete: a cut download never looks like an archive.
+      const partial = `${file}.partial`;
+      await pipeline(Readable.fromWeb(res.body as WebReadableStream), createWriteStream(partial));
+      renameSync(partial, file);
+      const bytes = statSync(file).size;
+      io.err(`exported ${a.session} to ${file} (${bytes} bytes)`);
+      return { json: { session_id: a.session, path: file, bytes }, human: file };
+    },
+  },
+  {
     name: ['sessions', 'interrupt'],
     args: ['session'],
     options: {},
@@ -193,6 +215,17 @@ export const sessionCommands: readonly Command[] = [
     run: async (ctx, a) => {
       const res = await sendEvents(ctx, a.session, [{ type: 'user.tool_confirmation', tool_use_id: a['tool-use-id'], result: 'allow' }]);
       return { json: res, human: `allowed ${a['tool-use-id']}` };
+    },
+  },
+  {
+    name: ['sessions', 'tool-result'],
+    args: ['session', 'custom-tool-use-id', 'text'],
+    options: { error: { type: 'boolean', help: 'the tool failed: the text is its error' } },
+    summary: 'answer a custom tool call the session is waiting on, with a text result',
+    run: async (ctx, a, o) => {
+      const id = a['custom-tool-use-id'];
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.custom_tool_result', custom_tool_use_id: id, content: [{ type: 'text', text: a.text }], is_error: o.error === true }]);
+      return { json: res, human: `answered ${id}` };
     },
   },
   {
