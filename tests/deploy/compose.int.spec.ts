@@ -38,6 +38,8 @@ describe('deploy/compose', () => {
     ['SQLite (default)', ['docker-compose.yml'], {}],
     ['MongoDB', ['docker-compose.yml', 'docker-compose.mongo.yml'], {}],
     ['observability profile', ['docker-compose.yml'], { COMPOSE_PROFILES: 'observability' }],
+    ['three-node NATS cluster', ['docker-compose.yml', 'docker-compose.nats-cluster.yml'], {}],
+    ['three-node NATS cluster on MongoDB', ['docker-compose.yml', 'docker-compose.nats-cluster.yml', 'docker-compose.mongo.yml'], {}],
   ])('%s is valid', (_name, files, env) => {
     const result = compose(files, ['config', '-q'], env);
     expect(result.stderr).toBe('');
@@ -85,6 +87,23 @@ describe('deploy/compose', () => {
       expect(c.services[name].environment?.['BERTH_STORE_URL']).toBe('mongodb://berth:change-me@mongo:27017/berth?authSource=admin&replicaSet=rs0');
       expect(c.services[name].depends_on).toMatchObject({ mongo: { condition: 'service_healthy' }, nats: { condition: 'service_healthy' } });
     }
+  });
+
+  it('runs three NATS nodes with the cluster overlay, each on its own volume and name, every service listing all three and the streams declared with three replicas', () => {
+    const c = rendered(['docker-compose.yml', 'docker-compose.nats-cluster.yml']);
+    const nodes = ['nats', 'nats-2', 'nats-3'];
+    expect(nodes.map((n) => c.services[n].environment?.['NATS_SERVER_NAME'])).toEqual(['berth-nats-1', 'berth-nats-2', 'berth-nats-3']);
+    const dataVolumes = nodes.map((n) => (c.services[n].volumes ?? []).find((v) => v.endsWith(':/data:rw'))?.split(':')[0]);
+    expect(new Set(dataVolumes).size).toBe(3);
+    for (const n of nodes) {
+      expect(c.services[n].volumes).toEqual(expect.arrayContaining([expect.stringMatching(/deploy\/nats\/cluster\.conf:\/etc\/nats\/nats\.conf:ro$/), expect.stringMatching(/nats-auth\/cluster\.conf:\/etc\/nats\/auth\/cluster\.conf:ro$/)]));
+      expect(JSON.stringify(c.services[n].ports)).toContain('127.0.0.1');
+    }
+    // nats-init writes the authenticated routes block for exactly these three nodes.
+    expect(c.services['nats-init'].command?.slice(-2)).toEqual(['--cluster-routes', 'nats:6222,nats-2:6222,nats-3:6222']);
+    for (const name of SERVICES) expect(c.services[name].environment?.['NATS_URL']).toBe('nats://nats:4222,nats://nats-2:4222,nats://nats-3:4222');
+    expect(c.services['session-kernel'].environment?.['BERTH_NATS_STREAM_REPLICAS']).toBe('3');
+    expect(c.services['gateway'].environment?.['BERTH_NATS_STREAM_REPLICAS']).toBe('3');
   });
 
   it('refuses the MongoDB overlay without a password, naming the variable', () => {
