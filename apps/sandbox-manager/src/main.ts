@@ -1,8 +1,6 @@
 import 'reflect-metadata';
-import { resolve } from 'node:path';
 import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { createStore } from '@berth/store';
@@ -10,6 +8,7 @@ import { failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { startSandboxManager } from './app/start-sandbox-manager';
 import { crashPointsArmedAt } from './config/crash-points';
 import { ManagerConfigSchema } from './config/manager.config';
+import { openSandboxEngines } from './sandboxes/sandbox-engines';
 
 /** Composition root: the store, NATS, the Docker engine; then the manager consumes SESSION_EVT through its two consumers. */
 async function main(): Promise<void> {
@@ -20,22 +19,15 @@ async function main(): Promise<void> {
   await store.init();
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
-  const runtime = new DockerSandboxRuntime({ dockerHost: config.dockerHost, managedLabels: { 'berth.managed': 'true', ...scopeLabels }, egressRoot: config.egressDir });
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
-  // Before anything creates sandboxes: a directory made for a container not created yet must not look orphaned.
-  const pruned = await runtime.pruneEgressDirectories();
-  if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned });
-  const detected = config.workspaceStorage === 'auto' ? await detectWorkspaceKind(runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' };
-  const workspaces = detected.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(runtime.docker, scopeLabels);
-  if (detected.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: detected.reason });
-  else log.info('workspaces: loop', { reason: detected.reason, dir: resolve(config.workspaceDir) });
+  const { runtime, workspaces, images, close } = await openSandboxEngines(config, scopeLabels, log);
   const manager = await startSandboxManager({
     nc,
     store,
     runtime,
     workspaces,
     workspaceBytes: config.workspaceBytes,
-    images: new DockerSandboxImages(runtime.docker, config.imageBuild),
+    images,
     clock: systemClock,
     log,
     sandboxImage: config.sandboxImage,
@@ -50,6 +42,7 @@ async function main(): Promise<void> {
   });
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },
+    { name: 'stop probing the sandbox hosts', run: async () => close() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
     { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },
@@ -57,7 +50,7 @@ async function main(): Promise<void> {
   log.info('ready: consuming SESSION_EVT', {
     consumers: [Consumers.sandboxManagerTurns, Consumers.sandboxManagerControl],
     nats: config.natsUrl,
-    docker: config.dockerHost,
+    docker: config.sandboxHosts.length > 0 ? config.sandboxHosts.map((h) => h.name) : config.dockerHost,
     metrics: telemetry.metrics?.url ?? null,
   });
 }

@@ -4,6 +4,27 @@ import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 /**
+ * How a sandbox lease moves with activity: `expires_at` becomes each turn's start and end plus
+ * `idle_timeout_seconds`, never past `max_expires_at` (the sandbox's lifetime end, or null). A
+ * binding without terms keeps the `expires_at` it was bound with.
+ */
+export const SandboxLeaseTermsSchema = z.object({
+  idle_timeout_seconds: z.number().int().positive(),
+  max_expires_at: IsoTimeSchema.nullable(),
+});
+export type SandboxLeaseTerms = z.infer<typeof SandboxLeaseTermsSchema>;
+
+/** The events that restart a lease: the turn activity the sandbox-manager's lease sweep counts. */
+export const LEASE_ACTIVITY_EVENTS: ReadonlySet<string> = new Set(['TurnStarted', 'TurnCompleted', 'TurnFailed']);
+
+/** A lease's end after activity at `at` (ISO time), by its terms. */
+export function leaseExpiryAfter(terms: SandboxLeaseTerms, at: string): string {
+  const idleEnd = Date.parse(at) + terms.idle_timeout_seconds * 1000;
+  const lifetimeEnd = terms.max_expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(terms.max_expires_at);
+  return new Date(Math.min(idleEnd, lifetimeEnd)).toISOString();
+}
+
+/**
  * What the harness produced, in harness-neutral form. Each output becomes one session event.
  * `tool_use_id` / `tool_result.tool_use_id` are the harness's own ids (e.g. `toolu_…`); the kernel
  * maps them to the public event id of the `agent.tool_use`.
@@ -151,14 +172,20 @@ export const CommandDataSchemas = {
     generation: z.number().int().positive(),
     expires_at: IsoTimeSchema.nullable(),
     warm: z.boolean().default(false),
+    lease: SandboxLeaseTermsSchema.optional(),
+    /** The sandbox host (Docker engine) it runs on, when the manager places sandboxes on several. */
+    host: z.string().min(1).max(63).optional(),
   }),
   /** A sandbox could not be started. */
   ReportSandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string().max(4096) }),
-  /** Docker reported the bound container gone (`die`, `oom`, `destroy`) or a probe found it missing. */
+  /**
+   * Docker reported the bound container gone (`die`, `oom`, `destroy`), a probe found it missing, or
+   * the host it ran on stopped answering (`host_lost`).
+   */
   ReportSandboxDied: z.object({
     sandbox_id: TokenSchema,
     generation: z.number().int().positive(),
-    cause: z.enum(['die', 'oom', 'destroy', 'missing']),
+    cause: z.enum(['die', 'oom', 'destroy', 'missing', 'host_lost']),
     exit_code: z.number().int().nullable().default(null),
   }),
   /** The sandbox lease expired (the predicate was evaluated by the sweeper against its clock). */

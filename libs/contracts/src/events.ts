@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
-import { EgressDenialSchema, TurnFailureReasonSchema } from './commands';
+import { EgressDenialSchema, SandboxLeaseTermsSchema, TurnFailureReasonSchema } from './commands';
 import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
@@ -94,13 +94,17 @@ export const EventDataSchemas = {
     generation: z.number().int().positive(),
     expires_at: IsoTimeSchema.nullable(),
     warm: z.boolean(),
+    /** Absent in bindings recorded before leases moved with activity. */
+    lease: SandboxLeaseTermsSchema.optional(),
+    /** The sandbox host it runs on (several Docker engines); absent with one. */
+    host: z.string().optional(),
   }),
   SandboxStartFailed: z.object({ generation: z.number().int().positive(), message: z.string() }),
   /** The bound sandbox is gone: the session stays READY with `runtime_unavailable`. */
   SandboxLost: z.object({
     sandbox_id: TokenSchema,
     generation: z.number().int().positive(),
-    cause: z.enum(['die', 'oom', 'destroy', 'missing', 'expired']),
+    cause: z.enum(['die', 'oom', 'destroy', 'missing', 'expired', 'host_lost']),
   }),
   /** Outcome of an explicit recover. */
   SessionRecovered: z.object({

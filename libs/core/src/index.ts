@@ -5,3 +5,4 @@ export * from './ports';
 export * from './time';
 export * from './keyed-lock';
 export * from './addresses';
+export * from './async-queue';

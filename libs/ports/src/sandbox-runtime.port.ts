@@ -42,6 +42,8 @@ export type SandboxInfo = Readonly<{
   startedAt: string | null;
   /** The loopback port the sandbox's egress relay listens on, when it has one. */
   egressRelayPort?: number | null;
+  /** The host (Docker engine, Kubernetes cluster) it runs on, when the runtime spans several. */
+  host?: string;
 }>;
 
 export type ExecSpec = Readonly<{
@@ -68,7 +70,8 @@ export type ExecHandle = Readonly<{
 export type SandboxPathStat = Readonly<{ kind: 'file' | 'directory' | 'link' | 'other'; size: number; mtime: string }>;
 
 export type SandboxRuntimeEvent = Readonly<{
-  kind: 'die' | 'oom' | 'destroy' | 'start';
+  /** `lost`: the host it runs on stopped answering; the sandbox is gone for Berth even if it still runs there. */
+  kind: 'die' | 'oom' | 'destroy' | 'start' | 'lost';
   containerId: string;
   name: string;
   labels: Readonly<Record<string, string>>;
@@ -97,6 +100,6 @@ export interface SandboxRuntime {
   stat(nameOrId: string, path: string): Promise<SandboxPathStat | null>;
   /** Appends to a file (created when missing) in one write, as the container's user: a harness's stdin feed grows this way. */
   appendFile(nameOrId: string, path: string, data: string): Promise<void>;
-  /** Docker's event stream for Berth containers; the iterator ends when `signal` aborts. */
+  /** The engine's event stream for Berth containers; the iterator ends when `signal` aborts. */
   events(signal: AbortSignal): AsyncIterable<SandboxRuntimeEvent>;
 }

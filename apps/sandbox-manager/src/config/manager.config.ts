@@ -2,6 +2,39 @@ import { z } from 'zod';
 import { CRASH_POINTS } from './crash-points';
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** One Docker engine sandboxes may be placed on (`BERTH_SANDBOX_HOSTS`). */
+const SandboxHostSchema = z
+  .object({
+    /** Recorded with each sandbox placed there (`berth.sandbox_bound`.host). */
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, "lowercase letters, digits and '-'"),
+    docker_host: z.string().regex(/^(unix|tcp):\/\/\S+$/, 'unix:///path or tcp://host:port'),
+    /** This host's egress directory: the egress process on that host serves the same path. */
+    egress_dir: z.string().min(1),
+    max_sandboxes: z.number().int().positive().max(100_000),
+  })
+  .strict();
+
+/** A JSON list of sandbox hosts; unset or empty: the one engine of DOCKER_HOST, without a limit. */
+const SandboxHostsSchema = z
+  .string()
+  .optional()
+  .transform((raw, ctx) => {
+    if (raw === undefined || raw.trim() === '') return [];
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: `not JSON: ${error instanceof Error ? error.message : String(error)}` });
+      return z.NEVER;
+    }
+  })
+  .pipe(
+    z
+      .array(SandboxHostSchema)
+      .max(64)
+      .refine((hosts) => new Set(hosts.map((h) => h.name)).size === hosts.length, 'two hosts have one name')
+      .refine((hosts) => new Set(hosts.map((h) => h.egress_dir)).size === hosts.length, 'two hosts share an egress_dir'),
+  );
 const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .optional()
@@ -18,6 +51,14 @@ export const ManagerConfigSchema = z
     NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
+    /**
+     * Several Docker engines to place sandboxes on, e.g.
+     * `[{"name":"a","docker_host":"unix:///run/a.sock","egress_dir":"/run/berth/egress-a","max_sandboxes":20}]`;
+     * then DOCKER_HOST and BERTH_EGRESS_DIR are not used (see docs/sandboxes.md, "Several Docker hosts").
+     */
+    BERTH_SANDBOX_HOSTS: SandboxHostsSchema,
+    /** How often each sandbox host is pinged; three missed pings in a row and it is lost. */
+    BERTH_SANDBOX_HOST_PROBE_MS: int(1000),
     /** One directory per sandbox for its egress socket; the egress serves the same host path. */
     BERTH_EGRESS_DIR: z.string().min(1).default('/run/berth/egress'),
     /** Lets environments run sandboxes on the host's network (`config.network: host`): no egress, no isolation. Unsafe. */
@@ -54,6 +95,8 @@ export const ManagerConfigSchema = z
     natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,
     dockerHost: env.DOCKER_HOST,
+    sandboxHosts: env.BERTH_SANDBOX_HOSTS.map((h) => ({ name: h.name, dockerHost: h.docker_host, egressDir: h.egress_dir, maxSandboxes: h.max_sandboxes })),
+    hostProbeMs: env.BERTH_SANDBOX_HOST_PROBE_MS,
     egressDir: env.BERTH_EGRESS_DIR,
     allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     sandboxImage: env.BERTH_SANDBOX_IMAGE,

@@ -7,7 +7,7 @@ import { listEvents } from '../testing/session-events';
  * Environment fields take effect where they act, through the gateway with the official SDK:
  * `packages` are in the sandbox (built into the environment's image once, reused by the next
  * session), a failed install is an error on the session, `resources` are the container's limits,
- * `idle_timeout_seconds` is the lease (`expires_at`) and the sandbox is released when it passes,
+ * `idle_timeout_seconds` is the lease (`expires_at`, restarted by each turn) and the sandbox is released when it passes,
  * `warm_pool_size` keeps a started sandbox ready for the next session.
  */
 type SessionView = { berth: { sandbox: { sandbox_id: string; generation: number; expires_at: string | null } | null; runtime_unavailable?: boolean } };
@@ -100,18 +100,24 @@ describe('environment config through the platform (claude-code)', () => {
     expect({ memory: host.Memory, cpus: host.NanoCpus, pids: host.PidsLimit }).toEqual({ memory: 768 * 1024 * 1024, cpus: 1_500_000_000, pids: 200 });
   }, 300_000);
 
-  it('leases the sandbox for the environment\'s idle timeout (expires_at) and releases it when the timeout passes', async () => {
-    const env = await client.beta.environments.create({ name: 'short-lease', config: e2eEnvironmentConfig({ harness: 'claude-code', idle_timeout_seconds: 12 }) });
+  it('leases the sandbox for the environment\'s idle timeout (expires_at), restarts the lease at the end of a turn, and releases the sandbox when it passes', async () => {
+    const env = await client.beta.environments.create({ name: 'short-lease', config: e2eEnvironmentConfig({ harness: 'claude-code', idle_timeout_seconds: 20 }) });
     const before = Date.now();
     const session = await client.beta.sessions.create({ agent: agentId, environment_id: env.id });
     const box = await boundSandbox(session.id, 120_000);
-    const expiresAt = Date.parse(box.expires_at ?? '');
-    expect(expiresAt - before).toBeGreaterThanOrEqual(12_000);
-    expect(expiresAt - Date.now()).toBeLessThanOrEqual(12_000);
+    const boundExpiry = Date.parse(box.expires_at ?? '');
+    expect(boundExpiry - before).toBeGreaterThanOrEqual(20_000);
+    expect(boundExpiry - Date.now()).toBeLessThanOrEqual(20_000);
 
-    const lost = await waitFor('the lease to run out', async () => (await events(session.id)).find((e) => e.type === 'berth.sandbox_lost'), 60_000, platform.logs);
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hello' }] }] });
+    const idle = await waitFor('the turn to end', async () => (await events(session.id)).find((e) => e.type === 'session.status_idle'), 120_000, platform.logs);
+    const renewed = Date.parse((await view(session.id)).berth.sandbox?.expires_at ?? '');
+    expect(renewed).toBe(Date.parse(String(idle['processed_at'])) + 20_000);
+    expect(renewed).toBeGreaterThan(boundExpiry);
+
+    const lost = await waitFor('the lease to run out', async () => (await events(session.id)).find((e) => e.type === 'berth.sandbox_lost'), 90_000, platform.logs);
     expect(lost).toMatchObject({ cause: 'expired', sandbox_id: box.sandbox_id });
-    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+    expect(Date.parse(String(lost['processed_at']))).toBeGreaterThanOrEqual(renewed);
     await waitFor('the sandbox to be removed', async () => (await platform.runtime.inspect(box.sandbox_id)) === null, 15_000, platform.logs);
     expect((await view(session.id)).berth.runtime_unavailable).toBe(true);
   }, 300_000);

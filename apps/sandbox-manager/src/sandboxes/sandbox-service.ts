@@ -108,12 +108,18 @@ export class SandboxService {
       await this.deps.files.prepare(o, provisioned.sandbox.name);
       this.deps.crash.reached('after-sandbox-start-before-bind');
       const now = this.deps.clock.now();
+      const { idleTimeoutSeconds, maxLifetimeSeconds } = config.idle;
       return {
         kind: 'sandbox_acquired',
         generation,
         sandbox_id: provisioned.sandbox.name,
         warm: provisioned.source === 'warm',
+        ...(provisioned.sandbox.host === undefined ? {} : { host: provisioned.sandbox.host }),
         expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: config.idle }).toISOString(),
+        lease: {
+          idle_timeout_seconds: idleTimeoutSeconds,
+          max_expires_at: maxLifetimeSeconds === null ? null : new Date(now.getTime() + maxLifetimeSeconds * 1000).toISOString(),
+        },
         now: now.toISOString(),
       };
     } catch (error) {

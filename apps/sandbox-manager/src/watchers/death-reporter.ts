@@ -4,7 +4,7 @@ import { managerCommands } from '@berth/sandbox-workflow';
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { SendManagerCommand } from '../workflow/manager-sender';
 
-const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy' } as const;
+const CAUSE = { exited: 'die', oom_killed: 'oom', removed: 'destroy', host_lost: 'host_lost' } as const;
 
 /**
  * Docker's `die` / `oom` / `destroy` of a session's container becomes `ReportSandboxDied` at once

@@ -61,7 +61,13 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
               await run('SubmitUserMessage', { turn_id: `turn_${i}`, content: [{ type: 'text', text: `m${n}` }] });
               break;
             case 'bind':
-              await run('BindSandbox', { sandbox_id: `sbx_${generation}`, generation, expires_at: n % 2 === 0 ? null : '2026-01-02T00:00:00.000Z', warm: false });
+              await run('BindSandbox', {
+                sandbox_id: `sbx_${generation}`,
+                generation,
+                expires_at: n % 2 === 0 ? null : '2026-01-02T00:00:00.000Z',
+                warm: false,
+                ...(n % 3 !== 0 && { lease: { idle_timeout_seconds: 60 * n, max_expires_at: n % 2 === 0 ? null : '2026-01-01T00:03:00.000Z' } }),
+              });
               break;
             case 'output':
             case 'ask':

@@ -58,6 +58,11 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       env: {
         HOME: input.home,
         ANTHROPIC_BASE_URL: input.model.baseUrl,
+        // Claude Code sends some ids as one of its aliases (`claude-opus-4-1` went out as the opus
+        // alias's current model); resolving every alias to the agent's model keeps the id as given.
+        ANTHROPIC_DEFAULT_OPUS_MODEL: agent.model.id,
+        ANTHROPIC_DEFAULT_SONNET_MODEL: agent.model.id,
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: agent.model.id,
         // Offline: no telemetry, auto-update or other start-up traffic.
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
         DISABLE_AUTOUPDATER: '1',

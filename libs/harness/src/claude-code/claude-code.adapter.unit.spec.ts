@@ -47,6 +47,11 @@ describe('ClaudeCodeAdapter.buildTurn', () => {
     expect(flag(argvOf({ model: { id: 'claude-opus-4-7', speed: 'standard' } }), '--effort')).toBeUndefined();
   });
 
+  it('resolves every Claude Code model alias to the agent\'s model, so a retired id is not sent as an alias\'s model', () => {
+    const { env } = adapter.buildTurn({ ...input, agent: testAgentConfig({ model: 'claude-opus-4-1' }) });
+    expect([env['ANTHROPIC_DEFAULT_OPUS_MODEL'], env['ANTHROPIC_DEFAULT_SONNET_MODEL'], env['ANTHROPIC_DEFAULT_HAIKU_MODEL']]).toEqual(['claude-opus-4-1', 'claude-opus-4-1', 'claude-opus-4-1']);
+  });
+
   it('appends the agent system prompt to Claude Code\'s own', () => {
     expect(argvOf({ system: 'Be brief.' })).toContain('--append-system-prompt=Be brief.');
     expect(argvOf({}).some((a) => a.startsWith('--append-system-prompt'))).toBe(false);

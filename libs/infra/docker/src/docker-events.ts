@@ -1,6 +1,6 @@
 import type { SandboxRuntimeEvent } from '@berth/ports';
 import type Docker from 'dockerode';
-import { AsyncQueue, LineSplitter } from './async-queue';
+import { AsyncQueue, LineSplitter } from '@berth/core';
 
 type EngineEvent = {
   Type?: string;

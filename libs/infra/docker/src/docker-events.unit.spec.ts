@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { AsyncQueue, LineSplitter } from './async-queue';
+import { AsyncQueue, LineSplitter } from '@berth/core';
 import { toRuntimeEvent, watchEvents } from './docker-events';
 
 describe('engine events', () => {

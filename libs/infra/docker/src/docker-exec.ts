@@ -1,7 +1,7 @@
 import { PassThrough, type Duplex } from 'node:stream';
 import type { ExecHandle, ExecSpec } from '@berth/ports';
 import type Docker from 'dockerode';
-import { AsyncQueue, LineSplitter } from './async-queue';
+import { AsyncQueue, LineSplitter } from '@berth/core';
 
 const STDERR_TAIL_BYTES = 8 * 1024;
 

@@ -4,3 +4,4 @@ export * from './sandbox-spec';
 export * from './lease';
 export * from './warm-pool-policy';
 export * from './package-image';
+export * from './placement';

@@ -9,7 +9,8 @@ export type SandboxDeath = Readonly<{
   /** The container name: the `sandbox_id` the session is bound to. */
   sandboxId: string;
   containerId: string;
-  reason: 'exited' | 'oom_killed' | 'removed';
+  /** `host_lost`: the host it ran on stopped answering (see MultiHostRuntime). */
+  reason: 'exited' | 'oom_killed' | 'removed' | 'host_lost';
   exitCode: number | null;
   at: string;
 }>;
@@ -18,7 +19,7 @@ const REMEMBERED = 4096;
 
 /**
  * Turns the runtime's event stream into one `SandboxDeath` per session container: the first
- * `die` (or a `destroy` without one). An `oom` event alone is not a death — the kernel may have
+ * `die` (or a `destroy` without one, or its host lost). An `oom` event alone is not a death — the kernel may have
  * killed one process inside a container that lives on — it only names the reason of a `die`
  * that follows. Warm containers that die leave the pool. Returns when `signal` aborts.
  */
@@ -53,7 +54,8 @@ export async function watchSandboxDeaths(input: {
     }
     if (reported.has(event.containerId)) continue;
     remember(reported, event.containerId);
-    const reason: SandboxDeath['reason'] = event.kind === 'destroy' ? 'removed' : oomed.has(event.containerId) ? 'oom_killed' : 'exited';
+    const reason: SandboxDeath['reason'] =
+      event.kind === 'lost' ? 'host_lost' : event.kind === 'destroy' ? 'removed' : oomed.has(event.containerId) ? 'oom_killed' : 'exited';
     try {
       await input.onDeath({
         sessionId: owner.sessionId,

@@ -5,3 +5,5 @@ export * from './death-watcher';
 export * from './sandbox-bindings';
 export * from './lease-sweep';
 export * from './startup-reconcile';
+export * from './multi-host-runtime';
+export * from './multi-host-images';

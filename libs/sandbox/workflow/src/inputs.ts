@@ -1,4 +1,4 @@
-import type { EventType, RecordedEvent } from '@berth/contracts';
+import type { EventType, RecordedEvent, SandboxLeaseTerms } from '@berth/contracts';
 
 /** A journal event folded into the session's view (catching up on the journal); decides nothing. */
 export type EventFolded = Readonly<{ kind: 'event'; event: RecordedEvent }>;
@@ -15,7 +15,17 @@ export type EventDelivered = Readonly<{ kind: 'delivered'; event: RecordedEvent;
 export type ReattachRequested = Readonly<{ kind: 'reattach_requested'; turn_id: string; generation: number; now: string }>;
 
 /** A container runs under the session's name for `generation` (claimed warm, started cold, or found). */
-export type SandboxAcquired = Readonly<{ kind: 'sandbox_acquired'; generation: number; sandbox_id: string; warm: boolean; expires_at: string | null; now: string }>;
+export type SandboxAcquired = Readonly<{
+  kind: 'sandbox_acquired';
+  generation: number;
+  sandbox_id: string;
+  warm: boolean;
+  expires_at: string | null;
+  lease: SandboxLeaseTerms;
+  /** The host it runs on, when the manager places sandboxes on several. */
+  host?: string;
+  now: string;
+}>;
 
 export type SandboxAcquireFailed = Readonly<{ kind: 'sandbox_acquire_failed'; generation: number; message: string; now: string }>;
 

@@ -67,6 +67,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
                 generation: input.generation,
                 expires_at: input.expires_at,
                 warm: input.warm,
+                lease: input.lease,
+                ...(input.host === undefined ? {} : { host: input.host }),
               }),
               true,
             ),
@@ -266,8 +268,14 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     return { state: followed.state, outputs: [answer, ...followed.outputs] };
   };
 
+  /**
+   * Terminate, archive and delete take the session's sandboxes away. A late or redelivered
+   * terminate of a session recovered since (the view, caught up past it, is open again) releases
+   * only the sandbox it named, never the one bound after it.
+   */
   const onSessionEnded = (state: ManagerState, event: EventOf<'SessionTerminated'> | EventOf<'SessionArchived'> | EventOf<'SessionDeleted'>): Step => {
     const v = state.view;
+    if (event.type === 'SessionTerminated' && v.lifecycle === 'open') return releaseSuperseded(state, event.data.sandbox_id);
     const running = state.work.running;
     const named = event.type === 'SessionTerminated' && event.data.sandbox_id !== null ? [event.data.sandbox_id] : [];
     return {
@@ -305,6 +313,12 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
         ],
       };
     }
+    return releaseSuperseded(state, named);
+  };
+
+  /** A sandbox an old terminate or pause named, unless it is the one bound now. */
+  const releaseSuperseded = (state: ManagerState, named: string | null): Step => {
+    const v = state.view;
     if (named === null || v.sandbox?.sandbox_id === named) return nothing(state);
     return {
       state,

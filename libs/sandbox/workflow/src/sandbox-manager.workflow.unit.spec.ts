@@ -107,11 +107,11 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
     const { history } = boundSession();
     spec
       .given(history)
-      .when({ kind: 'sandbox_acquired', generation: 2, sandbox_id: `berth-s-${SESSION}-g2`, warm: true, expires_at: '2026-01-01T01:00:00.000Z', now: at(0) })
+      .when({ kind: 'sandbox_acquired', generation: 2, sandbox_id: `berth-s-${SESSION}-g2`, warm: true, expires_at: '2026-01-01T01:00:00.000Z', lease: { idle_timeout_seconds: 3600, max_expires_at: null }, now: at(0) })
       .then([
         {
           kind: 'command',
-          command: { type: 'BindSandbox', session_id: SESSION, command_id: `cmd_sm_bind_${SESSION}_g2`, data: { sandbox_id: `berth-s-${SESSION}-g2`, generation: 2, expires_at: '2026-01-01T01:00:00.000Z', warm: true } },
+          command: { type: 'BindSandbox', session_id: SESSION, command_id: `cmd_sm_bind_${SESSION}_g2`, data: { sandbox_id: `berth-s-${SESSION}-g2`, generation: 2, expires_at: '2026-01-01T01:00:00.000Z', warm: true, lease: { idle_timeout_seconds: 3600, max_expires_at: null } } },
           report: true,
         },
       ]);
@@ -420,6 +420,25 @@ describe('sandbox-manager workflow: terminate, archive, delete, lost sandboxes',
     spec
       .given(history)
       .when(pause)
+      .then([
+        { kind: 'lease', action: 'forget', session_id: SESSION, sandbox_id: SANDBOX },
+        { kind: 'release_sandboxes', session_id: SESSION, sandbox_ids: [SANDBOX], whole_session: false, remove_workspace: false },
+      ]);
+  });
+
+  it('a terminate delivered after the session was recovered releases only the sandbox it named, never the new one', () => {
+    const { j, history } = boundSession();
+    history.push(j.event('SessionTerminated', { sandbox_id: SANDBOX }));
+    const terminate = j.delivered();
+    const g2 = 'berth-s-sesn_a-g2';
+    history.push(
+      j.event('SessionRecovered', { outcome: 'startup-requested', reason: 'sandbox_missing', policy: 'auto' }),
+      j.event('SandboxRequested', { generation: 2, reason: 'recover' }),
+      j.event('SandboxBound', { sandbox_id: g2, generation: 2, expires_at: null, warm: false }),
+    );
+    spec
+      .given(history)
+      .when(terminate)
       .then([
         { kind: 'lease', action: 'forget', session_id: SESSION, sandbox_id: SANDBOX },
         { kind: 'release_sandboxes', session_id: SESSION, sandbox_ids: [SANDBOX], whole_session: false, remove_workspace: false },

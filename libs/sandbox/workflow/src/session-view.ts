@@ -1,7 +1,7 @@
-import type { ContentBlock, EventType, HarnessKind, PermissionMode, RecordedEvent, SessionResource } from '@berth/contracts';
+import { LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type ContentBlock, type EventType, type HarnessKind, type PermissionMode, type RecordedEvent, type SandboxLeaseTerms, type SessionResource } from '@berth/contracts';
 
-/** A bound container; `expires_at` is the lease the kernel recorded at bind time. */
-export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
+/** A bound container; `expires_at` is its lease, moved by turn activity as the kernel moves it when the binding has `lease` terms. */
+export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null; lease: SandboxLeaseTerms | null }>;
 
 /** The session's open turn, as far as the sandbox-manager cares. */
 export type ViewTurn = Readonly<{
@@ -108,10 +108,14 @@ const released = (view: SessionView): SessionView => ({ ...view, sandbox: null, 
 const onTurn = (view: SessionView, turnId: string, change: (turn: ViewTurn) => ViewTurn): SessionView =>
   view.turn?.turn_id === turnId ? { ...view, turn: change(view.turn) } : view;
 
+/** As in the kernel: a turn starting or ending restarts a lease with terms. */
+const leaseAfter = (binding: SandboxBinding | null, event: RecordedEvent): SandboxBinding | null =>
+  binding?.lease == null || !LEASE_ACTIVITY_EVENTS.has(event.type) ? binding : { ...binding, expires_at: leaseExpiryAfter(binding.lease, event.occurred_at) };
+
 /** Folds one journal event into the view. Total: an event that does not fit leaves the view as it was. */
 export function foldSessionEvent(view: SessionView, event: RecordedEvent): SessionView {
   if (event.seq <= view.last_seq) return view;
-  const v: SessionView = { ...view, session_id: event.session_id, last_seq: event.seq };
+  const v: SessionView = { ...view, session_id: event.session_id, last_seq: event.seq, sandbox: leaseAfter(view.sandbox, event) };
   switch (event.type) {
     case 'SessionCreated': {
       const d = event.data;
@@ -147,7 +151,11 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'SandboxRequested':
       return { ...v, sandbox_request: event.data.generation };
     case 'SandboxBound':
-      return { ...v, sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at }, sandbox_request: null };
+      return {
+        ...v,
+        sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at, lease: event.data.lease ?? null },
+        sandbox_request: null,
+      };
     case 'SandboxStartFailed':
       return v.sandbox_request === event.data.generation ? { ...v, sandbox_request: null } : v;
     case 'SandboxLost':

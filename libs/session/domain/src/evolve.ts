@@ -1,5 +1,5 @@
-import type { SessionEvent } from '@berth/contracts';
-import type { CurrentTurn, SessionState } from './state';
+import { LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type SessionEvent } from '@berth/contracts';
+import type { CurrentTurn, SandboxBinding, SessionState } from './state';
 
 /**
  * Folds one event into the state. Total: an event that does not fit the state (e.g. a turn event
@@ -12,8 +12,12 @@ export function evolve(state: SessionState, event: SessionEvent): SessionState {
   const at = 'occurred_at' in event && typeof event.occurred_at === 'string' ? event.occurred_at : null;
   if (at === null) return next;
   const archived_at = event.type === 'SessionArchived' && state.archived_at === null ? at : next.archived_at;
-  return { ...next, created_at: next.created_at ?? at, updated_at: at, archived_at };
+  return { ...next, created_at: next.created_at ?? at, updated_at: at, archived_at, sandbox: leaseAfter(next.sandbox, event, at) };
 }
+
+/** The bound sandbox after `event` at `at`: a turn starting or ending restarts a lease with terms. */
+const leaseAfter = (binding: SandboxBinding | null, event: SessionEvent, at: string): SandboxBinding | null =>
+  binding?.lease == null || !LEASE_ACTIVITY_EVENTS.has(event.type) ? binding : { ...binding, expires_at: leaseExpiryAfter(binding.lease, at) };
 
 const eventIdOf = (event: SessionEvent): string | null => ('id' in event && typeof event.id === 'string' ? event.id : null);
 
@@ -138,7 +142,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       return {
         ...state,
         lifecycle: state.lifecycle === 'CREATING' ? 'READY' : state.lifecycle,
-        sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at },
+        sandbox: { sandbox_id: event.data.sandbox_id, generation: event.data.generation, expires_at: event.data.expires_at, lease: event.data.lease ?? null },
         sandbox_request: null,
         runtime_unavailable: false,
       };

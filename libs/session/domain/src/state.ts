@@ -1,4 +1,4 @@
-import type { ContentBlock, EventData, HarnessKind, PermissionMode, SessionResource, TurnFailureReason, Usage } from '@berth/contracts';
+import type { ContentBlock, EventData, HarnessKind, PermissionMode, SandboxLeaseTerms, SessionResource, TurnFailureReason, Usage } from '@berth/contracts';
 
 /** Where the session is in its life. Sandbox death is NOT a lifecycle state: see `runtime_unavailable`. */
 export type Lifecycle = 'CREATING' | 'READY' | 'RECOVERY_REQUIRED' | 'TERMINATED' | 'DELETED';
@@ -32,7 +32,8 @@ export type LastTurn = Readonly<{ id: string; status: 'COMPLETED' | 'FAILED'; fa
 
 export type QueuedMessage = Readonly<{ turn_id: string; content: readonly ContentBlock[] }>;
 
-export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null }>;
+/** `lease`: how `expires_at` moves with turn activity; null for a binding with a fixed expiry. */
+export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null; lease: SandboxLeaseTerms | null }>;
 
 export type SandboxRequest = Readonly<{ generation: number; reason: 'startup' | 'rebuild' | 'recover' }>;
 

@@ -102,7 +102,7 @@ describe('SessionKernel.execute', () => {
     expect(snapshots.get(SID)?.version).toBe(2);
     const loaded = await kernel.load(SID);
     expect(loaded.lastSeq).toBe(3);
-    expect(loaded.state.sandbox).toEqual({ sandbox_id: 'sbx_1', generation: 1, expires_at: null });
+    expect(loaded.state.sandbox).toEqual({ sandbox_id: 'sbx_1', generation: 1, expires_at: null, lease: null });
   });
 
   it('re-decides on fresh state after losing a commit race', async () => {

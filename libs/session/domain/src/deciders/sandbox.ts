@@ -10,10 +10,10 @@ import { failTurn } from './turn-flow';
  */
 export function decideBindSandbox(command: SessionCommandOf<'BindSandbox'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
-  const { sandbox_id, generation, expires_at, warm } = command.data;
+  const { sandbox_id, generation, expires_at, warm, lease, host } = command.data;
   if (state.lifecycle === 'TERMINATED' || state.lifecycle === 'DELETED' || state.archived) return [];
   if (state.sandbox_request?.generation !== generation) return [];
-  return [{ type: 'SandboxBound', data: { sandbox_id, generation, expires_at, warm } }];
+  return [{ type: 'SandboxBound', data: { sandbox_id, generation, expires_at, warm, ...(lease && { lease }), ...(host === undefined ? {} : { host }) } }];
 }
 
 /** The requested sandbox could not start: the session stays READY without a runtime and a turn waiting for it fails. */

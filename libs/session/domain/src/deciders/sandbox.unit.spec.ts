@@ -24,6 +24,35 @@ describe('BindSandbox', () => {
   });
 });
 
+describe('the lease of a binding with terms', () => {
+  const boundAt = '2026-01-01T00:00:01.000Z';
+  const plus = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString();
+  const leased = (max_expires_at: string | null = null) => Cmd.bind(1, 'sbx_1', plus(boundAt, 60), { idle_timeout_seconds: 60, max_expires_at });
+  const occurredAt = (history: ReturnType<typeof historyOf>, type: string) => history.find((e) => e.type === type)?.occurred_at ?? '';
+
+  it('records the terms; each turn start, completion and failure moves expires_at to that moment plus the idle timeout', () => {
+    spec.given(historyOf(Cmd.create())).when(leased()).then([
+      { type: 'SandboxBound', data: { sandbox_id: 'sbx_1', generation: 1, expires_at: plus(boundAt, 60), warm: false, lease: { idle_timeout_seconds: 60, max_expires_at: null } } },
+    ]);
+    const started = [Cmd.create(), leased(), Cmd.message('turn_1')];
+    expect(stateOf(...started).sandbox?.expires_at).toBe(plus(occurredAt(historyOf(...started), 'TurnStarted'), 60));
+    for (const [end, type] of [[Cmd.complete('turn_1'), 'TurnCompleted'], [Cmd.fail('turn_1'), 'TurnFailed']] as const) {
+      const history = historyOf(...started, end);
+      expect(occurredAt(history, type) > occurredAt(history, 'TurnStarted')).toBe(true);
+      expect(stateOf(...started, end).sandbox?.expires_at).toBe(plus(occurredAt(history, type), 60));
+    }
+  });
+
+  it('never moves expires_at past the lifetime end', () => {
+    const lifetimeEnd = plus(boundAt, 61);
+    expect(stateOf(Cmd.create(), leased(lifetimeEnd), Cmd.message('turn_1'), Cmd.complete('turn_1')).sandbox?.expires_at).toBe(lifetimeEnd);
+  });
+
+  it('keeps the bound expiry of a binding without terms (recorded before leases moved)', () => {
+    expect(stateOf(Cmd.create(), Cmd.bind(1, 'sbx_1', plus(boundAt, 60)), Cmd.message('turn_1'), Cmd.complete('turn_1')).sandbox?.expires_at).toBe(plus(boundAt, 60));
+  });
+});
+
 describe('ReportEgressDenied', () => {
   const denial = { host: 'example.com', port: 443, reason: 'host_not_allowed', setting: 'config.networking.allowed_hosts', message: 'Berth egress refused example.com:443', generation: 1 } as const;
 

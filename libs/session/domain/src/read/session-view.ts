@@ -24,7 +24,7 @@ export type SessionView = Readonly<{
   usage: Usage;
   turn: Readonly<{ id: string; status: TurnStatus; recovery_phase: TurnRecoveryPhase | null; pending_confirmations: readonly string[] }> | null;
   queued_messages: number;
-  sandbox: SandboxBinding | null;
+  sandbox: Readonly<Pick<SandboxBinding, 'sandbox_id' | 'generation' | 'expires_at'>> | null;
   permission_mode: SessionState['permission_mode'];
   harness: Readonly<{ kind: SessionState['harness']; session_id: string | null }>;
   resources: SessionState['resources'];
@@ -67,7 +67,7 @@ export function deriveSessionView(state: SessionState): SessionView {
     usage: state.usage,
     turn: turn === null ? null : { id: turn.id, status: turn.status, recovery_phase: turn.recovery_phase, pending_confirmations: turn.pending_confirmations },
     queued_messages: state.queued.length,
-    sandbox: state.sandbox,
+    sandbox: state.sandbox && { sandbox_id: state.sandbox.sandbox_id, generation: state.sandbox.generation, expires_at: state.sandbox.expires_at },
     permission_mode: state.permission_mode,
     harness: { kind: state.harness, session_id: state.harness_session_id },
     resources: state.resources,

@@ -25,8 +25,8 @@ export const Cmd = {
   create: (over: Partial<CommandData<'CreateSession'>> = {}) =>
     command('CreateSession', createSessionData({ owner_id: OWNER, agent: { id: AGENT, version: 1 }, idempotency_key: 'key-1', ...over })),
   update: (data: CommandData<'UpdateSession'>) => command('UpdateSession', data),
-  bind: (generation = 1, sandbox_id = `sbx_${generation}`, expires_at: string | null = null) =>
-    command('BindSandbox', { sandbox_id, generation, expires_at, warm: false }),
+  bind: (generation = 1, sandbox_id = `sbx_${generation}`, expires_at: string | null = null, lease?: CommandData<'BindSandbox'>['lease']) =>
+    command('BindSandbox', { sandbox_id, generation, expires_at, warm: false, ...(lease && { lease }) }),
   startFailed: (generation: number, message = 'image missing') => command('ReportSandboxStartFailed', { generation, message }),
   died: (generation = 1, sandbox_id = `sbx_${generation}`, cause: CommandData<'ReportSandboxDied'>['cause'] = 'die') =>
     command('ReportSandboxDied', { sandbox_id, generation, cause, exit_code: 137 }),

@@ -1,0 +1,60 @@
+import { resolve } from 'node:path';
+import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import { MultiHostRuntime, MultiHostSandboxImages } from '@berth/sandbox-lifecycle';
+import type { ManagerConfig } from '../config/manager.config';
+
+export type SandboxEngines = Readonly<{ runtime: SandboxRuntime; workspaces: SessionWorkspaces; images: SandboxImages; close(): void }>;
+
+/**
+ * The engines the manager runs sandboxes on: the one of DOCKER_HOST, or the hosts of
+ * BERTH_SANDBOX_HOSTS behind one `MultiHostRuntime`. Each host's egress directories are pruned
+ * before anything creates sandboxes (a directory made for a container not created yet must not
+ * look orphaned). Several hosts need `loop` workspaces: a session's workspace then lives on this
+ * machine and follows it to any host; a Docker volume lives on one engine and would not.
+ */
+export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger): Promise<SandboxEngines> {
+  const managedLabels = { 'berth.managed': 'true', ...scopeLabels };
+  const hosts = config.sandboxHosts.length > 0 ? config.sandboxHosts : [{ name: 'default', dockerHost: config.dockerHost, egressDir: config.egressDir, maxSandboxes: null }];
+  const engines = hosts.map((h) => ({ ...h, runtime: new DockerSandboxRuntime({ dockerHost: h.dockerHost, managedLabels, egressRoot: h.egressDir }) }));
+  for (const engine of engines) {
+    const pruned = await engine.runtime.pruneEgressDirectories();
+    if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned, host: engine.name });
+  }
+  const detected = await Promise.all(
+    engines.map(async (e) => (config.workspaceStorage === 'auto' ? await detectWorkspaceKind(e.runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' })),
+  );
+  const first = engines[0] as (typeof engines)[number];
+  const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, config.imageBuild);
+  if (engines.length === 1) {
+    const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
+    if (kind.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: kind.reason });
+    else log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
+    const workspaces = kind.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(first.runtime.docker, scopeLabels);
+    return { runtime: first.runtime, workspaces, images: images(first), close: () => undefined };
+  }
+  const volume = engines.findIndex((_, i) => detected[i]?.kind !== 'loop');
+  if (volume >= 0) {
+    throw new Error(
+      `BERTH_SANDBOX_HOSTS: several sandbox hosts need loop workspaces (a session's workspace must follow it to another host), but host ${engines[volume]?.name} gets volume ones: ${detected[volume]?.reason}`,
+    );
+  }
+  const runtime = new MultiHostRuntime({
+    hosts: engines.map((e) => ({ name: e.name, runtime: e.runtime, maxSandboxes: e.maxSandboxes ?? Number.MAX_SAFE_INTEGER, ping: () => e.runtime.docker.ping() })),
+    countedLabels: managedLabels,
+    probeMs: config.hostProbeMs,
+    onHostChange: ({ host, reachable, sandboxes }) =>
+      reachable
+        ? log.info(`sandbox host ${host} answers again: it takes sandboxes again; removing the ${sandboxes} sandbox(es) reported lost on it`, { host })
+        : log.warn(`sandbox host ${host} does not answer: its ${sandboxes} sandbox(es) are reported lost, new sandboxes go to the other hosts`, { host }),
+    onError: (error, context) => log.warn(context, { err: error }),
+  });
+  log.info('sandbox hosts', { hosts: engines.map((e) => ({ name: e.name, docker: e.dockerHost, egress_dir: e.egressDir, max_sandboxes: e.maxSandboxes })) });
+  log.info('workspaces: loop', { reason: detected[0]?.reason, dir: resolve(config.workspaceDir) });
+  return {
+    runtime,
+    workspaces: new LoopWorkspaces(resolve(config.workspaceDir)),
+    images: new MultiHostSandboxImages(engines.map((e) => ({ name: e.name, images: images(e) }))),
+    close: () => runtime.close(),
+  };
+}

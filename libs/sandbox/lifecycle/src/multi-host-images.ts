@@ -1,0 +1,23 @@
+import type { BuiltImage, ImageRecipe, SandboxImages } from '@berth/ports';
+
+/**
+ * Environment images on several sandbox hosts: built on every host (a sandbox may be placed on any
+ * of them), in parallel. The tag names the base image id and the steps, so every host gives the
+ * same tag when it holds the same base image (`docker save | docker load` keeps the id); a host
+ * that gives another one would start sandboxes from an image the others lack, and fails the build.
+ */
+export class MultiHostSandboxImages implements SandboxImages {
+  constructor(private readonly hosts: readonly Readonly<{ name: string; images: SandboxImages }>[]) {
+    if (hosts.length === 0) throw new Error('MultiHostSandboxImages needs at least one host');
+  }
+
+  async ensure(recipe: ImageRecipe, onProgress?: (line: string) => void): Promise<BuiltImage> {
+    const started = Date.now();
+    const built = await Promise.all(this.hosts.map(async (h) => ({ host: h.name, image: await h.images.ensure(recipe, (line) => onProgress?.(`[${h.name}] ${line}`)) })));
+    const tags = new Set(built.map((b) => b.image.image));
+    if (tags.size > 1) {
+      throw new Error(`the sandbox hosts built different images for one recipe (${built.map((b) => `${b.host}: ${b.image.image}`).join(', ')}): their base images differ; load the same base image on every host`);
+    }
+    return { image: built[0]?.image.image as string, built: built.some((b) => b.image.built), seconds: (Date.now() - started) / 1000 };
+  }
+}
