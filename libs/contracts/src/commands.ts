@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
 import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
+import { MAX_SESSION_VAULTS } from './integrations/vaults';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 /**
@@ -118,6 +119,8 @@ export const CommandDataSchemas = {
     permission_mode: PermissionModeSchema.default('always_allow'),
     /** Files and repositories in place before the first turn (ids and mount paths resolved by the caller). */
     resources: z.array(SessionResourceSchema).max(MAX_SESSION_RESOURCES).optional(),
+    /** Vaults whose credentials the egress injects for this session (checked by the caller: the owner's, not archived). */
+    vault_ids: z.array(TokenSchema).max(MAX_SESSION_VAULTS).optional(),
   }),
   /** Attach a file or repository; it is mounted before the next turn runs. */
   AddSessionResource: z.object({ resource: SessionResourceSchema }),

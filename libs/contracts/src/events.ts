@@ -21,6 +21,8 @@ export const EventDataSchemas = {
     metadata: z.record(z.string(), z.string()),
     idempotency_key: z.string().nullable(),
     permission_mode: PermissionModeSchema,
+    /** Pinned for the session's life; absent in sessions created before vaults (none). */
+    vault_ids: z.array(TokenSchema).optional(),
   }),
   SessionResourceAdded: z.object({ resource: SessionResourceSchema }),
   SessionResourceRemoved: z.object({ resource_id: TokenSchema }),
@@ -114,8 +116,14 @@ export const EventDataSchemas = {
   }),
   SessionTerminated: z.object({ sandbox_id: TokenSchema.nullable() }),
   ConversationEnded: z.object({}),
-  /** The sandbox was released on request (`sandbox_id` the one bound then); workspace, transcript and conversation stay. */
-  SessionPaused: z.object({ sandbox_id: TokenSchema.nullable() }),
+  /**
+   * The sandbox was released on request (`sandbox_id` the one bound then); workspace, transcript and
+   * conversation stay. `turn_id`: the turn that was waiting for tool confirmations then (it stays
+   * open, its harness process is gone; the confirmation continues it in the next sandbox).
+   */
+  SessionPaused: z.object({ sandbox_id: TokenSchema.nullable(), turn_id: TokenSchema.nullable().optional() }),
+  /** A pause asked for while a turn runs: it takes effect when the turn ends or waits for a confirmation. */
+  PauseRequested: z.object({ ...turn }),
   SessionResumed: z.object({}),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),

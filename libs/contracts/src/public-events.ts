@@ -38,6 +38,7 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionTerminated: 'session.status_terminated',
   ConversationEnded: 'berth.conversation_ended',
   SessionPaused: 'berth.lifecycle',
+  PauseRequested: 'berth.lifecycle',
   SessionResumed: 'berth.lifecycle',
   SessionArchived: 'berth.session_archived',
   SessionDeleted: 'session.deleted',
@@ -90,7 +91,9 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     case 'SessionDeleted':
       return head;
     case 'SessionPaused':
-      return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id };
+      return { ...head, lifecycle: 'paused', sandbox_id: event.data.sandbox_id, turn_id: event.data.turn_id ?? null };
+    case 'PauseRequested':
+      return { ...head, lifecycle: 'pause_requested', turn_id: event.data.turn_id };
     case 'SessionResumed':
       return { ...head, lifecycle: 'resumed' };
     case 'EgressDenied':

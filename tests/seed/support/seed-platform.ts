@@ -2,6 +2,7 @@ import type { CommandOutcome, RecordedEvent, SandboxProbe as ProbeFacts, Session
 import { FixedClock, SequentialIds } from '@berth/core/testing';
 import type { CommandBus } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
+import { UnconfiguredSecretBox } from '@berth/secrets';
 import { commandsFor, InMemoryJournal } from '@berth/session-kernel/testing';
 import { SessionCommands, SessionUseCases, type ProbeTarget, type SandboxProbe } from '@berth/session-use-cases';
 import { MemoryStore } from '@berth/testing';
@@ -73,6 +74,8 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
     commands: new SessionCommands(bus, clock, ids, 5_000),
     probe,
     secrets,
+    // The seed's sessions carry no repository tokens: nothing is ever sealed.
+    box: new UnconfiguredSecretBox(),
     clock,
     ids,
     sleep: async (ms) => {

@@ -83,12 +83,14 @@ export const sessionCommands: readonly Command[] = [
       'idempotency-key': { type: 'string', help: 'retry-safe create: the same key returns the same session' },
       file: { type: 'string', multiple: true, help: 'PATH or file_… id [=MOUNT_PATH]: a local file is uploaded first; mounted at MOUNT_PATH or /mnt/session/uploads/<id>' },
       repo: { type: 'string', multiple: true, help: 'URL[#BRANCH or #COMMIT]: cloned into /workspace/<repo> (token from $BERTH_GIT_TOKEN)' },
+      vault: { type: 'string', multiple: true, help: 'vlt_… id: the egress adds its credentials to the session\'s requests (the sandbox never sees them)' },
     },
     summary: 'start a session',
     run: async (ctx, _a, o) => {
       const { api } = ctx;
       const message = str(o, 'message');
       const key = str(o, 'idempotency-key');
+      const vaults = (o.vault as string[] | undefined) ?? [];
       const resources = [
         ...(await Promise.all(((o.file as string[] | undefined) ?? []).map((spec) => fileResource(ctx, spec)))),
         ...((o.repo as string[] | undefined) ?? []).map((spec) => repoResource(spec, ctx.env.BERTH_GIT_TOKEN)),
@@ -99,6 +101,7 @@ export const sessionCommands: readonly Command[] = [
         title: str(o, 'title'),
         initial_events: message ? [{ type: 'user.message', content: [{ type: 'text', text: message }] }] : undefined,
         resources: resources.length > 0 ? resources : undefined,
+        vault_ids: vaults.length > 0 ? vaults : undefined,
       };
       return sessionOutput(await api.request<Session>('POST', '/v1/sessions', { body, headers: key ? { 'idempotency-key': key } : {} }));
     },

@@ -279,5 +279,15 @@ describe('Berth console in Chromium', () => {
     await waitForText('credential-row', 'api.githubcopilot.com');
     expect(await page.content()).not.toContain('ghp_console-secret');
     await shot('13-vaults');
+
+    await byTest('nav-sessions').click();
+    await byTest('session-new').click();
+    await byTest('session-title').fill('with a vault');
+    await byTest('session-vault').first().check();
+    await byTest('session-create').click();
+    await page.waitForURL(/#\/sessions\/sesn_/);
+    const sessionId = /sesn_[A-Za-z0-9_-]+/.exec(page.url())?.[0] ?? '';
+    const vaultId = (await call(gw.url, gw.keyA, 'GET', '/v1/vaults')).json.data[0].id;
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}`)).json.vault_ids).toEqual([vaultId]);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ContentBlockSchema, MAX_SESSION_RESOURCES } from '@berth/contracts';
+import { ContentBlockSchema, MAX_SESSION_RESOURCES, MAX_SESSION_VAULTS } from '@berth/contracts';
 import { defineRoute } from '../http/route';
 import { ResourceParamsSchema } from '../resources/resources.schemas';
 import { IdempotencyHeaders, MetadataPatchSchema, MetadataSchema, PageQueryShape, QueryArray, QueryBool, QueryInt, QueryOrder, QueryString, QueryTime, idParam } from '../http/schemas';
@@ -18,8 +18,8 @@ export const SessionCreateBody = z.object({
   metadata: MetadataSchema.optional(),
   initial_events: z.array(UserMessageSchema).max(50).optional(),
   resources: z.array(ResourceParamsSchema).max(MAX_SESSION_RESOURCES).optional(),
-  // Accepted for compatibility; Berth has no vaults yet, so only an empty list passes.
-  vault_ids: z.array(z.string()).max(0, 'vaults are not supported').optional(),
+  /** Vaults whose credentials the egress injects into the sandbox's requests; pinned for the session's life. */
+  vault_ids: z.array(idParam('vault_ids', 'vlt')).max(MAX_SESSION_VAULTS).optional(),
 });
 
 export const SessionUpdateBody = z.object({

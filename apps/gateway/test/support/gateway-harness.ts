@@ -58,14 +58,16 @@ export type GatewayHarnessOptions = {
   workspace?: (store: BerthStore) => WorkspaceReads;
   /** false: no BERTH_SECRET_KEYS, as on a server that never set one. */
   secretKeys?: boolean;
+  /** The store (default: SQLite in memory). */
+  storeUrl?: string;
 };
 
 /**
- * A running gateway on a free loopback port: SQLite in memory, the real session kernel in-process, the live feed
+ * A running gateway on a free loopback port: SQLite in memory (or `storeUrl`), the real session kernel in-process, the live feed
  * in memory and (unless disabled) a fake turn runner answering turns.
  */
 export async function startGateway(options: GatewayHarnessOptions = {}): Promise<GatewayHarness> {
-  const store = createStore('sqlite::memory:');
+  const store = createStore(options.storeUrl ?? 'sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });

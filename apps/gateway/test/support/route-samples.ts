@@ -55,7 +55,7 @@ export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
     'POST /v1/agents/{agent_id}': { system: 'changed' },
     'POST /v1/environments': { name: 'n' },
     'POST /v1/environments/{environment_id}': { name: 'changed' },
-    'POST /v1/sessions': { agent: ids.agentId, environment_id: ids.envId },
+    'POST /v1/sessions': { agent: ids.agentId, environment_id: ids.envId, vault_ids: [ids.vaultId] },
     'POST /v1/sessions/{session_id}': { title: 'changed' },
     'POST /v1/nats_credentials': { name: 'n' },
     'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },

@@ -4,13 +4,20 @@ import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@
 import { MultiHostRuntime, MultiHostSandboxImages } from '@berth/sandbox-lifecycle';
 import type { ManagerConfig } from '../config/manager.config';
 
-export type SandboxEngines = Readonly<{ runtime: SandboxRuntime; workspaces: SessionWorkspaces; images: SandboxImages; close(): void }>;
+export type SandboxEngines = Readonly<{
+  runtime: SandboxRuntime;
+  workspaces: SessionWorkspaces;
+  images: SandboxImages;
+  /** The host path of a sandbox's egress socket, on whichever host runs it (null: none has it). */
+  egressSocketOf(sandboxId: string): Promise<string | null>;
+  close(): void;
+}>;
 
 /**
  * The engines the manager runs sandboxes on: the one of DOCKER_HOST, or the hosts of
  * BERTH_SANDBOX_HOSTS behind one `MultiHostRuntime`. Each host's egress directories are pruned
- * before anything creates sandboxes (a directory made for a container not created yet must not
- * look orphaned). Several hosts need `loop` workspaces: a session's workspace then lives on this
+ * before anything here creates sandboxes; one changed in the last minute is kept, since another
+ * sandbox-manager may have made it for a container it is creating. Several hosts need `loop` workspaces: a session's workspace then lives on this
  * machine and follows it to any host; a Docker volume lives on one engine and would not.
  */
 export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger): Promise<SandboxEngines> {
@@ -18,7 +25,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const hosts = config.sandboxHosts.length > 0 ? config.sandboxHosts : [{ name: 'default', dockerHost: config.dockerHost, egressDir: config.egressDir, maxSandboxes: null }];
   const engines = hosts.map((h) => ({ ...h, runtime: new DockerSandboxRuntime({ dockerHost: h.dockerHost, managedLabels, egressRoot: h.egressDir }) }));
   for (const engine of engines) {
-    const pruned = await engine.runtime.pruneEgressDirectories();
+    const pruned = await engine.runtime.pruneEgressDirectories(60_000);
     if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned, host: engine.name });
   }
   const detected = await Promise.all(
@@ -31,7 +38,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     if (kind.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: kind.reason });
     else log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
     const workspaces = kind.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(first.runtime.docker, scopeLabels);
-    return { runtime: first.runtime, workspaces, images: images(first), close: () => undefined };
+    return { runtime: first.runtime, workspaces, images: images(first), egressSocketOf: (id) => first.runtime.egressSocketPath(id), close: () => undefined };
   }
   const volume = engines.findIndex((_, i) => detected[i]?.kind !== 'loop');
   if (volume >= 0) {
@@ -55,6 +62,13 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     runtime,
     workspaces: new LoopWorkspaces(resolve(config.workspaceDir)),
     images: new MultiHostSandboxImages(engines.map((e) => ({ name: e.name, images: images(e) }))),
+    egressSocketOf: async (id) => {
+      for (const engine of engines) {
+        const socket = await engine.runtime.egressSocketPath(id).catch(() => null);
+        if (socket !== null) return socket;
+      }
+      return null;
+    },
     close: () => runtime.close(),
   };
 }

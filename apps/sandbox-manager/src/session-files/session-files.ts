@@ -10,7 +10,9 @@ export type SandboxFiles = Readonly<{ ownerId: string; sessionId: string; sandbo
 
 /**
  * The session-files activities the workflow's outputs call for: lay out a new sandbox's session
- * directories and mount the session's resources before it is bound (`acquire_sandbox`); mount what
+ * directories and mount the session's files before it is bound (`acquire_sandbox`: repositories
+ * wait for the binding, since they are cloned through the sandbox's egress, which serves a bound
+ * sandbox only; the first turn clones them before its harness starts); mount what
  * a sandbox lacks (`mount_resources`, and every turn before its harness starts); capture the
  * outputs after a turn, before it reports to the workflow (a client that sees the outcome finds
  * them listed); drop the workspace with the deleted session (`release_sandboxes`).
@@ -28,13 +30,13 @@ export class SessionFiles {
   ) {}
 
   /**
-   * A new sandbox: directories, then resources. A resource that cannot be mounted does not keep the
+   * A new sandbox: directories, then file resources. A file that cannot be mounted does not keep the
    * sandbox from being bound; it is reported as a session error here and fails the next turn.
    */
   async prepare(o: AcquireSandbox, sandboxId: string): Promise<void> {
     await this.deps.runtime.putArchive(sandboxId, SessionPaths.session, sessionLayoutArchive());
     try {
-      await this.mount({ ownerId: o.owner_id, sessionId: o.session_id, sandboxId }, o.resources);
+      await this.mount({ ownerId: o.owner_id, sessionId: o.session_id, sandboxId }, o.resources.filter((r) => r.type === 'file'));
     } catch (error) {
       if (!(error instanceof ResourceUnavailable)) throw error;
       this.deps.log.warn(error.message, { session_id: o.session_id, sandbox_id: sandboxId });

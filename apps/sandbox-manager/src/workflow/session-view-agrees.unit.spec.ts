@@ -25,7 +25,7 @@ function expectedView(state: SessionState): Omit<SessionView, 'session_id' | 'la
     sandbox_request: state.sandbox_request?.generation ?? null,
     harness_session_id: state.harness_session_id,
     resources: state.resources,
-    turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations },
+    turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations, harness_released: turn.harness_released },
     prompts: Object.fromEntries([...(turn === null ? [] : [turn.id]), ...state.queued.map((q) => q.turn_id)].map((id) => [id, expect.anything()])),
   };
 }

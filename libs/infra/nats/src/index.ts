@@ -14,3 +14,4 @@ export * from './auth/accounts';
 export * from './auth/auth-setup';
 export * from './auth/cluster-routes';
 export * from './auth/subscriber-issuer';
+export * from './reading/oldest-message';

@@ -4,3 +4,4 @@ export * from './inputs';
 export * from './outputs';
 export * from './policy';
 export * from './sandbox-manager.workflow';
+export * from './continuation';

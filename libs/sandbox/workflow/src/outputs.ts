@@ -1,3 +1,4 @@
+import type { Continuation } from './continuation';
 import type { EventData, HarnessKind, PermissionMode, SessionResource } from '@berth/contracts';
 import type { ManagerInput } from './inputs';
 import type { ManagerCommand } from './manager-commands';
@@ -52,6 +53,8 @@ export type TurnToRun = Readonly<{
   resume_id: string | null;
   /** An earlier process may have started this turn's harness: look for it (and reattach) before starting one. */
   may_have_started: boolean;
+  /** The turn goes on in a new harness after a pause released the one that asked (`prompt` then tells it the answers). */
+  continuation: Continuation | null;
 }>;
 
 /**

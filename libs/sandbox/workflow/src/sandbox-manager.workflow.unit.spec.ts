@@ -35,6 +35,7 @@ const runTurn = (over: Record<string, unknown> = {}): ManagerOutput => ({
     resources: [],
     resume_id: null,
     may_have_started: false,
+    continuation: null,
     ...over,
   },
 });
@@ -362,6 +363,59 @@ describe('sandbox-manager workflow: tool confirmations', () => {
     const { j, history, askId } = askingTurn(false);
     history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }));
     spec.given(history).when(j.delivered(2_000)).then([answer('allow'), touch, runTurn({ permission_mode: 'always_ask', may_have_started: true })]);
+  });
+
+  describe('a turn paused while it waited (its harness went with the sandbox)', () => {
+    const carried = { harness_tool_use_id: 'toolu_1', call: { name: 'Bash', mcp_server_name: null, input: { command: 'ls' } }, result: 'allow' as const, deny_message: null };
+    const G2 = `berth-s-${SESSION}-g2`;
+    function pausedWhileAsking() {
+      const { j, history, askId } = askingTurn(true);
+      history.push(j.event('SessionPaused', { sandbox_id: SANDBOX, turn_id: TURN }), j.delivered(1_000));
+      return { j, history, askId };
+    }
+
+    it('the answer waits for TurnResumed; then a new harness continues the turn on the resumed sandbox, told the answer, carrying it', () => {
+      const { j, history, askId } = pausedWhileAsking();
+      history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }), j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false }));
+      history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }));
+      spec.given(history).when(j.delivered(2_000)).thenNothing();
+      history.push(j.event('TurnResumed', { turn_id: TURN }));
+      const outputs = workflow.decide(j.delivered(2_100), history.reduce((state, input) => workflow.evolve(state, input), workflow.initialState()));
+      expect(outputs).toEqual([
+        touch,
+        runTurn({
+          generation: 2,
+          sandbox_id: G2,
+          permission_mode: 'always_ask',
+          continuation: { decisions: [carried] },
+          prompt: expect.stringContaining('approved: Bash {"command":"ls"}. Make this call again now, exactly as before.'),
+        }),
+      ]);
+    });
+
+    it('an answer that resumed the paused session: the continuation waits for the new sandbox, then runs on it', () => {
+      const { j, history, askId } = pausedWhileAsking();
+      history.push(
+        j.event('SessionResumed', {}),
+        j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }),
+        j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'deny', deny_message: 'no' }),
+        j.event('TurnResumed', { turn_id: TURN }),
+      );
+      spec.given(history).when(j.delivered(2_000)).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [] }]);
+      const waiting = [...history, j.delivered(2_000), j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false })];
+      const bound: ManagerInput = { kind: 'command_answered', command_id: 'x', command_type: 'BindSandbox', ok: true, duplicate: false, event_types: ['SandboxBound'], sandbox_id: G2, generation: 2, now: at(3_000) };
+      const outputs = workflow.decide(bound, waiting.reduce((state, input) => workflow.evolve(state, input), workflow.initialState()));
+      expect(outputs.map((o) => o.kind)).toEqual(['lease', 'lease', 'run_turn']);
+      expect(outputs.at(-1)).toMatchObject({ turn: { sandbox_id: G2, continuation: { decisions: [{ ...carried, result: 'deny', deny_message: 'no' }] } } });
+      expect(JSON.stringify(outputs.at(-1))).toContain('denied: Bash');
+    });
+
+    it('a turn that was not paused while waiting resumes in its own harness (no continuation)', () => {
+      const { j, history, askId } = askingTurn(true);
+      history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }), j.delivered(2_000));
+      history.push(j.event('TurnResumed', { turn_id: TURN }));
+      spec.given(history).when(j.delivered(2_100)).thenNothing();
+    });
   });
 
   it('ignores a confirmation of a tool use that never asked or of another turn', () => {

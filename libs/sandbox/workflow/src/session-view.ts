@@ -1,4 +1,5 @@
 import { LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type ContentBlock, type EventType, type HarnessKind, type PermissionMode, type RecordedEvent, type SandboxLeaseTerms, type SessionResource } from '@berth/contracts';
+import type { AskedCall, CarriedDecision } from './continuation';
 
 /** A bound container; `expires_at` is its lease, moved by turn activity as the kernel moves it when the binding has `lease` terms. */
 export type SandboxBinding = Readonly<{ sandbox_id: string; generation: number; expires_at: string | null; lease: SandboxLeaseTerms | null }>;
@@ -12,6 +13,12 @@ export type ViewTurn = Readonly<{
   asks: Readonly<Record<string, string>>;
   /** `agent.tool_use` event ids still waiting for `user.tool_confirmation`. */
   pending: readonly string[];
+  /** The calls that asked, by `agent.tool_use` event id: what a continuing harness must re-issue to get the answer. */
+  calls: Readonly<Record<string, AskedCall>>;
+  /** The user's answers, by `agent.tool_use` event id. */
+  answers: Readonly<Record<string, Readonly<{ result: 'allow' | 'deny'; deny_message: string | null }>>>;
+  /** The session paused while the turn waited: the harness that asked is gone; the answers continue the turn in a new one. */
+  harness_released: boolean;
 }>;
 
 /**
@@ -97,6 +104,15 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionResumed',
 ];
 
+/** The answers a continuing harness carries: every answered call of the turn that asked before its harness was released. */
+export function carriedDecisions(turn: ViewTurn): CarriedDecision[] {
+  return Object.entries(turn.answers).flatMap(([eventId, answer]) => {
+    const harnessToolUseId = turn.asks[eventId];
+    const call = turn.calls[eventId];
+    return harnessToolUseId === undefined || call === undefined ? [] : [{ harness_tool_use_id: harnessToolUseId, call, ...answer }];
+  });
+}
+
 const withoutKey = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
   const { [key]: _dropped, ...rest } = record;
   return rest;
@@ -126,17 +142,25 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'UserMessageReceived':
       return { ...v, prompts: { ...v.prompts, [event.data.turn_id]: event.data.content } };
     case 'TurnStarted':
-      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [] } };
+      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [], calls: {}, answers: {}, harness_released: false } };
     case 'AgentToolUseRecorded':
     case 'AgentMcpToolUseRecorded':
       return event.data.evaluated_permission === 'ask'
-        ? onTurn(v, event.data.turn_id, (t) => ({ ...t, asks: { ...t.asks, [event.id]: event.data.harness_tool_use_id } }))
+        ? onTurn(v, event.data.turn_id, (t) => ({
+            ...t,
+            asks: { ...t.asks, [event.id]: event.data.harness_tool_use_id },
+            calls: { ...t.calls, [event.id]: { name: event.data.name, mcp_server_name: 'mcp_server_name' in event.data ? event.data.mcp_server_name : null, input: event.data.input } },
+          }))
         : v;
     case 'TurnAwaitingConfirmation':
       // As in the kernel: a turn waiting for the user is no longer "interrupting" (it waits instead).
       return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: event.data.event_ids, interrupting: false }));
     case 'ToolUseConfirmed':
-      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: t.pending.filter((id) => id !== event.data.tool_use_event_id) }));
+      return onTurn(v, event.data.turn_id, (t) => ({
+        ...t,
+        pending: t.pending.filter((id) => id !== event.data.tool_use_event_id),
+        answers: { ...t.answers, [event.data.tool_use_event_id]: { result: event.data.result, deny_message: event.data.deny_message } },
+      }));
     case 'TurnResumed':
       return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: [], interrupting: false }));
     case 'InterruptRequested':
@@ -171,8 +195,11 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
       return released(v);
     case 'SessionDeleted':
       return { ...released(v), lifecycle: 'deleted', paused: false };
-    case 'SessionPaused':
-      return { ...v, paused: true, sandbox: null, sandbox_request: null };
+    case 'SessionPaused': {
+      const paused: SessionView = { ...v, paused: true, sandbox: null, sandbox_request: null };
+      const waiting = event.data.turn_id;
+      return waiting === null || waiting === undefined ? paused : onTurn(paused, waiting, (t) => ({ ...t, harness_released: true }));
+    }
     case 'SessionResumed':
       return { ...v, paused: false };
     case 'SessionResourceAdded':

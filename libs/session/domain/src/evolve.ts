@@ -46,6 +46,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
         metadata: d.metadata,
         idempotency_key: d.idempotency_key,
         permission_mode: d.permission_mode,
+        vault_ids: d.vault_ids ?? [],
         lifecycle: 'CREATING',
       };
     }
@@ -74,6 +75,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
           pending_confirmations: [],
           confirmed: [],
           tool_use_event_ids: {},
+          harness_released: false,
         },
       };
     case 'AgentMessageRecorded':
@@ -181,9 +183,19 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
     case 'SessionTerminated':
       return { ...released(state), lifecycle: 'TERMINATED', paused: false };
     case 'SessionPaused':
-      return { ...state, paused: true, sandbox: null, sandbox_request: null, runtime_unavailable: true };
+      return {
+        ...state,
+        paused: true,
+        pause_requested: false,
+        current_turn: state.current_turn !== null && state.current_turn.id === event.data.turn_id ? { ...state.current_turn, harness_released: true } : state.current_turn,
+        sandbox: null,
+        sandbox_request: null,
+        runtime_unavailable: true,
+      };
+    case 'PauseRequested':
+      return state.current_turn?.id === event.data.turn_id ? { ...state, pause_requested: true } : state;
     case 'SessionResumed':
-      return { ...state, paused: false };
+      return { ...state, paused: false, pause_requested: false };
     case 'ConversationEnded':
       return {
         ...state,
@@ -217,4 +229,5 @@ const released = (state: SessionState): SessionState => ({
   queued: [],
   current_turn: null,
   conversation: 'IDLE',
+  pause_requested: false,
 });

@@ -26,6 +26,8 @@ export type CurrentTurn = Readonly<{
   confirmed: readonly string[];
   /** Harness tool-use id (e.g. `toolu_…`) → public event id of its `agent.tool_use`. */
   tool_use_event_ids: Readonly<Record<string, string>>;
+  /** It waited for confirmations when the session paused: its harness process is gone; the answer continues it in a new one. */
+  harness_released: boolean;
 }>;
 
 export type LastTurn = Readonly<{ id: string; status: 'COMPLETED' | 'FAILED'; failure_reason: TurnFailureReason | null; interrupted: boolean }>;
@@ -55,6 +57,8 @@ export type SessionState = Readonly<{
   archived_at: string | null;
   /** Paused on request: no sandbox, everything else kept; the next message or a resume brings one back. */
   paused: boolean;
+  /** A pause asked for while a turn ran: it happens when that turn ends or waits for a confirmation. */
+  pause_requested: boolean;
   conversation: ConversationState;
   current_turn: CurrentTurn | null;
   last_turn: LastTurn | null;
@@ -77,6 +81,8 @@ export type SessionState = Readonly<{
   conversation_ended: boolean;
   /** Files and repositories mounted into every sandbox of the session, in the order they were added. */
   resources: readonly SessionResource[];
+  /** Vaults whose credentials the egress injects into this session's requests, pinned at create. */
+  vault_ids: readonly string[];
   usage: Usage;
   created_at: string | null;
   updated_at: string | null;
@@ -97,6 +103,7 @@ export const initialState = (): SessionState => ({
   archived: false,
   archived_at: null,
   paused: false,
+  pause_requested: false,
   conversation: 'IDLE',
   current_turn: null,
   last_turn: null,
@@ -112,6 +119,7 @@ export const initialState = (): SessionState => ({
   harness_session_id: null,
   conversation_ended: false,
   resources: [],
+  vault_ids: [],
   usage: ZERO_USAGE,
   created_at: null,
   updated_at: null,

@@ -1,6 +1,6 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import { jsonBytes, PayloadLimits, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
-import type { IdempotencyKeys, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
+import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
+import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
 import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
 import { recoverResult, type RecoverResult } from './recover-result';
@@ -16,8 +16,10 @@ export type SessionUseCasesDeps = Readonly<{
   journal: Pick<SessionJournal, 'eventsOfCommand' | 'readEvents'>;
   commands: SessionCommandSender;
   probe: SandboxProbe;
-  /** Repository tokens kept beside the journal (never in it): a deleted session's or resource's go. */
+  /** Repository tokens kept beside the journal (never in it), sealed by `box`: a deleted session's or resource's go. */
   secrets: SessionSecrets;
+  /** Seals repository tokens before they are stored (without a server key: 503 SECRETS_NOT_CONFIGURED, nothing sent). */
+  box: SecretBox;
   clock: Clock;
   ids: IdGenerator;
   sleep?: (ms: number) => Promise<void>;
@@ -39,6 +41,8 @@ export type CreateSessionInput = Readonly<{
   initial_messages: readonly (readonly ContentBlock[])[];
   /** Files and repositories to mount, resolved by the caller (ids, mount paths), each with its token if any. */
   resources?: readonly ResourceToAttach[];
+  /** Vaults the egress injects credentials from, checked by the caller (the owner's, not archived). */
+  vault_ids?: readonly string[];
   idempotency_key?: string;
 }>;
 
@@ -123,7 +127,8 @@ export class SessionUseCases {
     }
     for (const content of input.initial_messages) this.checkMessageSize(content);
     const resources = input.resources ?? [];
-    for (const { resource, token } of resources) if (token !== null) await this.d.secrets.put(sessionId, resource.id, token);
+    const sealed = resources.flatMap(({ resource, token }) => (token === null ? [] : [{ id: resource.id, secret: this.seal(sessionId, resource.id, token) }]));
+    for (const { id, secret } of sealed) await this.d.secrets.put(sessionId, id, secret);
     const baseId = key !== undefined ? IdempotentCommandIds.create(owner, key) : undefined;
     const outcome = await this.d.commands.send(
       owner,
@@ -139,6 +144,7 @@ export class SessionUseCases {
         idempotency_key: key ?? null,
         permission_mode: input.permission_mode,
         ...(resources.length > 0 ? { resources: resources.map((r) => r.resource) } : {}),
+        ...(input.vault_ids !== undefined && input.vault_ids.length > 0 ? { vault_ids: [...input.vault_ids] } : {}),
       },
       baseId,
     );
@@ -181,7 +187,7 @@ export class SessionUseCases {
   /** Attaches a resource (mounted before the next turn); a refused one leaves no secret behind. */
   async addResource(owner: string, id: string, { resource, token }: ResourceToAttach): Promise<SessionRecord> {
     await this.find(owner, id);
-    if (token !== null) await this.d.secrets.put(id, resource.id, token);
+    if (token !== null) await this.d.secrets.put(id, resource.id, this.seal(id, resource.id, token));
     try {
       const outcome = await this.d.commands.send(owner, id, 'AddSessionResource', { resource });
       return await this.readAfter(owner, id, outcome.last_seq);
@@ -189,6 +195,12 @@ export class SessionUseCases {
       await this.d.secrets.delete(id, resource.id);
       throw error;
     }
+  }
+
+  /** Token rotation: the next clone the platform makes for this repository uses the new token. */
+  async replaceResourceToken(owner: string, id: string, resourceId: string, token: string): Promise<void> {
+    await this.find(owner, id);
+    await this.d.secrets.put(id, resourceId, this.seal(id, resourceId, token));
   }
 
   /** Detaches a resource: later sandboxes do not get it, and its token is forgotten. */
@@ -279,6 +291,10 @@ export class SessionUseCases {
     if (held.subject !== subject) {
       throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used on this session for other events');
     }
+  }
+
+  private seal(sessionId: string, resourceId: string, token: string) {
+    return this.d.box.seal(token, sessionSecretAad(sessionId, resourceId));
   }
 
   private checkMessageSize(content: readonly ContentBlock[]): void {

@@ -4,7 +4,7 @@ import { requireExists, requireTurnEligible, SessionErrorCodes } from '../guards
 import type { SessionState } from '../state';
 import { evolve } from '../evolve';
 import { resumeIfPaused } from './lifecycle';
-import { rebuildIfNeeded, settleTurn } from './turn-flow';
+import { rebuildIfNeeded, settleTurn, startNextQueued } from './turn-flow';
 
 const knownTurn = (state: SessionState, turnId: string): boolean =>
   state.current_turn?.id === turnId || state.last_turn?.id === turnId || state.queued.some((q) => q.turn_id === turnId);
@@ -27,6 +27,11 @@ export function decideSubmitUserMessage(command: SessionCommandOf<'SubmitUserMes
   if (state.current_turn !== null) return [{ type: 'UserMessageReceived', data: { turn_id, content, queued: true } }];
   const resumed = resumeIfPaused(state);
   const ready = resumed.reduce<SessionState>(evolve, state);
+  if (ready.queued.length > 0) {
+    // Messages queued before a pause run first, in order: this one waits behind them.
+    const received: SessionEvent = { type: 'UserMessageReceived', data: { turn_id, content, queued: true } };
+    return [...resumed, received, ...startNextQueued(evolve(ready, received))];
+  }
   return [
     ...resumed,
     ...(ready.lifecycle === 'READY' ? rebuildIfNeeded(ready) : []),
@@ -50,7 +55,7 @@ export function decideInterruptTurn(command: SessionCommandOf<'InterruptTurn'>, 
   return [requested, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id: turn.id, interrupted: true } })];
 }
 
-/** Answers one pending tool use; when none is left pending, the turn runs again. */
+/** Answers one pending tool use; when none is left pending, the turn runs again (a paused session resumes for it). */
 export function decideConfirmToolUse(command: SessionCommandOf<'ConfirmToolUse'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
   requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
@@ -64,5 +69,7 @@ export function decideConfirmToolUse(command: SessionCommandOf<'ConfirmToolUse'>
   }
   const confirmed: SessionEvent = { type: 'ToolUseConfirmed', data: { turn_id: turn.id, tool_use_event_id: tool_use_id, result, deny_message } };
   const stillPending = turn.pending_confirmations.filter((id) => id !== tool_use_id);
-  return stillPending.length > 0 ? [confirmed] : [confirmed, { type: 'TurnResumed', data: { turn_id: turn.id } }];
+  // An answer to a paused session brings its sandbox back: the turn continues there.
+  const resumed = stillPending.length > 0 ? [] : resumeIfPaused(state);
+  return stillPending.length > 0 ? [confirmed] : [...resumed, confirmed, { type: 'TurnResumed', data: { turn_id: turn.id } }];
 }

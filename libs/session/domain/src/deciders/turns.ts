@@ -1,7 +1,8 @@
 import { eventIdFor, type AgentOutput, type SessionCommandOf, type SessionEvent } from '@berth/contracts';
 import { requireExists } from '../guards';
 import type { CurrentTurn, SessionState } from '../state';
-import { failTurn, settleTurn } from './turn-flow';
+import { evolve } from '../evolve';
+import { failTurn, pausedNow, settleTurn } from './turn-flow';
 
 /**
  * Harness output is fenced by turn id and sandbox generation: output from another turn or an older
@@ -40,6 +41,8 @@ export function decideRecordAgentOutput(command: SessionCommandOf<'RecordAgentOu
   }
   if (asks.length > 0) {
     events.push({ type: 'TurnAwaitingConfirmation', data: { turn_id, event_ids: [...turn.pending_confirmations, ...asks] } });
+    // A pause asked for while the turn ran happens now that it waits for the user.
+    if (state.pause_requested) events.push(pausedNow(events.reduce<SessionState>(evolve, state)));
   }
   return events;
 }

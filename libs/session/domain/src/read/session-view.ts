@@ -28,6 +28,7 @@ export type SessionView = Readonly<{
   permission_mode: SessionState['permission_mode'];
   harness: Readonly<{ kind: SessionState['harness']; session_id: string | null }>;
   resources: SessionState['resources'];
+  vault_ids: SessionState['vault_ids'];
 }>;
 
 /**
@@ -71,5 +72,6 @@ export function deriveSessionView(state: SessionState): SessionView {
     permission_mode: state.permission_mode,
     harness: { kind: state.harness, session_id: state.harness_session_id },
     resources: state.resources,
+    vault_ids: state.vault_ids,
   };
 }
