@@ -162,6 +162,21 @@ describe('berth against a loopback API', () => {
     expect(c.err[0]).toContain(message);
   });
 
+  it('sessions tool-result answers a custom tool call with a text result (--error marks it failed)', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(['sessions', 'tool-result', 'sesn_1', 'sevt_call_0', 'sunny, 21°C'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/v1/sessions/sesn_1/events',
+      body: { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'sevt_call_0', content: [{ type: 'text', text: 'sunny, 21°C' }], is_error: false }] },
+    });
+    expect(c.out).toEqual(['answered sevt_call_0']);
+    expect(await runCli(['sessions', 'tool-result', 'sesn_1', 'sevt_call_1', 'no such city', '--error'], { env: env(server.url), io: capture().io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({ body: { events: [{ custom_tool_use_id: 'sevt_call_1', is_error: true }] } });
+  });
+
   it('sessions export saves the archive the API streams, under the name given or <session>.berth.tar', async () => {
     const { srv } = api();
     server = await srv.start();

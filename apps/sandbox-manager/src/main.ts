@@ -42,6 +42,7 @@ async function main(): Promise<void> {
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
     registry: telemetry.registry,
+    egressDir: config.egressDir,
   });
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
+import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
 import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
 import { MAX_SESSION_VAULTS } from './integrations/vaults';
 import { IsoTimeSchema, TokenSchema } from './tokens';
@@ -61,6 +61,13 @@ export const AgentOutputSchema = z.discriminatedUnion('kind', [
     tool_use_id: z.string().min(1).max(256),
     content: z.array(z.record(z.string(), z.unknown())),
     is_error: z.boolean(),
+  }),
+  /** A call of one of the agent's custom tools (`agent.custom_tool_use`): the turn waits for `user.custom_tool_result`. */
+  z.object({
+    kind: z.literal('custom_tool_use'),
+    tool_use_id: z.string().min(1).max(256),
+    name: z.string().min(1).max(256),
+    input: z.record(z.string(), z.unknown()),
   }),
   z.object({ kind: z.literal('usage'), usage: UsageSchema }),
 ]);
@@ -140,6 +147,12 @@ export const CommandDataSchemas = {
     tool_use_id: TokenSchema,
     result: z.enum(['allow', 'deny']),
     deny_message: z.string().max(10_000).nullable().default(null),
+  }),
+  /** The client ran a custom tool: its result continues the turn. `custom_tool_use_id` is the `agent.custom_tool_use` event id. */
+  SubmitCustomToolResult: z.object({
+    custom_tool_use_id: TokenSchema,
+    content: ToolResultContentSchema.default([]),
+    is_error: z.boolean().default(false),
   }),
   /** Harness output for a running turn; `offset` is the index of the first output in the turn's output file. */
   RecordAgentOutput: z.object({

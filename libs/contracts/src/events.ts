@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
+import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
 import { EgressDenialSchema, SandboxLeaseTermsSchema, TurnFailureReasonSchema } from './commands';
 import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
@@ -69,10 +69,29 @@ export const EventDataSchemas = {
     content: z.array(z.record(z.string(), z.unknown())),
     is_error: z.boolean(),
   }),
+  /** The model called one of the agent's custom tools; the turn waits for the client's result. */
+  AgentCustomToolUseRecorded: z.object({
+    ...turn,
+    offset: z.number().int().nonnegative(),
+    harness_tool_use_id: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+  }),
+  /** The client's result for an `agent.custom_tool_use` (`harness_tool_use_id`: the call in the harness it answers). */
+  CustomToolResultReceived: z.object({
+    ...turn,
+    custom_tool_use_event_id: z.string(),
+    harness_tool_use_id: z.string(),
+    content: ToolResultContentSchema,
+    is_error: z.boolean(),
+  }),
   /** Cumulative session usage after this turn's latest report. */
   UsageRecorded: z.object({ ...turn, offset: z.number().int().nonnegative(), usage: UsageSchema }),
   HarnessSessionRecorded: z.object({ ...turn, harness_session_id: z.string() }),
-  /** The turn waits for `user.tool_confirmation` on these `agent.tool_use` event ids. */
+  /**
+   * The turn waits on these event ids: `agent.tool_use` / `agent.mcp_tool_use` ids for
+   * `user.tool_confirmation`, `agent.custom_tool_use` ids for `user.custom_tool_result`.
+   */
   TurnAwaitingConfirmation: z.object({ ...turn, event_ids: z.array(z.string()).min(1) }),
   ToolUseConfirmed: z.object({
     ...turn,

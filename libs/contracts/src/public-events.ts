@@ -20,6 +20,8 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   AgentToolResultRecorded: 'agent.tool_result',
   AgentMcpToolUseRecorded: 'agent.mcp_tool_use',
   AgentMcpToolResultRecorded: 'agent.mcp_tool_result',
+  AgentCustomToolUseRecorded: 'agent.custom_tool_use',
+  CustomToolResultReceived: 'user.custom_tool_result',
   UsageRecorded: 'session.usage',
   HarnessSessionRecorded: 'berth.harness_session',
   TurnAwaitingConfirmation: 'session.status_idle',
@@ -68,6 +70,10 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, mcp_server_name: event.data.mcp_server_name, name: event.data.name, input: event.data.input, evaluated_permission: event.data.evaluated_permission };
     case 'AgentMcpToolResultRecorded':
       return { ...head, mcp_tool_use_id: event.data.mcp_tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
+    case 'AgentCustomToolUseRecorded':
+      return { ...head, name: event.data.name, input: event.data.input };
+    case 'CustomToolResultReceived':
+      return { ...head, custom_tool_use_id: event.data.custom_tool_use_event_id, content: event.data.content, is_error: event.data.is_error };
     case 'UsageRecorded':
       return { ...head, usage: event.data.usage };
     case 'TurnStarted':

@@ -199,6 +199,17 @@ export const sessionCommands: readonly Command[] = [
     },
   },
   {
+    name: ['sessions', 'tool-result'],
+    args: ['session', 'custom-tool-use-id', 'text'],
+    options: { error: { type: 'boolean', help: 'the tool failed: the text is its error' } },
+    summary: 'answer a custom tool call the session is waiting on, with a text result',
+    run: async (ctx, a, o) => {
+      const id = a['custom-tool-use-id'];
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.custom_tool_result', custom_tool_use_id: id, content: [{ type: 'text', text: a.text }], is_error: o.error === true }]);
+      return { json: res, human: `answered ${id}` };
+    },
+  },
+  {
     name: ['sessions', 'deny'],
     args: ['session', 'tool-use-id'],
     options: { message: { type: 'string', help: 'why, passed to the model' } },

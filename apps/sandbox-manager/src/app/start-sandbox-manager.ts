@@ -7,7 +7,7 @@ import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces } from '@berth/ports';
 import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
-import type { ManagerPolicy } from '@berth/sandbox-workflow';
+import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -38,6 +38,7 @@ import { DeathReporter } from '../watchers/death-reporter';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { managerSender } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
+import { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
 
 export type SandboxManagerInput = Readonly<{
@@ -74,6 +75,8 @@ export type SandboxManagerInput = Readonly<{
   bus?: CommandBus;
   /** Where the manager's metrics are registered (its /metrics). */
   registry: Registry;
+  /** The egress root the runtime makes each sandbox's platform directory under (custom tools sockets go there); null: none. */
+  egressDir: string | null;
 }>;
 
 export type RunningSandboxManager = Readonly<{
@@ -148,8 +151,10 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     files,
     acquisitions: new AcquisitionLeases(store.leases, instance, clock),
   });
+  const customTools: CustomToolSockets | null = input.egressDir === null ? null : new CustomToolSockets({ runtime, egressDir: input.egressDir, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log });
   const turns = new TurnExecutions({
     runtime,
+    customTools,
     journal: store.journal,
     settings,
     agents: new PinnedAgents(store.agents),
@@ -162,7 +167,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     now: () => clock.now().toISOString(),
     tuning: input.turnTuning,
   });
-  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy });
+  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy, customTools });
   const deaths = new DeathReporter({ runtime, sandboxes, send, pool, log, scopeLabels: input.scopeLabels });
 
   const journalBindings = new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels);
@@ -227,6 +232,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
       probes.stop();
       for (const app of apps) await app.close();
       shell.stop();
+      await customTools?.stop();
       await leases.stop();
       clearInterval(poolSweep);
       watching.abort();

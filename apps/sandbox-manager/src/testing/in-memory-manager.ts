@@ -122,6 +122,7 @@ export class InMemoryManager implements CommandBus {
       metrics,
       now: () => new Date().toISOString(),
       tuning: { batchDelayMs: 5, interruptGraceMs: 50 },
+      customTools: null,
     });
     this.shell = new SandboxManagerShell({
       journal: this.store.journal,
@@ -134,6 +135,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       log: quiet,
       policy: { interruptDeadlineMs: 300 },
+      customTools: null,
     });
     this.workspaceReader = new WorkspaceReader({ runtime: this.runtime, workspaces, blobs: this.store.blobs, view: (id) => this.shell.view(id), settings, scopeLabels: {} });
     this.ready = previous?.ready ?? this.defineAgentVersion(1, testAgentConfig());

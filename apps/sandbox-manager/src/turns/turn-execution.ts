@@ -26,6 +26,7 @@ import { TranscriptMirrorLoop } from './transcript-mirror-loop';
 import type { TranscriptSync } from './transcript-sync';
 import { TurnFailure } from './turn-failure';
 import { TurnProcess } from './turn-process';
+import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnTuning = Readonly<{
   batchMaxOutputs: number;
@@ -61,6 +62,8 @@ export type TurnExecutionDeps = Readonly<{
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
   restored: Set<string>;
+  /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
+  customTools: Pick<CustomToolSockets, 'serve'> | null;
   /** Highest offset the kernel recorded for this turn (-1: none), read when reattaching. */
   lastRecordedOffset: () => Promise<number>;
   report: TurnReport;
@@ -185,6 +188,7 @@ export class TurnExecution {
     const where = { runtime: this.deps.runtime, sandboxId: this.turn.sandbox_id, turnId: this.turnId };
     try {
       const model = await withRetries("reading the environment's model settings", () => this.deps.model(), this.log);
+      await this.serveCustomTools();
       const status = this.turn.may_have_started ? await TurnProcess.find(where) : null;
       // A reattached turn re-reads its output file: what the kernel has is skipped. A continued turn's
       // new harness starts a new file: its outputs are numbered on after what the kernel has.
@@ -328,6 +332,14 @@ export class TurnExecution {
       harness_session_id: this.harnessSessionId,
       now: this.deps.now(),
     });
+  }
+
+  /** Custom tool calls of this turn's harness reach this manager through the sandbox's tools socket (also after a restart: the in-sandbox server asks again). */
+  private async serveCustomTools(): Promise<void> {
+    if (this.deps.customTools === null) return;
+    const agent = await this.deps.agent();
+    if (agent?.tools.some((t) => t.type === 'custom') !== true) return;
+    await this.deps.customTools.serve(this.turn.session_id, this.turn.sandbox_id);
   }
 
   /** The session's resources the sandbox lacks, put in place; one that cannot be fails the turn before its harness starts. */

@@ -13,6 +13,7 @@ import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } 
 import { turnFiles, wholeLines } from './turn-files';
 import { TurnProcess, writeStdinOnce } from './turn-process';
 import type { SendManagerCommand } from '../workflow/manager-sender';
+import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnExecutionsDeps = Readonly<{
   runtime: SandboxRuntime;
@@ -29,6 +30,8 @@ export type TurnExecutionsDeps = Readonly<{
   now: () => string;
   adapterFor?: (kind: TurnToRun['harness']) => HarnessAdapter;
   tuning?: Partial<TurnTuning>;
+  /** Serves the tools socket of a sandbox whose turn's agent has custom tools; null: no platform directories (custom tool calls fail). */
+  customTools: Pick<CustomToolSockets, 'serve'> | null;
 }>;
 
 const OUTPUT_TYPES: readonly EventType[] = [
@@ -38,6 +41,7 @@ const OUTPUT_TYPES: readonly EventType[] = [
   'AgentToolResultRecorded',
   'AgentMcpToolUseRecorded',
   'AgentMcpToolResultRecorded',
+  'AgentCustomToolUseRecorded',
   'UsageRecorded',
 ];
 
@@ -82,6 +86,7 @@ export class TurnExecutions {
         adapter: this.adapterFor(turn.harness),
         model: () => this.modelOf(turn),
         agent: () => this.deps.agents.read(turn.owner_id, turn.agent),
+        customTools: this.deps.customTools,
         crash: this.deps.crash,
         log: this.deps.log,
         metrics: this.deps.metrics,

@@ -53,6 +53,25 @@ describe('the agent contract', () => {
   });
 });
 
+describe('custom tools', () => {
+  const weather = { type: 'custom' as const, name: 'get_weather', description: 'The weather', input_schema: { type: 'object' as const } };
+  const issues = (over: Partial<AgentCreateParams>, harness: Parameters<typeof agentConfigIssuesFor>[1]) => agentConfigIssuesFor(agent(over), harness);
+
+  it('are honoured on claude-code and refused, naming the tool, on harnesses that cannot offer them yet', () => {
+    expect(issues({ tools: [{ type: AGENT_TOOLSET }, weather] }, 'claude-code')).toEqual([]);
+    for (const harness of ['codex', 'pi', 'hermes', 'deepseek-harness'] as const) {
+      expect(issues({ tools: [{ type: AGENT_TOOLSET }, weather] }, harness)).toEqual([{ path: 'tools.1', message: expect.stringContaining('cannot offer custom tools') }]);
+    }
+  });
+
+  it('refuse a second tool of the same name, and an MCP server named berth beside them (their server\'s name)', () => {
+    expect(issues({ tools: [weather, weather] }, 'claude-code')).toEqual([{ path: 'tools.1.name', message: 'a second custom tool named get_weather' }]);
+    const berth = { mcp_servers: [{ type: 'url' as const, name: 'berth', url: 'https://mcp.example/mcp' }] };
+    expect(issues({ ...berth, tools: [{ type: 'mcp_toolset', mcp_server_name: 'berth' }, weather] }, 'claude-code')).toEqual([{ path: 'mcp_servers.0.name', message: expect.stringContaining('custom tools under') }]);
+    expect(issues({ ...berth, tools: [{ type: 'mcp_toolset', mcp_server_name: 'berth' }] }, 'claude-code')).toEqual([]);
+  });
+});
+
 describe('what a harness cannot honour', () => {
   const docs = { mcp_servers: [{ type: 'url' as const, name: 'docs', url: 'https://mcp.example/mcp' }] };
   const issue = (over: Partial<AgentCreateParams>, harness: Parameters<typeof agentConfigIssuesFor>[1]) => agentConfigIssuesFor(agent(over), harness)[0];

@@ -173,6 +173,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
         return onInterrupt(state, event, input.now);
       case 'ToolUseConfirmed':
         return onConfirmed(state, event);
+      case 'CustomToolResultReceived':
+        return onCustomToolResult(state, event);
       case 'TurnResumed':
         return onTurnResumed(state, event);
       case 'SessionTerminated':
@@ -273,6 +275,17 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     // The harness waited through a restart of this manager: answer it, then follow the rest of its turn.
     const followed = start(state, turnId, true);
     return { state: followed.state, outputs: [answer, ...followed.outputs] };
+  };
+
+  /** Like a confirmation: the waiting harness gets the answer, and a harness that waited through a restart of this manager is followed again. */
+  const onCustomToolResult = (state: ManagerState, event: EventOf<'CustomToolResultReceived'>): Step => {
+    const v = state.view;
+    const turnId = event.data.turn_id;
+    if (v.turn?.turn_id !== turnId || v.turn.interrupting || v.sandbox === null) return nothing(state);
+    const answered: ManagerOutput = { kind: 'custom_tool_answered', session_id: v.session_id, turn_id: turnId, sandbox_id: v.sandbox.sandbox_id };
+    if (state.work.running?.turn_id === turnId) return { state, outputs: [answered] };
+    const followed = start(state, turnId, true);
+    return { state: followed.state, outputs: [answered, ...followed.outputs] };
   };
 
   /**

@@ -425,6 +425,42 @@ describe('sandbox-manager workflow: tool confirmations', () => {
   });
 });
 
+describe('sandbox-manager workflow: custom tool results', () => {
+  /** Turn 1's harness called the custom tool get_weather (harness id toolu_c), recorded as `useId`; the turn waits on it. */
+  function callingTurn(running: boolean) {
+    const { j, history } = startedTurn();
+    if (running) history.push(j.delivered(100));
+    history.push(j.event('AgentCustomToolUseRecorded', { turn_id: TURN, offset: 0, harness_tool_use_id: 'toolu_c', name: 'get_weather', input: { city: 'Oslo' } }));
+    const useId = j.lastId();
+    history.push(j.event('TurnAwaitingConfirmation', { turn_id: TURN, event_ids: [useId] }));
+    const result = (turn_id = TURN, id = useId) =>
+      j.event('CustomToolResultReceived', { turn_id, custom_tool_use_event_id: id, harness_tool_use_id: 'toolu_c', content: [{ type: 'text', text: 'sunny' }], is_error: false });
+    return { j, history, result };
+  }
+  const answered: ManagerOutput = { kind: 'custom_tool_answered', session_id: SESSION, turn_id: TURN, sandbox_id: SANDBOX };
+
+  it('hands the result to the call that waits in the sandbox (through its tools socket)', () => {
+    const { j, history, result } = callingTurn(true);
+    history.push(result());
+    spec.given(history).when(j.delivered(2_000)).then([answered]);
+  });
+
+  it('after a restart of this manager, answers the waiting call and follows the rest of the turn', () => {
+    const { j, history, result } = callingTurn(false);
+    history.push(result());
+    spec.given(history).when(j.delivered(2_000)).then([answered, touch, runTurn({ may_have_started: true })]);
+  });
+
+  it('ignores a result for another turn, and one for a turn being interrupted (the interrupt ends the wait)', () => {
+    const other = callingTurn(true);
+    other.history.push(other.result('turn_other'));
+    spec.given(other.history).when(other.j.delivered(2_000)).thenNothing();
+    const interrupted = callingTurn(true);
+    interrupted.history.push(interrupted.j.event('InterruptRequested', { turn_id: TURN }), interrupted.result());
+    spec.given(interrupted.history).when(interrupted.j.delivered(2_000)).thenNothing();
+  });
+});
+
 describe('sandbox-manager workflow: terminate, archive, delete, lost sandboxes', () => {
   it('terminate stops following the turn and releases every container of the session', () => {
     const { j, history } = runningTurn();

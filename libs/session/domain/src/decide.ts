@@ -1,6 +1,6 @@
 import type { Decider } from '@berth/core';
 import type { SessionCommand, SessionEvent } from '@berth/contracts';
-import { decideConfirmToolUse, decideInterruptTurn, decideSubmitUserMessage } from './deciders/conversation';
+import { decideConfirmToolUse, decideInterruptTurn, decideSubmitCustomToolResult, decideSubmitUserMessage } from './deciders/conversation';
 import {
   decideArchiveSession,
   decideCreateSession,
@@ -37,6 +37,8 @@ export function decide(command: SessionCommand, state: SessionState): readonly S
       return decideInterruptTurn(command, state);
     case 'ConfirmToolUse':
       return decideConfirmToolUse(command, state);
+    case 'SubmitCustomToolResult':
+      return decideSubmitCustomToolResult(command, state);
     case 'RecordAgentOutput':
       return decideRecordAgentOutput(command, state);
     case 'CompleteTurn':

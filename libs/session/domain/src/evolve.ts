@@ -74,6 +74,7 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
           last_offset: -1,
           pending_confirmations: [],
           confirmed: [],
+          custom_tool_uses: [],
           tool_use_event_ids: {},
           harness_released: false,
         },
@@ -91,6 +92,17 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       const ids = id === null ? turn.tool_use_event_ids : { ...turn.tool_use_event_ids, [event.data.harness_tool_use_id]: id };
       return recordOutput(state, event.data.turn_id, event.data.offset, { tool_use_event_ids: ids });
     }
+    case 'AgentCustomToolUseRecorded': {
+      const id = eventIdOf(event);
+      const turn = state.current_turn;
+      if (turn === null || turn.id !== event.data.turn_id || id === null) return recordOutput(state, event.data.turn_id, event.data.offset);
+      return recordOutput(state, event.data.turn_id, event.data.offset, {
+        tool_use_event_ids: { ...turn.tool_use_event_ids, [event.data.harness_tool_use_id]: id },
+        custom_tool_uses: [...turn.custom_tool_uses, id],
+      });
+    }
+    case 'CustomToolResultReceived':
+      return onTurn(state, event.data.turn_id, (t) => ({ ...t, pending_confirmations: t.pending_confirmations.filter((id) => id !== event.data.custom_tool_use_event_id) }));
     case 'UsageRecorded':
       return { ...recordOutput(state, event.data.turn_id, event.data.offset), usage: event.data.usage };
     case 'HarnessSessionRecorded':

@@ -21,9 +21,14 @@ export type CurrentTurn = Readonly<{
   delivery: DeliveryState;
   /** Highest harness output offset already recorded; -1 before any output. */
   last_offset: number;
-  /** `agent.tool_use` event ids waiting for `user.tool_confirmation`. */
+  /**
+   * Event ids the turn waits on: tool uses for `user.tool_confirmation` and custom tool uses for
+   * `user.custom_tool_result` (`custom_tool_uses` says which are which).
+   */
   pending_confirmations: readonly string[];
   confirmed: readonly string[];
+  /** `agent.custom_tool_use` event ids of this turn, answered or not. */
+  custom_tool_uses: readonly string[];
   /** Harness tool-use id (e.g. `toolu_…`) → public event id of its `agent.tool_use`. */
   tool_use_event_ids: Readonly<Record<string, string>>;
   /** It waited for confirmations when the session paused: its harness process is gone; the answer continues it in a new one. */

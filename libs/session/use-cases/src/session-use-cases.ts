@@ -1,5 +1,5 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
+import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource, type ToolResultContent } from '@berth/contracts';
 import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
 import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
@@ -55,7 +55,8 @@ export type SessionPatch = Readonly<{ title?: string | null; metadata?: Readonly
 export type SendableEvent =
   | Readonly<{ type: 'user.message'; content: readonly ContentBlock[] }>
   | Readonly<{ type: 'user.interrupt'; session_thread_id?: string | null }>
-  | Readonly<{ type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string | null; session_thread_id?: string | null }>;
+  | Readonly<{ type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string | null; session_thread_id?: string | null }>
+  | Readonly<{ type: 'user.custom_tool_result'; custom_tool_use_id: string; content?: ToolResultContent; is_error?: boolean | null; session_thread_id?: string | null }>;
 
 export type RecoverAnswer = Readonly<{
   record: SessionRecord;
@@ -76,11 +77,11 @@ function probeTarget(record: SessionRecord): ProbeTarget {
   return { sessionId: record.id, sandbox: bound };
 }
 
-const tooLarge = (bytes: number) =>
+const tooLarge = (type: string, bytes: number) =>
   new BerthError(
     ErrorCodes.PAYLOAD_TOO_LARGE,
     413,
-    `a user.message's content may be at most ${PayloadLimits.userMessageBytes} bytes of JSON (this one is ${bytes}); send a large document as a file instead`,
+    `a ${type}'s content may be at most ${PayloadLimits.userMessageBytes} bytes of JSON (this one is ${bytes}); send a large document as a file instead`,
     { limit_bytes: PayloadLimits.userMessageBytes, bytes },
   );
 
@@ -125,7 +126,7 @@ export class SessionUseCases {
       const existing = await this.d.sessions.get(owner, sessionId);
       if (existing) return existing;
     }
-    for (const content of input.initial_messages) this.checkMessageSize(content);
+    for (const content of input.initial_messages) this.checkMessageSize('user.message', content);
     const resources = input.resources ?? [];
     const sealed = resources.flatMap(({ resource, token }) => (token === null ? [] : [{ id: resource.id, secret: this.seal(sessionId, resource.id, token) }]));
     for (const { id, secret } of sealed) await this.d.secrets.put(sessionId, id, secret);
@@ -269,7 +270,10 @@ export class SessionUseCases {
    * a retry re-sends the same command ids: each event is recorded once and answered the same.
    */
   async sendEvents(owner: string, sessionId: string, events: readonly SendableEvent[], idempotencyKey?: string): Promise<PublicEvent[]> {
-    for (const event of events) if (event.type === 'user.message') this.checkMessageSize(event.content);
+    for (const event of events) {
+      if (event.type === 'user.message') this.checkMessageSize(event.type, event.content);
+      if (event.type === 'user.custom_tool_result') this.checkMessageSize(event.type, event.content ?? []);
+    }
     const record = await this.find(owner, sessionId);
     if (idempotencyKey !== undefined) await this.claimEventsKey(owner, sessionId, idempotencyKey, events);
     const view = viewOf(record);
@@ -297,9 +301,9 @@ export class SessionUseCases {
     return this.d.box.seal(token, sessionSecretAad(sessionId, resourceId));
   }
 
-  private checkMessageSize(content: readonly ContentBlock[]): void {
+  private checkMessageSize(type: SendableEvent['type'], content: readonly ContentBlock[] | ToolResultContent): void {
     const bytes = jsonBytes(content);
-    if (bytes > PayloadLimits.userMessageBytes) throw tooLarge(bytes);
+    if (bytes > PayloadLimits.userMessageBytes) throw tooLarge(type, bytes);
   }
 
   private sendOne(owner: string, sessionId: string, event: SendableEvent, keyed?: Readonly<{ key: string; index: number }>): Promise<AcceptedOutcome> {
@@ -313,6 +317,14 @@ export class SessionUseCases {
         return this.d.commands.send(owner, sessionId, 'InterruptTurn', {}, commandId);
       case 'user.tool_confirmation':
         return this.d.commands.send(owner, sessionId, 'ConfirmToolUse', { tool_use_id: event.tool_use_id, result: event.result, deny_message: event.deny_message ?? null }, commandId);
+      case 'user.custom_tool_result':
+        return this.d.commands.send(
+          owner,
+          sessionId,
+          'SubmitCustomToolResult',
+          { custom_tool_use_id: event.custom_tool_use_id, content: [...(event.content ?? [])], is_error: event.is_error ?? false },
+          commandId,
+        );
     }
   }
 

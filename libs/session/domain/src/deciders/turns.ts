@@ -31,10 +31,10 @@ export function decideRecordAgentOutput(command: SessionCommandOf<'RecordAgentOu
   let usage = state.usage;
   for (const { output, at } of fresh) {
     const event = outputEvent(output, turn_id, at, toolUseIds, usage);
-    if (event.type === 'AgentToolUseRecorded' || event.type === 'AgentMcpToolUseRecorded') {
+    if (event.type === 'AgentToolUseRecorded' || event.type === 'AgentMcpToolUseRecorded' || event.type === 'AgentCustomToolUseRecorded') {
       const id = eventIdFor(command.meta.command_id, events.length);
       toolUseIds[event.data.harness_tool_use_id] = id;
-      if (event.data.evaluated_permission === 'ask') asks.push(id);
+      if (event.type === 'AgentCustomToolUseRecorded' || event.data.evaluated_permission === 'ask') asks.push(id);
     }
     if (event.type === 'UsageRecorded') usage = event.data.usage;
     events.push(event);
@@ -89,6 +89,8 @@ function outputEvent(output: AgentOutput, turn_id: string, offset: number, toolU
         type: 'AgentMcpToolResultRecorded',
         data: { turn_id, offset, mcp_tool_use_event_id: toolUseIds[output.tool_use_id] ?? null, content: output.content, is_error: output.is_error },
       };
+    case 'custom_tool_use':
+      return { type: 'AgentCustomToolUseRecorded', data: { turn_id, offset, harness_tool_use_id: output.tool_use_id, name: output.name, input: output.input } };
     case 'usage':
       return {
         type: 'UsageRecorded',

@@ -42,6 +42,8 @@ export const Cmd = {
   interrupt: () => command('InterruptTurn', {}),
   confirm: (tool_use_id: string, result: 'allow' | 'deny' = 'allow', deny_message: string | null = null) =>
     command('ConfirmToolUse', { tool_use_id, result, deny_message }),
+  customResult: (custom_tool_use_id: string, text_: string | null = 'sunny', is_error = false) =>
+    command('SubmitCustomToolResult', { custom_tool_use_id, content: text_ === null ? [] : text(text_), is_error }),
   terminate: () => command('TerminateSession', {}),
   end: () => command('EndConversation', {}),
   pause: () => command('PauseSession', {}),
@@ -72,6 +74,8 @@ export const Out = {
   message: (t: string) => ({ kind: 'message' as const, content: text(t) }),
   thinking: () => ({ kind: 'thinking' as const }),
   toolUse: (tool_use_id: string, needs_confirmation = false) => ({ kind: 'tool_use' as const, tool_use_id, name: 'bash', input: { command: 'ls' }, needs_confirmation }),
+  customToolUse: (tool_use_id: string, name = 'get_weather', input: Record<string, unknown> = { city: 'Oslo' }) =>
+    ({ kind: 'custom_tool_use' as const, tool_use_id, name, input }),
   toolResult: (tool_use_id: string) => ({ kind: 'tool_result' as const, tool_use_id, content: [{ type: 'text', text: 'ok' }], is_error: false }),
   usage: (input_tokens: number, output_tokens: number) => ({
     kind: 'usage' as const,
