@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,15 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.method === 'POST' && /^\/v1\/sessions\/sesn_1\/(pause|resume)$/.test(path)) {
         return json(res, 200, { id: 'sesn_1', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { paused: path.endsWith('/pause') } }), true;
       }
+      if (req.method === 'POST' && path === '/v1/sessions/sesn_1/fork') {
+        const from = { session_id: 'sesn_1', turn_id: 'turn_2', event_id: 'sevt_2', seq: 7 };
+        return json(res, 200, { id: 'sesn_fork', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { forked_from: from } }), true;
+      }
+      if (path === '/v1/sessions/sesn_busy/fork') return apiError(res, 409, 'conflict_error', 'FORK_TURN_RUNNING', 'turn turn_9 has not finished yet; fork from it once it is idle'), true;
+      if (req.method === 'GET' && path === '/v1/sessions/sesn_1/export') {
+        res.writeHead(200, { 'content-type': 'application/x-tar' });
+        return res.end(EXPORTED), true;
+      }
       if (path === '/v1/sessions/sesn_busy/pause') return apiError(res, 409, 'invalid_request_error', 'SESSION_BUSY', 'a turn is active; let it finish (or interrupt it) before pausing'), true;
       if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
       if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
@@ -75,6 +84,8 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
   return { srv, bodies };
 }
 
+/** What the loopback API streams as an export (any bytes: the CLI saves them as they come). */
+const EXPORTED = Buffer.from('a tar archive, byte for byte \u0000\u00ff');
 const env = (url: string, key = 'good') => ({ BERTH_API_URL: url, BERTH_API_KEY: key });
 
 describe('berth against a loopback API', () => {
@@ -156,6 +167,32 @@ describe('berth against a loopback API', () => {
     expect(c.err[0]).toContain(message);
   });
 
+  it('sessions tool-result answers a custom tool call with a text result (--error marks it failed)', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const c = capture();
+    expect(await runCli(['sessions', 'tool-result', 'sesn_1', 'sevt_call_0', 'sunny, 21°C'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({
+      method: 'POST',
+      path: '/v1/sessions/sesn_1/events',
+      body: { events: [{ type: 'user.custom_tool_result', custom_tool_use_id: 'sevt_call_0', content: [{ type: 'text', text: 'sunny, 21°C' }], is_error: false }] },
+    });
+    expect(c.out).toEqual(['answered sevt_call_0']);
+    expect(await runCli(['sessions', 'tool-result', 'sesn_1', 'sevt_call_1', 'no such city', '--error'], { env: env(server.url), io: capture().io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({ body: { events: [{ custom_tool_use_id: 'sevt_call_1', is_error: true }] } });
+  });
+
+  it('sessions export saves the archive the API streams, under the name given or <session>.berth.tar', async () => {
+    const { srv } = api();
+    server = await srv.start();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-export-'));
+    const c = capture();
+    expect(await runCli(['sessions', 'export', 'sesn_1', join(dir, 'copy.tar'), '--json'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(readFileSync(join(dir, 'copy.tar'))).toEqual(EXPORTED);
+    expect(JSON.parse(c.out.join('\n'))).toEqual({ session_id: 'sesn_1', path: join(dir, 'copy.tar'), bytes: EXPORTED.length });
+    expect(existsSync(join(dir, 'copy.tar.partial'))).toBe(false);
+  });
+
   it('sessions pause and resume post to their routes and print the session', async () => {
     const { srv, bodies } = api();
     server = await srv.start();
@@ -167,7 +204,22 @@ describe('berth against a loopback API', () => {
     }
   });
 
+  it('sessions fork posts the turn it names (--event-id, --seq, or none) and prints the new session and its origin', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    for (const [flags, body] of [[['--event-id', 'sevt_2'], { event_id: 'sevt_2' }], [['--seq', '7'], { seq: 7 }], [[], {}]] as const) {
+      const c = capture();
+      expect(await runCli(['sessions', 'fork', 'sesn_1', ...flags], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+      expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/sessions/sesn_1/fork', body });
+      expect(c.out.join('\n')).toMatch(/sesn_fork[\s\S]*forked from: sesn_1 at turn_2/);
+    }
+    const both = capture();
+    expect(await runCli(['sessions', 'fork', 'sesn_1', '--event-id', 'sevt_2', '--seq', '7'], { env: env(server.url), io: both.io })).toBe(ExitCode.usage);
+    expect(both.err[0]).toContain('not both');
+  });
+
   it.each([
+    [['sessions', 'fork', 'sesn_busy'], 'good', ExitCode.apiError, 'error: turn turn_9 has not finished yet; fork from it once it is idle (code FORK_TURN_RUNNING, HTTP 409)'],
     [['sessions', 'pause', 'sesn_busy'], 'good', ExitCode.apiError, 'error: a turn is active; let it finish (or interrupt it) before pausing (code SESSION_BUSY, HTTP 409)'],
     [['agents', 'get', 'agent_404'], 'good', ExitCode.notFound, 'error: agent agent_404 not found (code AGENT_NOT_FOUND, HTTP 404)'],
     [['agents', 'list'], 'bad', ExitCode.auth, 'error: invalid API key (code UNAUTHENTICATED, HTTP 401)'],

@@ -3,6 +3,7 @@ import { systemClock } from '@berth/core';
 import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import type { CommandBus } from '@berth/ports';
+import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
 import { egressMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream } from '@nats-io/jetstream';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const egress = await startEgress({
     root: config.root,
     store,
+    secrets: secretBoxFromEnv(),
     bus: () => bus,
     clock: systemClock,
     log,

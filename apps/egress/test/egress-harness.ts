@@ -1,12 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
-import type { SessionCommand } from '@berth/contracts';
+import type { CredentialRecord, SessionCommand, VaultRecord } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { EgressDirectories, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
-import type { BerthStore, CommandBus } from '@berth/ports';
+import type { BerthStore, CommandBus, SecretBox } from '@berth/ports';
+import { AesGcmSecretBox, parseSecretKeys } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { silentLogger } from '@berth/testing';
@@ -36,6 +38,9 @@ export class EgressHarness {
   readonly root = join(this.dir, 'e');
   readonly dirs = new EgressDirectories(this.root);
   readonly bus = new RecordingBus();
+  /** The key ring the gateway would seal vault credentials with; the egress opens them with it. */
+  readonly secrets: SecretBox = new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
+  readonly owner = 'owner_e';
   store!: BerthStore;
   egress!: RunningEgress;
   private counter = 0;
@@ -53,6 +58,7 @@ export class EgressHarness {
     this.egress = await startEgress({
       root: this.root,
       store: this.store,
+      secrets: this.secrets,
       bus: () => this.bus,
       clock: systemClock,
       log: silent,
@@ -75,9 +81,14 @@ export class EgressHarness {
    * An environment, an agent and a session bound to sandbox `berth-s-<id>-g1` (with its egress
    * directory served); returns the socket path a sandbox of that session would use.
    */
-  async sandbox(config: Record<string, unknown>, agentConfig: Record<string, unknown> = {}, harness: 'claude-code' | 'codex' = 'claude-code'): Promise<{ socket: string; sessionId: string; environmentId: string }> {
+  async sandbox(
+    config: Record<string, unknown>,
+    agentConfig: Record<string, unknown> = {},
+    harness: 'claude-code' | 'codex' = 'claude-code',
+    vaultIds: readonly string[] = [],
+  ): Promise<{ socket: string; sessionId: string; environmentId: string }> {
     const n = ++this.counter;
-    const owner = 'owner_e';
+    const owner = this.owner;
     const environmentId = `env_e${n}`;
     const agentId = `agent_e${n}`;
     const sessionId = `sesn_e${n}${Date.now().toString(36)}`;
@@ -88,7 +99,7 @@ export class EgressHarness {
     const meta = (i: number) => ({ command_id: `cmd_${sessionId}_${i}`, actor: owner, issued_at: now });
     const name = `berth-s-${sessionId}-g1`;
     for (const [i, command] of [
-      commandFor('CreateSession', sessionId, createSessionData({ owner_id: owner, agent: { id: agentId, version: 1 }, environment_id: environmentId, harness }), meta(1)),
+      commandFor('CreateSession', sessionId, createSessionData({ owner_id: owner, agent: { id: agentId, version: 1 }, environment_id: environmentId, harness, vault_ids: [...vaultIds] }), meta(1)),
       commandFor('BindSandbox', sessionId, { sandbox_id: name, generation: 1, expires_at: null, warm: false }, meta(2)),
     ].entries()) {
       const outcome = await kernel.execute(command);
@@ -98,6 +109,29 @@ export class EgressHarness {
     const id = await this.dirs.prepare(name);
     await this.egress.sockets.scanned();
     return { socket: join(this.dirs.socketDir(id), 'egress.sock'), sessionId, environmentId };
+  }
+
+  /** A vault of `owner` with one bearer credential for `mcpServerUrl`, sealed as the gateway seals it. */
+  async vault(mcpServerUrl: string, token: string, owner = this.owner): Promise<{ vault: VaultRecord; credential: CredentialRecord }> {
+    const n = ++this.counter;
+    const now = new Date().toISOString();
+    const vault: VaultRecord = { id: `vlt_e${n}`, owner_id: owner, display_name: 'v', metadata: {}, created_at: now, updated_at: now, archived_at: null };
+    const id = `vcrd_e${n}`;
+    const credential: CredentialRecord = {
+      id,
+      owner_id: owner,
+      vault_id: vault.id,
+      display_name: null,
+      metadata: {},
+      auth: { type: 'static_bearer', mcp_server_url: new URL(mcpServerUrl).href },
+      secret: this.secrets.seal(JSON.stringify({ value: token }), id),
+      created_at: now,
+      updated_at: now,
+      archived_at: null,
+    };
+    await this.store.vaults.put(vault);
+    await this.store.vaults.putCredential(credential);
+    return { vault, credential };
   }
 
   /** A directory for a container that is no session's (a warm one not yet claimed). */

@@ -91,4 +91,31 @@ describe('vaults and credentials', () => {
     expect((await call(bare.url, bare.keyA, 'GET', `/v1/vaults/${vault.json.id}/credentials`)).json.data).toEqual([]);
     await bare.close();
   });
+
+  it("pins a session's vault_ids at create: the owner's own live vaults, each once; another owner's is a 404, an archived one a 409", async () => {
+    const agent = await client.beta.agents.create({ name: 'vaulted', model: 'claude-sonnet-4-6' });
+    const environment = await client.beta.environments.create({ name: 'vaulted' });
+    const create = (vault_ids: string[], key = gw.keyA) =>
+      call(gw.url, key, 'POST', '/v1/sessions', { agent: agent.id, environment_id: environment.id, vault_ids });
+    const first = await client.beta.vaults.create({ display_name: 'one' });
+    const second = await client.beta.vaults.create({ display_name: 'two' });
+
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, vault_ids: [second.id, first.id, second.id] });
+    expect(session.vault_ids).toEqual([second.id, first.id]);
+    expect((await client.beta.sessions.retrieve(session.id)).vault_ids).toEqual([second.id, first.id]);
+    expect((await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id })).vault_ids).toEqual([]);
+
+    const theirs = await call(gw.url, gw.keyB, 'POST', '/v1/vaults', { display_name: 'b' });
+    const foreign = await create([first.id, theirs.json.id]);
+    expect([foreign.status, foreign.json.error.code]).toEqual([404, 'VAULT_NOT_FOUND']);
+    await client.beta.vaults.archive(first.id);
+    const archived = await create([first.id]);
+    expect([archived.status, archived.json.error.code]).toEqual([409, 'VAULT_ARCHIVED']);
+    const malformed = await create(['not-a-vault']);
+    expect([malformed.status, malformed.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    const tooMany = await create(Array.from({ length: 9 }, (_, i) => `vlt_${i}`));
+    expect(tooMany.status).toBe(400);
+    const update = await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${session.id}`, { vault_ids: [second.id] });
+    expect(update.status).toBe(400);
+  });
 });

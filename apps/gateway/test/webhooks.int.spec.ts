@@ -92,6 +92,42 @@ describe('webhooks: endpoints, signed at-least-once delivery, delivery log', () 
     await Promise.all([mine.close(), theirs.close()]);
   });
 
+  it('delivers agent, environment, vault and credential changes signed, each resource in order; another owner’s endpoint gets none', async () => {
+    const types = ['agent.created', 'agent.updated', 'agent.archived', 'environment.created', 'environment.updated', 'environment.archived', 'environment.deleted', 'vault.created', 'vault.archived', 'vault.deleted', 'vault_credential.created', 'vault_credential.archived', 'vault_credential.deleted'];
+    const mine = await receiver();
+    const theirs = await receiver();
+    const a = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: mine.url, enabled_events: types });
+    await call(gw.url, gw.keyB, 'POST', '/v1/webhooks', { url: theirs.url, enabled_events: types });
+    const client = new Anthropic({ apiKey: gw.keyA, baseURL: gw.url, maxRetries: 0 });
+
+    const agent = await client.beta.agents.create({ name: 'hooked', model: 'claude-sonnet-4-6' });
+    await client.beta.agents.update(agent.id, { version: agent.version, system: 'changed' });
+    await client.beta.agents.archive(agent.id);
+    const env = await client.beta.environments.create({ name: 'hooked' });
+    await client.beta.environments.update(env.id, { name: 'hooked-2' });
+    await client.beta.environments.archive(env.id);
+    await client.beta.environments.delete(env.id);
+    const vault = await client.beta.vaults.create({ display_name: 'hooked' });
+    const credential = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/', token: 'tok-hooked' } });
+    await client.beta.vaults.credentials.archive(credential.id, { vault_id: vault.id });
+    await client.beta.vaults.credentials.delete(credential.id, { vault_id: vault.id });
+    await client.beta.vaults.archive(vault.id);
+    await client.beta.vaults.delete(vault.id);
+    await waitFor(() => mine.received.length >= 13, 10_000, 'thirteen deliveries');
+
+    const events = mine.received.map((r) => unwrap(a.json.signing_secret, r) as unknown as { data: { type: string; id: string; organization_id: string; vault_id?: string } });
+    const of = (id: string) => events.filter((e) => e.data.id === id).map((e) => e.data.type);
+    expect(of(agent.id)).toEqual(['agent.created', 'agent.updated', 'agent.archived']);
+    expect(of(env.id)).toEqual(['environment.created', 'environment.updated', 'environment.archived', 'environment.deleted']);
+    expect(of(vault.id)).toEqual(['vault.created', 'vault.archived', 'vault.deleted']);
+    expect(of(credential.id)).toEqual(['vault_credential.created', 'vault_credential.archived', 'vault_credential.deleted']);
+    expect(events.filter((e) => e.data.type.startsWith('vault_credential.')).every((e) => e.data.vault_id === vault.id)).toBe(true);
+    expect(events.every((e) => e.data.organization_id === 'owner_a')).toBe(true);
+    expect(mine.received.map((r) => r.body).join('\n')).not.toContain('tok-hooked');
+    expect(theirs.received).toEqual([]);
+    await Promise.all([mine.close(), theirs.close()]);
+  });
+
   it('retries a failed attempt with the same event id until the receiver takes it, then redelivers on request', async () => {
     const flaky = await receiver([500, 503, 200]);
     const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: flaky.url, enabled_events: ['session.created'] });

@@ -37,6 +37,7 @@ export const Subjects = {
   /** Everything of one session (commands and events). */
   session: (sessionId: string): string => `session.${asSessionId(sessionId)}.>`,
   sessionEvents: (sessionId: string): string => `session.${asSessionId(sessionId)}.evt.>`,
+  sessionCommands: (sessionId: string): string => `session.${asSessionId(sessionId)}.cmd.>`,
   allCommands: 'session.*.cmd.>',
   allEvents: 'session.*.evt.>',
   allDeadLetters: 'dlq.session.>',
@@ -82,3 +83,14 @@ export const Headers = {
   schemaVersion: 'Berth-Schema-Version',
   replyTo: 'Berth-Reply-To',
 } as const;
+
+/**
+ * The servers of a NATS URL (`NATS_URL`, `BERTH_NATS_PUBLIC_URL`, a subscriber credential's
+ * `servers`): one server, or a cluster's servers separated by commas.
+ */
+export function natsServers(url: string): string[] {
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { SealedSecret } from '@berth/contracts';
 import type { Page, PageQuery } from './read-models.port';
 
 /**
@@ -60,11 +61,13 @@ export interface BlobStore {
 
 /**
  * Credentials a session needs outside the journal (a repository's `authorization_token`): events,
- * snapshots and logs never hold them. Keyed by session and a name (the resource id).
+ * snapshots and logs never hold them. Keyed by session and a name (the resource id). Kept sealed
+ * (a `SecretBox` seals them to `sessionSecretAad(session, name)` before they get here, and only
+ * the code that uses one opens it): the store never sees a plaintext token.
  */
 export interface SessionSecrets {
-  put(sessionId: string, name: string, value: string): Promise<void>;
-  get(sessionId: string, name: string): Promise<string | null>;
+  put(sessionId: string, name: string, sealed: SealedSecret): Promise<void>;
+  get(sessionId: string, name: string): Promise<SealedSecret | null>;
   /** Removes one secret, or every secret of the session when `name` is omitted. */
   delete(sessionId: string, name?: string): Promise<void>;
 }

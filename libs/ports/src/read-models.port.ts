@@ -1,4 +1,5 @@
 import type { BlobStore, FileStore, SessionSecrets } from './files.port';
+import type { Leases, SandboxClaims } from './coordination.port';
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
 import type { VaultStore } from './vaults.port';
 import type { WebhookDeliveryStore, WebhookEndpointStore } from './webhooks.port';
@@ -136,6 +137,8 @@ export interface TranscriptMirror {
   files(sessionId: string): Promise<readonly { path: string; data: string }[]>;
   /** Bytes mirrored so far for one file. */
   size(sessionId: string, path: string): Promise<number>;
+  /** Bytes mirrored so far for every file of the session (a turn's checkpoint: where a fork cuts). */
+  sizes(sessionId: string): Promise<readonly { path: string; bytes: number }[]>;
 }
 
 /** A session's position as each part of the store records it (what `berth store check` compares). */
@@ -186,6 +189,10 @@ export interface BerthStore {
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly webhookDeliveries: WebhookDeliveryStore;
   readonly vaults: VaultStore;
+  /** Warm-sandbox claims shared by every sandbox-manager. */
+  readonly sandboxClaims: SandboxClaims;
+  /** Leases that fence replicas (one sweeper at a time, one acquisition per session). */
+  readonly leases: Leases;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

@@ -2,6 +2,7 @@ import type { CommandOutcome, RecordedEvent, SandboxProbe as ProbeFacts, Session
 import { FixedClock, SequentialIds } from '@berth/core/testing';
 import type { CommandBus } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
+import { UnconfiguredSecretBox } from '@berth/secrets';
 import { commandsFor, InMemoryJournal } from '@berth/session-kernel/testing';
 import { SessionCommands, SessionUseCases, type ProbeTarget, type SandboxProbe } from '@berth/session-use-cases';
 import { MemoryStore } from '@berth/testing';
@@ -57,7 +58,7 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
   // The journal's commit writes the snapshot and the read-model row, as every store does.
   const journal = new InMemoryJournal();
   const { snapshots, sessions } = journal;
-  const { idempotency, secrets } = new MemoryStore();
+  const { idempotency, secrets, transcripts } = new MemoryStore();
   const clock = options.clock ?? new FixedClock(new Date('2026-01-01T00:00:00.000Z'));
   const ids = new SequentialIds();
   const kernel = createSessionKernel({ journal, snapshots, clock });
@@ -73,6 +74,9 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
     commands: new SessionCommands(bus, clock, ids, 5_000),
     probe,
     secrets,
+    transcripts,
+    // The seed's sessions carry no repository tokens: nothing is ever sealed.
+    box: new UnconfiguredSecretBox(),
     clock,
     ids,
     sleep: async (ms) => {

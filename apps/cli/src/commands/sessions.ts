@@ -1,7 +1,11 @@
+import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { pipeline } from 'node:stream/promises';
 import { intOption, requiredOption } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
 import { str, type Command, type Context, type Output } from './command';
 import { uploadFile } from './files';
 
@@ -19,7 +23,7 @@ type Session = {
 
 const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
 
-const sessionOutput = (s: Session): Output => ({
+const sessionOutput = (s: Session, extra: readonly [string, string | undefined][] = []): Output => ({
   json: s,
   human: details([
     ['id', s.id],
@@ -30,6 +34,7 @@ const sessionOutput = (s: Session): Output => ({
     ['created', s.created_at],
     ['updated', s.updated_at],
     ['archived', s.archived_at],
+    ...extra,
   ]),
 });
 
@@ -83,12 +88,14 @@ export const sessionCommands: readonly Command[] = [
       'idempotency-key': { type: 'string', help: 'retry-safe create: the same key returns the same session' },
       file: { type: 'string', multiple: true, help: 'PATH or file_… id [=MOUNT_PATH]: a local file is uploaded first; mounted at MOUNT_PATH or /mnt/session/uploads/<id>' },
       repo: { type: 'string', multiple: true, help: 'URL[#BRANCH or #COMMIT]: cloned into /workspace/<repo> (token from $BERTH_GIT_TOKEN)' },
+      vault: { type: 'string', multiple: true, help: 'vlt_… id: the egress adds its credentials to the session\'s requests (the sandbox never sees them)' },
     },
     summary: 'start a session',
     run: async (ctx, _a, o) => {
       const { api } = ctx;
       const message = str(o, 'message');
       const key = str(o, 'idempotency-key');
+      const vaults = (o.vault as string[] | undefined) ?? [];
       const resources = [
         ...(await Promise.all(((o.file as string[] | undefined) ?? []).map((spec) => fileResource(ctx, spec)))),
         ...((o.repo as string[] | undefined) ?? []).map((spec) => repoResource(spec, ctx.env.BERTH_GIT_TOKEN)),
@@ -99,6 +106,7 @@ export const sessionCommands: readonly Command[] = [
         title: str(o, 'title'),
         initial_events: message ? [{ type: 'user.message', content: [{ type: 'text', text: message }] }] : undefined,
         resources: resources.length > 0 ? resources : undefined,
+        vault_ids: vaults.length > 0 ? vaults : undefined,
       };
       return sessionOutput(await api.request<Session>('POST', '/v1/sessions', { body, headers: key ? { 'idempotency-key': key } : {} }));
     },
@@ -151,8 +159,44 @@ export const sessionCommands: readonly Command[] = [
   },
   action('/recover', 'recover a session whose sandbox or turn was lost', 'recover'),
   action('/terminate', 'terminate a session and stop its sandbox', 'terminate'),
-  action('/pause', 'pause an idle session: release its sandbox, keep its conversation (the next message resumes it)', 'pause'),
+  action('/pause', 'pause a session: release its sandbox, keep conversation, workspace, queued messages and pending approvals (a running turn finishes first)', 'pause'),
   action('/resume', 'resume a paused session in a new sandbox', 'resume'),
+  {
+    name: ['sessions', 'fork'],
+    args: ['session'],
+    options: {
+      'event-id': { type: 'string', help: "the turn to fork after, by its user.message event id" },
+      seq: { type: 'string', help: "the turn to fork after, by its user.message seq" },
+    },
+    summary: "a new session with this one's conversation and workspace at the end of a turn (default: the latest completed turn)",
+    run: async ({ api }, a, o) => {
+      const eventId = str(o, 'event-id');
+      const seq = o.seq === undefined ? undefined : intOption(o, 'seq', 1);
+      if (eventId !== undefined && seq !== undefined) throw new UsageError('name the turn by --event-id or by --seq, not both');
+      const body = eventId !== undefined ? { event_id: eventId } : seq !== undefined ? { seq } : {};
+      const fork = await api.request<Session & { berth?: { forked_from?: { session_id: string; turn_id: string } } }>('POST', `/v1/sessions/${a.session}/fork`, { body });
+      const from = fork.berth?.forked_from;
+      return sessionOutput(fork, [['forked from', from ? `${from.session_id} at ${from.turn_id}` : undefined]]);
+    },
+  },
+  {
+    name: ['sessions', 'export'],
+    args: ['session'],
+    optional: ['file'],
+    options: {},
+    summary: 'save a session as one archive (journal, harness transcripts, outputs, workspace; default ./<session>.berth.tar)',
+    run: async ({ api, io }, a) => {
+      const file = resolve(a.file ?? `${a.session}.berth.tar`);
+      const res = await api.raw('GET', `/v1/sessions/${a.session}/export`);
+      // Written under a temporary name and renamed once complete: a cut download never looks like an archive.
+      const partial = `${file}.partial`;
+      await pipeline(Readable.fromWeb(res.body as WebReadableStream), createWriteStream(partial));
+      renameSync(partial, file);
+      const bytes = statSync(file).size;
+      io.err(`exported ${a.session} to ${file} (${bytes} bytes)`);
+      return { json: { session_id: a.session, path: file, bytes }, human: file };
+    },
+  },
   {
     name: ['sessions', 'interrupt'],
     args: ['session'],
@@ -171,6 +215,17 @@ export const sessionCommands: readonly Command[] = [
     run: async (ctx, a) => {
       const res = await sendEvents(ctx, a.session, [{ type: 'user.tool_confirmation', tool_use_id: a['tool-use-id'], result: 'allow' }]);
       return { json: res, human: `allowed ${a['tool-use-id']}` };
+    },
+  },
+  {
+    name: ['sessions', 'tool-result'],
+    args: ['session', 'custom-tool-use-id', 'text'],
+    options: { error: { type: 'boolean', help: 'the tool failed: the text is its error' } },
+    summary: 'answer a custom tool call the session is waiting on, with a text result',
+    run: async (ctx, a, o) => {
+      const id = a['custom-tool-use-id'];
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.custom_tool_result', custom_tool_use_id: id, content: [{ type: 'text', text: a.text }], is_error: o.error === true }]);
+      return { json: res, human: `answered ${id}` };
     },
   },
   {

@@ -17,6 +17,8 @@ describe('berth vaults', () => {
         seen.push({ method: req.method ?? '', path, body: parsed });
         const credential = { id: 'vcrd_1', vault_id: 'vlt_1', display_name: null, auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/' }, created_at: 't', archived_at: null };
         if (path.startsWith('/v1/vaults/vlt_1/credentials')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(credential)), true;
+        const session = { id: 'sesn_v', status: 'idle', title: null, agent: { id: 'agent_1', version: 1 }, environment_id: 'env_1', vault_ids: parsed?.vault_ids ?? [], created_at: 't' };
+        if (path === '/v1/sessions') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(session)), true;
         return false;
       },
     }).start();
@@ -53,5 +55,11 @@ describe('berth vaults', () => {
   it('rotates a secret in the field of the credential’s own type', async () => {
     await run(['vaults', 'credentials', 'rotate', 'vlt_1', 'vcrd_1', '--secret-env', 'N'], { N: 'ghp_new' });
     expect(seen.at(-1)).toEqual({ method: 'POST', path: '/v1/vaults/vlt_1/credentials/vcrd_1', body: { auth: { type: 'static_bearer', token: 'ghp_new' } } });
+  });
+
+  it('sessions create --vault pins the vaults the egress injects from', async () => {
+    const res = await run(['sessions', 'create', '--agent', 'agent_1', '--env', 'env_1', '--vault', 'vlt_1', '--vault', 'vlt_2']);
+    expect(res.code).toBe(ExitCode.ok);
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', path: '/v1/sessions', body: { agent: 'agent_1', environment_id: 'env_1', vault_ids: ['vlt_1', 'vlt_2'] } });
   });
 });

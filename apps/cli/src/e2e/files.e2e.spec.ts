@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { sessionSecretAad } from '@berth/contracts';
 // The gateway's own test composition (in-memory SQLite, in-process kernel); no lib exports a platform harness yet.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startGateway, type GatewayHarness } from '../../../gateway/test/support/gateway-harness';
@@ -83,6 +84,7 @@ describe('berth files and session resources', () => {
       expect.objectContaining({ type: 'github_repository', url: 'https://git.example/acme/widgets.git', checkout: { type: 'branch', name: 'release/2' }, mount_path: '/workspace/widgets' }),
     ]);
     expect(JSON.stringify(session)).not.toContain('ghp_from_env');
-    expect(await gw.store.secrets.get(session.id, session.resources[2].id)).toBe('ghp_from_env');
+    const sealed = await gw.store.secrets.get(session.id, session.resources[2].id);
+    expect(sealed === null ? null : gw.secrets.open(sealed, sessionSecretAad(session.id, session.resources[2].id))).toBe('ghp_from_env');
   });
 });

@@ -37,7 +37,7 @@ export type AgentInput = { name: string; model: string; system?: string; descrip
 /** The `config` fields a form sends: an update changes those given and keeps the others. */
 export type EnvironmentInput = { name: string; description?: string; config: Partial<EnvironmentConfig> & { type: EnvironmentConfig['type'] } };
 export type ResourceInput = { type: 'file'; file_id: string } | { type: 'github_repository'; url: string; checkout?: { type: 'branch'; name: string } | { type: 'commit'; sha: string } };
-export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string; resources?: ResourceInput[] };
+export type SessionInput = { agentId: string; environmentId: string; title?: string; firstMessage?: string; resources?: ResourceInput[]; vaultIds?: string[] };
 export type CredentialInput = { displayName?: string } & ({ kind: 'mcp'; mcpServerUrl: string; token: string } | { kind: 'variable'; secretName: string; secretValue: string; hosts: string[] });
 
 export function apiHeaders(apiKey: string): Record<string, string> {
@@ -104,6 +104,7 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
         title: s.title || null,
         ...(s.firstMessage ? { initial_events: [{ type: 'user.message', content: text(s.firstMessage) }] } : {}),
         ...(s.resources && s.resources.length > 0 ? { resources: s.resources } : {}),
+        ...(s.vaultIds && s.vaultIds.length > 0 ? { vault_ids: s.vaultIds } : {}),
       }),
     uploadFile: async (file: File) => {
       const form = new FormData();
@@ -124,6 +125,8 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
       }),
     recover: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/recover`),
     terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
+    pause: (id: string) => call<Session>('POST', `/v1/sessions/${id}/pause`),
+    resume: (id: string) => call<Session>('POST', `/v1/sessions/${id}/resume`),
 
     listWebhooks: () => call<Page<WebhookEndpoint>>('GET', '/v1/webhooks?limit=100'),
     createWebhook: (w: { url: string; name?: string; events: string[] }) => call<WebhookEndpoint>('POST', '/v1/webhooks', { url: w.url, name: w.name || undefined, enabled_events: w.events }),

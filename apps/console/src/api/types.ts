@@ -76,6 +76,8 @@ export type Session = {
   updated_at: string;
   archived_at: string | null;
   resources?: SessionResource[];
+  /** Berth's own fields (`paused`: the sandbox is released on request; the next message or a resume brings it back). */
+  berth?: { paused?: boolean };
 };
 
 export type SessionResource =
@@ -117,7 +119,7 @@ export type WebhookDelivery = {
   created_at: string;
 };
 
-/** The session event types an endpoint can subscribe to (the gateway refuses others). */
+/** The event types an endpoint can subscribe to: session events and configuration changes (the gateway refuses others). */
 export const WEBHOOK_EVENT_TYPES = [
   'session.created',
   'session.updated',
@@ -131,6 +133,19 @@ export const WEBHOOK_EVENT_TYPES = [
   'session.status_rescheduled',
   'session.status_terminated',
   'session.error',
+  'agent.created',
+  'agent.updated',
+  'agent.archived',
+  'environment.created',
+  'environment.updated',
+  'environment.archived',
+  'environment.deleted',
+  'vault.created',
+  'vault.archived',
+  'vault.deleted',
+  'vault_credential.created',
+  'vault_credential.archived',
+  'vault_credential.deleted',
 ] as const;
 
 export type Vault = { id: string; display_name: string; created_at: string; archived_at: string | null };

@@ -167,6 +167,16 @@ describe('Berth console in Chromium', () => {
     await shot('07-approved');
   });
 
+  it('pauses the session (the Resume button replaces Pause) and resumes it from its page', async () => {
+    await byTest('session-pause').click();
+    await byTest('session-resume').waitFor({ timeout: 15_000 });
+    expect(await byTest('session-pause').count()).toBe(0);
+    await shot('08a-paused');
+    await byTest('session-resume').click();
+    await byTest('session-pause').waitFor({ timeout: 15_000 });
+    expect(await byTest('session-resume').count()).toBe(0);
+  });
+
   it('recovers and terminates the session from its page', async () => {
     await byTest('session-recover').click();
     await waitForText('block-notice', 'Session recovered');
@@ -279,5 +289,15 @@ describe('Berth console in Chromium', () => {
     await waitForText('credential-row', 'api.githubcopilot.com');
     expect(await page.content()).not.toContain('ghp_console-secret');
     await shot('13-vaults');
+
+    await byTest('nav-sessions').click();
+    await byTest('session-new').click();
+    await byTest('session-title').fill('with a vault');
+    await byTest('session-vault').first().check();
+    await byTest('session-create').click();
+    await page.waitForURL(/#\/sessions\/sesn_/);
+    const sessionId = /sesn_[A-Za-z0-9_-]+/.exec(page.url())?.[0] ?? '';
+    const vaultId = (await call(gw.url, gw.keyA, 'GET', '/v1/vaults')).json.data[0].id;
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}`)).json.vault_ids).toEqual([vaultId]);
   });
 });

@@ -84,6 +84,8 @@ export function SessionsPage({ api }: { api: Api }) {
 
 function NewSession({ api, agents, onCancel }: { api: Api; agents: Agent[]; onCancel: () => void }) {
   const envs = useLoad(() => api.listEnvironments(), [api]);
+  const vaults = useLoad(() => api.listVaults(), [api]);
+  const [vaultIds, setVaultIds] = useState<string[]>([]);
   const [agentId, setAgentId] = useState('');
   const [environmentId, setEnvironmentId] = useState('');
   const [title, setTitle] = useState('');
@@ -113,7 +115,7 @@ function NewSession({ api, agents, onCancel }: { api: Api; agents: Agent[]; onCa
         resources.push({ type: 'github_repository', url: repoUrl.trim(), ...(checkout ? { checkout } : {}) });
       }
       setProgress(resources.length > 0 ? 'Starting the session…' : null);
-      const session = await api.createSession({ agentId: chosenAgent, environmentId: chosenEnv, title, resources });
+      const session = await api.createSession({ agentId: chosenAgent, environmentId: chosenEnv, title, resources, vaultIds });
       navigate({ page: 'session', id: session.id });
     } catch (err) {
       setError(err as Error);
@@ -162,6 +164,22 @@ function NewSession({ api, agents, onCancel }: { api: Api; agents: Agent[]; onCa
           <input value={repoRef} placeholder="default branch" onChange={(e) => setRepoRef(e.target.value)} data-testid="session-repo-ref" />
         </Field>
       </div>
+      {(vaults.data?.data.length ?? 0) > 0 && (
+        <fieldset data-testid="session-vaults">
+          <legend>Vaults (the egress adds their credentials to the session&apos;s requests; the agent never sees them)</legend>
+          {vaults.data?.data.map((v) => (
+            <label key={v.id} className="inline">
+              <input
+                type="checkbox"
+                checked={vaultIds.includes(v.id)}
+                onChange={(e) => setVaultIds(e.target.checked ? [...vaultIds, v.id] : vaultIds.filter((id) => id !== v.id))}
+                data-testid="session-vault"
+              />{' '}
+              {v.display_name}
+            </label>
+          ))}
+        </fieldset>
+      )}
       {progress && <p className="muted" data-testid="session-progress">{progress}</p>}
       <ErrorBanner error={error} />
       <div className="row">

@@ -1,5 +1,5 @@
 import type { Clock } from '@berth/core';
-import type { AgentStore, CommandBus, EnvironmentStore, Logger, SessionJournal, SessionReadModel, SessionSnapshots } from '@berth/ports';
+import type { AgentStore, CommandBus, EnvironmentStore, Logger, SecretBox, SessionJournal, SessionReadModel, SessionSnapshots, VaultStore } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { SandboxContexts } from '../context/sandbox-contexts';
 import { DenialReporter } from '../denials/denial-reporter';
@@ -12,7 +12,9 @@ import { SandboxSockets } from '../sockets/sandbox-sockets';
 
 export type EgressInput = Readonly<{
   root: string;
-  store: Readonly<{ journal: SessionJournal; snapshots: SessionSnapshots; sessions: SessionReadModel; environments: EnvironmentStore; agents: AgentStore }>;
+  store: Readonly<{ journal: SessionJournal; snapshots: SessionSnapshots; sessions: SessionReadModel; environments: EnvironmentStore; agents: AgentStore; vaults: VaultStore }>;
+  /** Opens the vault credentials the egress injects (BERTH_SECRET_KEYS, the gateway's key ring). */
+  secrets: SecretBox;
   /** Set once NATS is connected; refusals before that are logged, not recorded. */
   bus: () => CommandBus | null;
   clock: Clock;
@@ -47,6 +49,9 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     sessions,
     environments: input.store.environments,
     agents: input.store.agents,
+    vaults: input.store.vaults,
+    secrets: input.secrets,
+    log: input.log,
     model: input.model,
     cacheMs: input.contextCacheMs,
   });

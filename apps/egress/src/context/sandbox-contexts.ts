@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EGRESS_NAME_FILE } from '@berth/docker';
-import { egressPolicyFrom, modelEndpointFrom, type EgressPolicy, type ModelEndpoint, type ModelKeyHeader, type ServerModelSettings } from '@berth/egress-domain';
+import { credentialMcpServerUrl, type CredentialSecret } from '@berth/contracts';
+import { egressPolicyFrom, modelEndpointFrom, type BoundCredential, type EgressPolicy, type ModelEndpoint, type ModelKeyHeader, type ServerModelSettings } from '@berth/egress-domain';
 import { harnessAdapterFor } from '@berth/harness';
-import type { AgentStore, EnvironmentStore } from '@berth/ports';
+import type { AgentStore, EnvironmentStore, Logger, SecretBox, VaultStore } from '@berth/ports';
 import { sessionOfSandboxName } from '@berth/sandbox-domain';
 import type { SessionKernel } from '@berth/session-kernel';
 
@@ -20,6 +21,8 @@ export type SandboxContext = Readonly<{
   /** Null when neither the server nor the environment names a model endpoint. */
   model: ModelEndpoint | null;
   keyHeader: ModelKeyHeader;
+  /** The MCP credentials of the session's vaults, opened (live ones only: an archived vault or credential is left out). */
+  credentials: readonly BoundCredential[];
 }>;
 
 /** The sandbox behind a socket is not (or no longer) a session's bound sandbox: it gets nothing. */
@@ -32,6 +35,10 @@ export type SandboxContextsDeps = Readonly<{
   sessions: Pick<SessionKernel, 'load'>;
   environments: Pick<EnvironmentStore, 'get'>;
   agents: Pick<AgentStore, 'get'>;
+  vaults: Pick<VaultStore, 'activeCredentials'>;
+  /** Opens vault secrets (the gateway seals them under the same BERTH_SECRET_KEYS). */
+  secrets: SecretBox;
+  log: Logger;
   model: ServerModelSettings;
   cacheMs: number;
   now?: () => number;
@@ -85,9 +92,11 @@ export class SandboxContexts {
     if (!state.exists || state.lifecycle === 'DELETED' || bound === null || state.runtime_unavailable || bound.sandbox_id !== name || bound.generation !== owner.generation) {
       return { unbound: `sandbox ${name} is not the sandbox session ${owner.sessionId} has bound now` };
     }
-    const [environment, agent] = await Promise.all([
+    const [environment, agent, credentials] = await Promise.all([
       this.deps.environments.get(state.owner_id, state.environment_id),
       this.deps.agents.get(state.owner_id, state.agent.id, state.agent.version),
+      // A snapshot written before sessions had vaults lacks the field: such a session has none.
+      this.credentials(owner.sessionId, state.owner_id, (state.vault_ids as readonly string[] | undefined) ?? []),
     ]);
     if (environment === null) return { unbound: `the environment ${state.environment_id} of session ${owner.sessionId} is gone` };
     return {
@@ -100,6 +109,24 @@ export class SandboxContexts {
       policy: egressPolicyFrom(state.environment_id, environment.config, agent?.config ?? {}),
       model: modelEndpointFrom(environment.config, this.deps.model),
       keyHeader: harnessAdapterFor(state.harness).capabilities.modelKeyHeader,
+      credentials,
     };
+  }
+
+  /** The session's MCP credentials (vaults of the session's owner only), opened; one that does not open is left out and logged by id. */
+  private async credentials(sessionId: string, ownerId: string, vaultIds: readonly string[]): Promise<BoundCredential[]> {
+    if (vaultIds.length === 0) return [];
+    const bound: BoundCredential[] = [];
+    for (const record of await this.deps.vaults.activeCredentials(ownerId, vaultIds)) {
+      const mcpServerUrl = credentialMcpServerUrl(record.auth);
+      if (mcpServerUrl === null) continue;
+      try {
+        const secret = JSON.parse(this.deps.secrets.open(record.secret, record.id)) as CredentialSecret;
+        bound.push({ credentialId: record.id, mcpServerUrl, token: secret.value });
+      } catch (error) {
+        this.deps.log.warn('a vault credential does not open: it is not injected', { session_id: sessionId, vault_id: record.vault_id, credential_id: record.id, code: (error as { code?: string }).code ?? null });
+      }
+    }
+    return bound;
   }
 }

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, type AbsoluteTarget, type DenialInput } from '@berth/egress-domain';
+import { credentialFor, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput } from '@berth/egress-domain';
 import { isUnbound, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Logger } from '@berth/ports';
 import type { DenialReporter } from '../denials/denial-reporter';
@@ -25,7 +25,8 @@ const DENIED_HEADER = 'x-berth-egress-denied';
 /**
  * The HTTP proxy one sandbox reaches through its socket. Three kinds of request:
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
- * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it;
+ * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
+ *   with the session's vault credential for that MCP server as `Authorization: Bearer` (the sandbox never holds it);
  * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed.
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
  */
@@ -60,7 +61,7 @@ async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: Incomin
     return answerText(res, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
   if (!verdict.allowed) return refuse(deps, context, res, verdict.denial);
-  forwardPlain(verdict.route, target, req, res, deps.connectTimeoutMs);
+  forwardPlain(verdict.route, target, credentialFor(context.credentials, target), req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -106,9 +107,10 @@ function refuse(deps: SandboxProxyDeps, context: SandboxContext, res: ServerResp
   answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
 }
 
-function forwardPlain(route: Route, target: AbsoluteTarget, req: IncomingMessage, res: ServerResponse, connectTimeoutMs: number): void {
+function forwardPlain(route: Route, target: AbsoluteTarget, credential: BoundCredential | null, req: IncomingMessage, res: ServerResponse, connectTimeoutMs: number): void {
   const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
-  const headers = { ...endToEndHeaders(req.headers, new Set(['host'])), host: hostHeader };
+  const sent = { ...endToEndHeaders(req.headers, new Set(['host'])), host: hostHeader };
+  const headers = credential === null ? sent : withCredential(sent, credential);
   const upstream =
     route.kind === 'direct'
       ? httpRequest({ host: route.address, port: target.port, path: target.pathAndQuery, method: req.method, headers, agent: false })

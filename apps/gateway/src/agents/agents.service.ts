@@ -13,6 +13,7 @@ import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import { renderAgent } from './agent.render';
 import type { AgentRoutes } from './agents.schemas';
 import type { RouteInput } from '../http/route';
+import type { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
 
 export const agentNotFound = () => new NotFoundError('agent not found', 'AGENT_NOT_FOUND');
 
@@ -25,6 +26,7 @@ export class AgentsService {
     private readonly agents: AgentStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly webhooks: Pick<ResourceWebhooks, 'changed'>,
   ) {}
 
   async create(owner: string, body: AgentCreateParams) {
@@ -42,6 +44,7 @@ export class AgentsService {
       archived_at: null,
     };
     await this.agents.putVersion(record, 0);
+    await this.webhooks.changed({ type: 'agent.created', id: record.id, ownerId: owner, at: now, version: 1 });
     return renderAgent(record);
   }
 
@@ -79,6 +82,7 @@ export class AgentsService {
       if (error instanceof ConcurrencyError) throw new IllegalStateError(ErrorCodes.VERSION_CONFLICT, 'agent was updated concurrently; retry with the new version');
       throw error;
     }
+    await this.webhooks.changed({ type: 'agent.updated', id: record.id, ownerId: owner, at: record.updated_at, version: record.version });
     return renderAgent(record);
   }
 
@@ -88,6 +92,7 @@ export class AgentsService {
     if (current.archived_at !== null) return renderAgent(current);
     const archived = await this.agents.archive(owner, id, this.clock.now().toISOString());
     if (!archived) throw agentNotFound();
+    await this.webhooks.changed({ type: 'agent.archived', id, ownerId: owner, at: archived.archived_at ?? archived.updated_at });
     return renderAgent(archived);
   }
 

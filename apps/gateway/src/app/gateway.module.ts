@@ -27,9 +27,12 @@ import { SessionsService } from '../sessions/sessions.service';
 import { StreamController } from '../stream/stream.controller';
 import { VaultsController } from '../vaults/vaults.controller';
 import { VaultsService } from '../vaults/vaults.service';
+import { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
 import { WebhooksController } from '../webhooks/webhooks.controller';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { WorkspaceController } from '../workspace/workspace.controller';
+import { ExportController } from '../export/export.controller';
+import { SessionExport } from '../export/session-export';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -49,6 +52,7 @@ export class GatewayModule {
         FilesController,
         ResourcesController,
         WorkspaceController,
+        ExportController,
         NatsCredentialsController,
         WebhooksController,
         VaultsController,
@@ -68,13 +72,24 @@ export class GatewayModule {
               commands,
               probe: d.sandboxProbe,
               secrets: d.store.secrets,
+              transcripts: d.store.transcripts,
+              box: d.secrets,
               clock: d.clock,
               ids: d.ids,
             }),
           inject: [DEPS, SessionCommands],
         },
-        { provide: AgentsService, useFactory: (d: GatewayDeps) => new AgentsService(d.store.agents, d.clock, d.ids), inject: [DEPS] },
-        { provide: EnvironmentsService, useFactory: (d: GatewayDeps) => new EnvironmentsService(d.store.environments, d.clock, d.ids, d.options.allowHostNetwork ?? false), inject: [DEPS] },
+        {
+          provide: ResourceWebhooks,
+          useFactory: (d: GatewayDeps) => new ResourceWebhooks({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, now: () => d.clock.now().toISOString(), log: d.log }),
+          inject: [DEPS],
+        },
+        { provide: AgentsService, useFactory: (d: GatewayDeps, webhooks: ResourceWebhooks) => new AgentsService(d.store.agents, d.clock, d.ids, webhooks), inject: [DEPS, ResourceWebhooks] },
+        {
+          provide: EnvironmentsService,
+          useFactory: (d: GatewayDeps, webhooks: ResourceWebhooks) => new EnvironmentsService(d.store.environments, d.clock, d.ids, webhooks, d.options.allowHostNetwork ?? false),
+          inject: [DEPS, ResourceWebhooks],
+        },
         {
           provide: FilesService,
           useFactory: (d: GatewayDeps) => new FilesService({ files: d.store.files, blobs: d.store.blobs, clock: d.clock, ids: d.ids, maxBytes: d.options.fileMaxBytes }),
@@ -88,12 +103,18 @@ export class GatewayModule {
         {
           provide: SessionsService,
           useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases, resources: ResourceResolver) =>
-            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, resources, clock: d.clock }),
+            new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, resources, vaults: d.store.vaults, clock: d.clock }),
           inject: [DEPS, EnvironmentsService, SessionUseCases, ResourceResolver],
         },
         {
+          provide: SessionExport,
+          useFactory: (d: GatewayDeps, sessions: SessionsService, agents: AgentsService, environments: EnvironmentsService) =>
+            new SessionExport({ sessions, agents, environments, journal: d.store.journal, transcripts: d.store.transcripts, files: d.store.files, blobs: d.store.blobs, workspace: d.workspace, clock: d.clock }),
+          inject: [DEPS, SessionsService, AgentsService, EnvironmentsService],
+        },
+        {
           provide: ResourcesService,
-          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver, secrets: d.store.secrets }),
+          useFactory: (d: GatewayDeps, useCases: SessionUseCases, resolver: ResourceResolver) => new ResourcesService({ useCases, resolver }),
           inject: [DEPS, SessionUseCases, ResourceResolver],
         },
         {
@@ -114,8 +135,8 @@ export class GatewayModule {
         },
         {
           provide: VaultsService,
-          useFactory: (d: GatewayDeps) => new VaultsService({ vaults: d.store.vaults, secrets: d.secrets, clock: d.clock, ids: d.ids }),
-          inject: [DEPS],
+          useFactory: (d: GatewayDeps, webhooks: ResourceWebhooks) => new VaultsService({ vaults: d.store.vaults, secrets: d.secrets, clock: d.clock, ids: d.ids, webhooks }),
+          inject: [DEPS, ResourceWebhooks],
         },
         RouteTable,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

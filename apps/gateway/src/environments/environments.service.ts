@@ -11,6 +11,7 @@ import { BerthError, IllegalStateError, NotFoundError, ValidationError, type Clo
 import type { EnvironmentRecord, EnvironmentStore } from '@berth/ports';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
+import type { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
 import { renderEnvironment } from './environment.render';
 import type { EnvironmentRoutes } from './environments.schemas';
 
@@ -22,6 +23,7 @@ export class EnvironmentsService {
     private readonly environments: EnvironmentStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
+    private readonly webhooks: Pick<ResourceWebhooks, 'changed'>,
     private readonly allowHostNetwork = false,
   ) {}
 
@@ -50,6 +52,7 @@ export class EnvironmentsService {
       deleted: false,
     };
     await this.environments.put(record);
+    await this.webhooks.changed({ type: 'environment.created', id: record.id, ownerId: owner, at: now });
     return renderEnvironment(record);
   }
 
@@ -81,6 +84,7 @@ export class EnvironmentsService {
       updated_at: this.clock.now().toISOString(),
     };
     await this.environments.put(updated);
+    await this.webhooks.changed({ type: 'environment.updated', id, ownerId: owner, at: updated.updated_at });
     return renderEnvironment(updated);
   }
 
@@ -90,12 +94,15 @@ export class EnvironmentsService {
     const now = this.clock.now().toISOString();
     const archived: EnvironmentRecord = { ...env, archived_at: now, updated_at: now };
     await this.environments.put(archived);
+    await this.webhooks.changed({ type: 'environment.archived', id, ownerId: owner, at: now });
     return renderEnvironment(archived);
   }
 
   async delete(owner: string, id: string) {
     const env = await this.find(owner, id);
-    await this.environments.put({ ...env, deleted: true, updated_at: this.clock.now().toISOString() });
+    const at = this.clock.now().toISOString();
+    await this.environments.put({ ...env, deleted: true, updated_at: at });
+    await this.webhooks.changed({ type: 'environment.deleted', id: env.id, ownerId: owner, at });
     return { id: env.id, type: 'environment_deleted' };
   }
 

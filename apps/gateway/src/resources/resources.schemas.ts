@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CheckoutSchema, MountPathSchema, RepositoryUrlSchema } from '@berth/contracts';
+import { CheckoutSchema, MountPathSchema } from '@berth/contracts';
 import { defineRoute } from '../http/route';
 import { PageQueryShape, idParam } from '../http/schemas';
 
@@ -9,7 +9,8 @@ export const ResourceParamsSchema = z
     z.object({ type: z.literal('file'), file_id: idParam('file_id', 'file'), mount_path: MountPathSchema.nullish() }),
     z.object({
       type: z.literal('github_repository'),
-      url: RepositoryUrlSchema,
+      // Checked by the resolver (repositoryUrlProblem), which answers 400 REPOSITORY_URL_NOT_SUPPORTED.
+      url: z.string().max(4096),
       authorization_token: z.string().min(1).max(4096).regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces').optional(),
       checkout: CheckoutSchema.nullish(),
       mount_path: MountPathSchema.nullish(),

@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '@berth/core';
 import type { SessionResource } from '@berth/contracts';
-import type { SessionRecord, SessionSecrets } from '@berth/ports';
+import type { SessionRecord } from '@berth/ports';
 import type { SessionUseCases } from '@berth/session-use-cases';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { ResourceResolver } from './resource-resolver';
@@ -13,7 +13,7 @@ const resourcesOf = (record: SessionRecord): readonly SessionResource[] => (Arra
 
 /** `/v1/sessions/{id}/resources`: resources are session state, so every write is a session use case (a kernel command). */
 export class ResourcesService {
-  constructor(private readonly d: Readonly<{ useCases: SessionUseCases; resolver: ResourceResolver; secrets: SessionSecrets }>) {}
+  constructor(private readonly d: Readonly<{ useCases: SessionUseCases; resolver: ResourceResolver }>) {}
 
   async add(owner: string, sessionId: string, params: ResourceParams): Promise<SessionResource> {
     await this.d.useCases.find(owner, sessionId);
@@ -40,7 +40,7 @@ export class ResourcesService {
   async update(owner: string, sessionId: string, resourceId: string, token: string): Promise<SessionResource> {
     const resource = await this.get(owner, sessionId, resourceId);
     if (resource.type !== 'github_repository') throw new ValidationError('only github_repository resources have an authorization_token', 'authorization_token');
-    await this.d.secrets.put(sessionId, resourceId, token);
+    await this.d.useCases.replaceResourceToken(owner, sessionId, resourceId, token);
     return resource;
   }
 

@@ -7,7 +7,7 @@ import {
   readEnvironmentConfig,
   refuseConfigIssues,
 } from '@berth/contracts';
-import type { AgentRecord, AgentStore, SessionReadModel, SessionRecord } from '@berth/ports';
+import type { AgentRecord, AgentStore, SessionReadModel, SessionRecord, VaultStore } from '@berth/ports';
 import type { SessionUseCases } from '@berth/session-use-cases';
 import type { z } from 'zod';
 import { agentNotFound } from '../agents/agents.service';
@@ -24,6 +24,7 @@ export type SessionsServiceDeps = Readonly<{
   environments: EnvironmentsService;
   useCases: SessionUseCases;
   resources: ResourceResolver;
+  vaults: Pick<VaultStore, 'get'>;
   clock: Clock;
 }>;
 
@@ -49,6 +50,7 @@ export class SessionsService {
     refuseConfigIssues(agentConfigIssuesFor(agentConfig, config.harness), 'agent');
     const resources = [];
     for (const params of body.resources ?? []) resources.push(await this.d.resources.resolve(owner, params));
+    const vaultIds = await this.usableVaults(owner, body.vault_ids ?? []);
     const record = await this.d.useCases.create({
       owner,
       agent: { id: agent.id, version: agent.version },
@@ -59,9 +61,21 @@ export class SessionsService {
       metadata: body.metadata ?? {},
       initial_messages: (body.initial_events ?? []).map((e) => e.content),
       resources,
+      vault_ids: vaultIds,
       idempotency_key: idempotencyKey,
     });
     return this.render(record);
+  }
+
+  /** The vaults a session pins, each once, in the order given: the owner's own (404 otherwise) and not archived. */
+  private async usableVaults(owner: string, ids: readonly string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    for (const id of unique) {
+      const vault = await this.d.vaults.get(owner, id);
+      if (vault === null) throw new NotFoundError(`vault ${id} not found`, 'VAULT_NOT_FOUND');
+      if (vault.archived_at !== null) throw new IllegalStateError('VAULT_ARCHIVED', `vault ${id} is archived`);
+    }
+    return unique;
   }
 
   async list(owner: string, q: RouteInput<typeof SessionRoutes.list>['query']) {
@@ -114,6 +128,11 @@ export class SessionsService {
 
   async pause(owner: string, id: string) {
     return this.render(await this.d.useCases.pause(owner, id));
+  }
+
+  /** The fork, rendered like any session (`berth.forked_from` names where it came from). */
+  async fork(owner: string, id: string, at: Readonly<{ event_id?: string; seq?: number }>) {
+    return this.render(await this.d.useCases.fork(owner, id, at));
   }
 
   async resume(owner: string, id: string) {

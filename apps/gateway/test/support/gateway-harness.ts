@@ -49,6 +49,8 @@ export type GatewayHarness = Readonly<{
 
 export type GatewayHarnessOptions = {
   turnRunner?: boolean;
+  /** The fake turn runner records a checkpoint with each completed turn (what a fork needs). */
+  checkpoints?: boolean;
   /** Off: the gateway has no BERTH_NATS_ISSUER (subscriber credentials are not offered). */
   subscriberIssuer?: boolean;
   gateway?: Partial<GatewayOptions>;
@@ -58,19 +60,21 @@ export type GatewayHarnessOptions = {
   workspace?: (store: BerthStore) => WorkspaceReads;
   /** false: no BERTH_SECRET_KEYS, as on a server that never set one. */
   secretKeys?: boolean;
+  /** The store (default: SQLite in memory). */
+  storeUrl?: string;
 };
 
 /**
- * A running gateway on a free loopback port: SQLite in memory, the real session kernel in-process, the live feed
+ * A running gateway on a free loopback port: SQLite in memory (or `storeUrl`), the real session kernel in-process, the live feed
  * in memory and (unless disabled) a fake turn runner answering turns.
  */
 export async function startGateway(options: GatewayHarnessOptions = {}): Promise<GatewayHarness> {
-  const store = createStore('sqlite::memory:');
+  const store = createStore(options.storeUrl ?? 'sqlite::memory:');
   await store.init();
   const feed = new InMemoryEventFeed();
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
-  const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
+  const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener), options.checkpoints ? store.transcripts : null);
   const issuer = new FakeSubscriberIssuer();
   const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };

@@ -10,6 +10,9 @@ export const CONTROL_EVENT_TYPES = [
   'SandboxRequested',
   'InterruptRequested',
   'ToolUseConfirmed',
+  'CustomToolResultReceived',
+  // The last answer of a turn whose harness a pause released: the turn goes on in a new one.
+  'TurnResumed',
   'SessionTerminated',
   'SessionArchived',
   'SessionDeleted',
@@ -20,7 +23,7 @@ export const CONTROL_EVENT_TYPES = [
 
 /**
  * The control consumer (`sandbox-manager-control`): sandbox requests, interrupts, tool
- * confirmations, terminate, archive, delete, pause, lost sandboxes and added resources. Each is short (a container start
+ * confirmations (and the resumed turns a pause left without a harness), terminate, archive, delete, pause, lost sandboxes and added resources. Each is short (a container start
  * at most), so an interrupt never waits behind running turns. A handler returns once the
  * activities it caused are done; a failed one is retried by redelivery.
  */

@@ -1,12 +1,13 @@
 import { Consumers, Streams } from '@berth/contracts';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
-import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
+import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
-import type { ManagerPolicy } from '@berth/sandbox-workflow';
+import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -17,6 +18,7 @@ import { WarmPools } from '../pool/warm-pools';
 import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
 import { TurnQueries } from '../probe/turn-queries';
+import { AcquisitionLeases } from '../sandboxes/acquisition-leases';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
@@ -30,20 +32,28 @@ import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { PinnedAgents } from '../sessions/pinned-agents';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import type { TurnTuning } from '../turns/turn-execution';
 import { TurnExecutions } from '../turns/turn-executions';
 import { DeathReporter } from '../watchers/death-reporter';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { managerSender } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
+import { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
-  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets'>;
+  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets' | 'sandboxClaims' | 'leases'>;
   runtime: SandboxRuntime;
+  /** Opens repository tokens (sealed at rest by the gateway) just before a clone. */
+  box: SecretBox;
+  /** The host path of a sandbox's egress socket: repositories are cloned through it. */
+  egressSocketOf: (sandboxId: string) => Promise<string | null>;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
+  /** Per-turn snapshots of those workspaces (what a fork starts from); default: none. */
+  snapshots?: WorkspaceSnapshots;
   /** Default size limit of a session's workspace, when its environment sets none. */
   workspaceBytes?: number;
   /** Builds the images of environments with `packages`. */
@@ -68,6 +78,8 @@ export type SandboxManagerInput = Readonly<{
   bus?: CommandBus;
   /** Where the manager's metrics are registered (its /metrics). */
   registry: Registry;
+  /** The egress root the runtime makes each sandbox's platform directory under (custom tools sockets go there); null: none. */
+  egressDir: string | null;
 }>;
 
 export type RunningSandboxManager = Readonly<{
@@ -101,10 +113,12 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     },
   });
   const { workspaces } = input;
+  const snapshots = input.snapshots ?? NO_WORKSPACE_SNAPSHOTS;
   const files = new SessionFiles({
     runtime,
     workspaces,
-    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, cloner: new RepositoryCloner(), log }),
+    snapshots,
+    mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
     send,
     log,
@@ -112,13 +126,15 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const pool = new WarmPool({
     runtime,
     workspaces,
-    ledger: new InMemoryClaimLedger(),
+    claims: store.sandboxClaims,
     clock,
     nextSlot: () => randomBytes(6).toString('hex'),
     scopeLabels: input.scopeLabels,
     onError: (error, context) => log.warn(`warm pool: ${context}`, { err: error }),
   });
   const bound = new BoundSandboxes(clock);
+  // This process among the managers sharing the store: the holder of the leases it takes.
+  const instance = `sandbox-manager:${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   // Read at scrape time: `turns` is assigned before the first scrape can happen.
   const metrics = sandboxMetrics(input.registry, {
     turnsRunning: () => turns.unsettled(),
@@ -138,13 +154,17 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     metrics,
     scopeLabels: input.scopeLabels,
     files,
+    acquisitions: new AcquisitionLeases(store.leases, instance, clock),
   });
+  const customTools: CustomToolSockets | null = input.egressDir === null ? null : new CustomToolSockets({ runtime, egressDir: input.egressDir, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log });
   const turns = new TurnExecutions({
     runtime,
+    customTools,
     journal: store.journal,
     settings,
     agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
+    checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,
     send,
     crash,
@@ -153,12 +173,14 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     now: () => clock.now().toISOString(),
     tuning: input.turnTuning,
   });
-  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy });
+  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy, customTools });
   const deaths = new DeathReporter({ runtime, sandboxes, send, pool, log, scopeLabels: input.scopeLabels });
 
+  const journalBindings = new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels);
   const plan = await reconcileAtStart({
     runtime,
-    bindings: new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels),
+    bindings: journalBindings,
+    requests: journalBindings,
     pool,
     workspaces,
     clock,
@@ -176,7 +198,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
-  const leases = new LeaseSweeper({ bound, turns, sandboxes, send, clock, log });
+  const leases = new LeaseSweeper({ bound, turns, sandboxes, send, journal: store.journal, view: (sessionId) => shell.view(sessionId), clock, log });
   leases.start(input.leaseSweepMs);
   const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
   poolSweep.unref();
@@ -216,6 +238,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
       probes.stop();
       for (const app of apps) await app.close();
       shell.stop();
+      await customTools?.stop();
       await leases.stop();
       clearInterval(poolSweep);
       watching.abort();

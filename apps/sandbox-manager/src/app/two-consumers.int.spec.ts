@@ -5,6 +5,7 @@ import type { CommandData, CommandType, RecordedEvent } from '@berth/contracts';
 import { commandFor, createSessionData, testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
+import { UnconfiguredSecretBox } from '@berth/secrets';
 import { createStore } from '@berth/store';
 import { InMemorySandboxImages, InMemorySandboxRuntime, InMemoryWorkspaces, silentLogger, startNatsServer, waitUntil, type NatsServerHandle } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
@@ -59,6 +60,8 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       nc,
       store,
       runtime,
+      box: new UnconfiguredSecretBox(),
+      egressSocketOf: async () => null,
       workspaces: new InMemoryWorkspaces(),
       clock: systemClock,
       log: quiet,
@@ -70,6 +73,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       poolSweepMs: 60_000,
       policy: { interruptDeadlineMs: 1_500 },
       registry: new Registry(),
+      egressDir: null,
     });
   }, 120_000);
   afterAll(async () => {

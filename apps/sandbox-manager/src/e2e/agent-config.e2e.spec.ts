@@ -24,7 +24,8 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { harness: 'claude-code', api: 'messages', models: ['claude-opus-4-7', 'claude-sonnet-4-6'], disabled: { tool: 'web_fetch', offeredAs: 'WebFetch' }, mcpCall: { name: 'mcp__docs__lookup' } },
+  // `claude-opus-4-1`: an id Claude Code would send as its opus alias's model if Berth let it.
+  { harness: 'claude-code', api: 'messages', models: ['claude-opus-4-7', 'claude-opus-4-1'], disabled: { tool: 'web_fetch', offeredAs: 'WebFetch' }, mcpCall: { name: 'mcp__docs__lookup' } },
   { harness: 'codex', api: 'responses', models: ['berth-model', 'berth-model-2'], disabled: { tool: 'web_search', offeredAs: 'web_search' }, mcpCall: { name: 'lookup', namespace: 'mcp__docs' } },
   { harness: 'pi', api: 'messages', models: ['claude-opus-4-7', 'claude-sonnet-4-6'], disabled: { tool: 'bash', offeredAs: 'bash' }, mcpCall: null },
 ];

@@ -21,6 +21,12 @@ import { listEvents, type PublicEvent } from '../testing/session-events';
 
 const TURN_TIMEOUT_MS = 120_000;
 const TOKEN = `ghp_${randomBytes(12).toString('hex')}`;
+/**
+ * The test's git server listens on loopback, which the egress refuses from a sandbox (and so from
+ * its clones); it gets a public-looking name that the egress's upstream proxy (the test's
+ * "internet", a test-only operator setting: BERTH_EGRESS_UPSTREAM_PROXY) serves from it.
+ */
+const GIT_HOST = 'git.widgets.test';
 
 const idleCount = (events: readonly PublicEvent[]) => events.filter((e) => e.type === 'session.status_idle').length;
 
@@ -51,8 +57,13 @@ describe('files, resources, outputs and the workspace through the platform', () 
     repo = git.repository('widgets', [
       { name: 'v1', branch: 'main', files: { 'VERSION': '1\n' } },
       { name: 'v2', branch: 'main', files: { 'VERSION': '2\n' } },
+      { name: 'feature', branch: 'feature/x', files: { 'FEATURE.md': 'on a branch\n' } },
     ]);
-    platform = await startE2ePlatform({ modelBaseUrl: model.url, managerEnv: { BERTH_WORKSPACE_DIR: workspaceDir, BERTH_WORKSPACE_SIZE_MB: '256' } });
+    platform = await startE2ePlatform({
+      modelBaseUrl: model.url,
+      managerEnv: { BERTH_WORKSPACE_DIR: workspaceDir, BERTH_WORKSPACE_SIZE_MB: '256' },
+      upstreamHosts: { [GIT_HOST]: { origin: git.url } },
+    });
     client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
     other = new Anthropic({ apiKey: platform.otherApiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
   }, 600_000);
@@ -71,6 +82,9 @@ describe('files, resources, outputs and the workspace through the platform', () 
     }, TURN_TIMEOUT_MS, platform.logs);
   };
 
+  /** The repository by its public-looking name. */
+  const publicUrl = `http://${GIT_HOST}/widgets.git`;
+
   const bash = (command: string) => ({ kind: 'turn' as const, text: 'Working.', toolCalls: [{ name: 'Bash', input: { command, description: 'work' } }] });
 
   it(
@@ -88,14 +102,19 @@ describe('files, resources, outputs and the workspace through the platform', () 
         environment_id: env.id,
         resources: [
           { type: 'file', file_id: uploaded.id },
-          { type: 'github_repository', url: repo.url, authorization_token: TOKEN, checkout: { type: 'commit', sha: repo.commits.v1 } },
+          { type: 'github_repository', url: publicUrl, authorization_token: TOKEN, checkout: { type: 'commit', sha: repo.commits.v1 } },
+          { type: 'github_repository', url: publicUrl, authorization_token: TOKEN, checkout: { type: 'branch', name: 'feature/x' }, mount_path: '/workspace/widgets-feature' },
         ],
       });
       const mountPath = `/mnt/session/uploads/${uploaded.id}`;
-      expect(session.resources.map((r) => r.mount_path)).toEqual([mountPath, '/workspace/widgets']);
+      expect(session.resources.map((r) => r.mount_path)).toEqual([mountPath, '/workspace/widgets', '/workspace/widgets-feature']);
 
       model.script(
-        bash(`cat ${mountPath} > /mnt/session/outputs/result.txt && cat /workspace/widgets/VERSION > /mnt/session/outputs/version.txt && git -C /workspace/widgets rev-parse HEAD > /mnt/session/outputs/head.txt && mkdir -p /workspace/notes && echo kept-in-workspace > /workspace/notes/kept.txt`),
+        bash(
+          `cat ${mountPath} > /mnt/session/outputs/result.txt && cat /workspace/widgets/VERSION > /mnt/session/outputs/version.txt && git -C /workspace/widgets rev-parse HEAD > /mnt/session/outputs/head.txt && ` +
+            `git -C /workspace/widgets-feature rev-parse --abbrev-ref HEAD > /mnt/session/outputs/branch.txt && git -C /workspace/widgets-feature rev-parse HEAD >> /mnt/session/outputs/branch.txt && ` +
+            `mkdir -p /workspace/notes && echo kept-in-workspace > /workspace/notes/kept.txt`,
+        ),
         reply.text('Done.'),
       );
       const first = await send(session.id, 'Copy the input to the outputs and note what you did.', 0);
@@ -104,12 +123,17 @@ describe('files, resources, outputs and the workspace through the platform', () 
       // Listed as soon as the session is idle: outputs are captured before the turn's outcome.
       const outputs = await client.beta.files.list({ scope_id: session.id });
       const byName = new Map(outputs.data.map((f) => [f.filename, f]));
-      expect([...byName.keys()].sort()).toEqual(['head.txt', 'result.txt', 'version.txt']);
+      expect([...byName.keys()].sort()).toEqual(['branch.txt', 'head.txt', 'result.txt', 'version.txt']);
       const result = byName.get('result.txt') as Anthropic.Beta.Files.BetaFileMetadata;
       expect(result).toMatchObject({ scope: { type: 'session', id: session.id }, mime_type: 'text/plain', size_bytes: Buffer.byteLength(input) });
       expect(await (await client.beta.files.download(result.id)).text()).toBe(input);
       expect(await (await client.beta.files.download((byName.get('head.txt') as { id: string }).id)).text()).toBe(`${repo.commits.v1}\n`);
       expect(await (await client.beta.files.download((byName.get('version.txt') as { id: string }).id)).text()).toBe('1\n');
+      expect(await (await client.beta.files.download((byName.get('branch.txt') as { id: string }).id)).text()).toBe(`feature/x\n${repo.commits.feature}\n`);
+      // The clones went out through the sandbox's egress (to the upstream, by the public name), with the token.
+      expect(platform.upstream.requests.filter((r) => r.host === GIT_HOST && r.served).length).toBeGreaterThan(0);
+      expect(git.requests.length).toBeGreaterThan(0);
+      expect(git.requests.every((r) => r.authorized)).toBe(true);
 
       for (const id of [uploaded.id, result.id]) {
         await expect(other.beta.files.retrieveMetadata(id)).rejects.toMatchObject({ status: 404 });
@@ -119,8 +143,19 @@ describe('files, resources, outputs and the workspace through the platform', () 
 
       // The token was used by the platform only.
       const container = `berth-s-${session.id}-g1`;
-      const { lines: traces } = await execIn(platform, container, `grep -rl '${TOKEN}' /workspace /home/agent /mnt/session /tmp 2>/dev/null; env; cat /proc/1/environ; cat /workspace/widgets/.git/config`);
+      // Everywhere a clone or the platform could write (the image's own /usr and /opt are read-only content).
+      const basic = Buffer.from(`x-access-token:${TOKEN}`).toString('base64');
+      const { lines: traces } = await execIn(
+        platform,
+        container,
+        `grep -rl -e '${TOKEN}' -e '${basic}' /workspace /mnt/session /home/agent /tmp /etc /root /run /var 2>/dev/null; env; cat /proc/1/environ | tr '\\0' '\\n'; cat /workspace/*/.git/config`,
+      );
+      expect(traces.join('\n')).toContain(`url = ${publicUrl}`);
       expect(traces.join('\n')).not.toContain(TOKEN);
+      expect(traces.join('\n')).not.toContain(basic);
+      const inspected = JSON.stringify((await platform.runtime.docker.getContainer(container).inspect()).Config);
+      expect(inspected).not.toContain(TOKEN);
+      expect(inspected).not.toContain(basic);
       expect(JSON.stringify(await listEvents(client, session.id))).not.toContain(TOKEN);
       expect(platform.logs()).not.toContain(TOKEN);
 
@@ -165,6 +200,47 @@ describe('files, resources, outputs and the workspace through the platform', () 
       await client.beta.sessions.delete(session.id);
       await waitFor('the workspace to be removed', async () => !(await exists()), 20_000, platform.logs);
       expect(await platform.runtime.inspect(rebuilt)).toBeNull();
+    },
+    600_000,
+  );
+
+  it(
+    "clones only what the sandbox may reach: loopback, a private address and a host a limited environment does not allow fail the resource with the egress's words",
+    async () => {
+      const agent = await client.beta.agents.create({ name: 'limited-agent', model: 'claude-sonnet-4-5', system: 'You clone.', tools: [{ type: 'agent_toolset_20260401' }] });
+      const env = await client.beta.environments.create({
+        name: 'limited-env',
+        config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['allowed.test'] }, harness: 'claude-code' } as Anthropic.Beta.Environments.BetaCloudConfigParams,
+      });
+      const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+      const servedBefore = git.requests.length;
+      const upstreamBefore = platform.upstream.requests.filter((r) => r.host === GIT_HOST).length;
+      const cases = [
+        { url: `${git.url}/widgets.git`, host: '127.0.0.1', words: /Berth egress refused 127\.0\.0\.1:\d+/ },
+        { url: 'http://10.20.30.40/widgets.git', host: '10.20.30.40', words: /Berth egress refused 10\.20\.30\.40:80/ },
+        { url: publicUrl, host: GIT_HOST, words: new RegExp(`"${GIT_HOST.replace(/\./g, '\\.')}" is not in config\.networking\.allowed_hosts`) },
+      ];
+      for (const [turn, c] of cases.entries()) {
+        const answer = await fetch(`${platform.gatewayUrl}/v1/sessions/${session.id}/resources`, {
+          method: 'POST',
+          headers: { 'x-api-key': platform.apiKey, 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 'github_repository', url: c.url, authorization_token: TOKEN }),
+        });
+        expect(answer.status).toBe(200);
+        const added = (await answer.json()) as { id: string };
+        const events = await send(session.id, 'Look at the repository.', turn);
+        const error = events.filter((e) => e.type === 'session.error').at(-1) as { error: { type: string; message: string } } | undefined;
+        expect(error?.error.type).toBe('berth.resource_unavailable_error');
+        expect(error?.error.message).toContain(`repository ${c.url} (resource ${added.id}) could not be cloned: the sandbox's egress refused it: `);
+        expect(error?.error.message).toMatch(c.words);
+        expect(error?.error.message).not.toContain(TOKEN);
+        expect(events.filter((e) => e.type === 'berth.egress_denied')).toEqual(expect.arrayContaining([expect.objectContaining({ host: c.host })]));
+        await client.beta.sessions.resources.delete(added.id, { session_id: session.id });
+      }
+      // None of them reached anything: not the git server on loopback, not the upstream for the host not allowed.
+      expect(git.requests.length).toBe(servedBefore);
+      expect(platform.upstream.requests.filter((r) => r.host === GIT_HOST).length).toBe(upstreamBefore);
+      await client.beta.sessions.delete(session.id);
     },
     600_000,
   );

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
-import { SessionPaths, type SessionResource } from '@berth/contracts';
+import { SessionPaths, sessionSecretAad, type SessionResource } from '@berth/contracts';
 import { KeyedLock } from '@berth/core';
-import type { BlobStore, FileStore, Logger, SandboxRuntime, SessionSecrets } from '@berth/ports';
+import type { BlobStore, FileStore, Logger, SandboxRuntime, SecretBox, SessionSecrets } from '@berth/ports';
 import type { RepositoryCloner } from './repository-cloner';
 import { fileArchive, treeArchive } from './tree-archive';
 
@@ -24,7 +24,17 @@ export class ResourceMounter {
   private readonly done = new Map<string, Set<string>>();
 
   constructor(
-    private readonly deps: Readonly<{ runtime: SandboxRuntime; files: FileStore; blobs: BlobStore; secrets: SessionSecrets; cloner: RepositoryCloner; log: Logger }>,
+    private readonly deps: Readonly<{
+      runtime: SandboxRuntime;
+      files: FileStore;
+      blobs: BlobStore;
+      secrets: SessionSecrets;
+      box: SecretBox;
+      cloner: RepositoryCloner;
+      /** The host path of a sandbox's egress socket (null: it has none), which its clones go out through. */
+      egressSocketOf: (sandboxId: string) => Promise<string | null>;
+      log: Logger;
+    }>,
   ) {}
 
   /** Mounts every resource the sandbox lacks; throws ResourceUnavailable for the first one that cannot be. */
@@ -56,12 +66,25 @@ export class ResourceMounter {
       this.deps.log.info('file mounted', { session_id: input.sessionId, sandbox_id: input.sandboxId, file_id: file.id, mount_path: resource.mount_path });
       return;
     }
-    const token = await this.deps.secrets.get(input.sessionId, resource.id);
+    const egressSocket = await this.deps.egressSocketOf(input.sandboxId);
+    if (egressSocket === null) throw new ResourceUnavailable(`repository ${resource.url} (resource ${resource.id}) could not be cloned: sandbox ${input.sandboxId} has no egress, which clones go out through`);
+    const token = await this.tokenOf(input.sessionId, resource);
     try {
-      await this.deps.cloner.withClone({ url: resource.url, checkout: resource.checkout, token }, (dir) => this.deps.runtime.putArchive(input.sandboxId, root, treeArchive(dir, relative)));
+      await this.deps.cloner.withClone({ url: resource.url, checkout: resource.checkout, token, egressSocket }, (dir) => this.deps.runtime.putArchive(input.sandboxId, root, treeArchive(dir, relative)));
     } catch (error) {
       throw new ResourceUnavailable(`repository ${resource.url} (resource ${resource.id}) could not be cloned: ${error instanceof Error ? error.message : String(error)}`);
     }
     this.deps.log.info('repository cloned', { session_id: input.sessionId, sandbox_id: input.sandboxId, url: resource.url, mount_path: resource.mount_path });
+  }
+
+  /** The repository's token, opened here, just before the clone that needs it (the store keeps it sealed). */
+  private async tokenOf(sessionId: string, resource: SessionResource): Promise<string | null> {
+    const sealed = await this.deps.secrets.get(sessionId, resource.id);
+    if (sealed === null) return null;
+    try {
+      return this.deps.box.open(sealed, sessionSecretAad(sessionId, resource.id));
+    } catch (error) {
+      throw new ResourceUnavailable(`the token of repository resource ${resource.id} could not be opened: ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 }

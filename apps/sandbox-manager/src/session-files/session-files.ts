@@ -1,5 +1,5 @@
 import { SessionPaths, type SessionResource } from '@berth/contracts';
-import type { Logger, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import type { Logger, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { sessionLayoutArchive } from '@berth/docker';
 import { managerCommands, type AcquireSandbox } from '@berth/sandbox-workflow';
 import type { SendManagerCommand } from '../workflow/manager-sender';
@@ -10,7 +10,9 @@ export type SandboxFiles = Readonly<{ ownerId: string; sessionId: string; sandbo
 
 /**
  * The session-files activities the workflow's outputs call for: lay out a new sandbox's session
- * directories and mount the session's resources before it is bound (`acquire_sandbox`); mount what
+ * directories and mount the session's files before it is bound (`acquire_sandbox`: repositories
+ * wait for the binding, since they are cloned through the sandbox's egress, which serves a bound
+ * sandbox only; the first turn clones them before its harness starts); mount what
  * a sandbox lacks (`mount_resources`, and every turn before its harness starts); capture the
  * outputs after a turn, before it reports to the workflow (a client that sees the outcome finds
  * them listed); drop the workspace with the deleted session (`release_sandboxes`).
@@ -20,6 +22,7 @@ export class SessionFiles {
     private readonly deps: Readonly<{
       runtime: SandboxRuntime;
       workspaces: SessionWorkspaces;
+      snapshots: WorkspaceSnapshots;
       mounter: ResourceMounter;
       capture: OutputCapture;
       send: SendManagerCommand;
@@ -28,13 +31,13 @@ export class SessionFiles {
   ) {}
 
   /**
-   * A new sandbox: directories, then resources. A resource that cannot be mounted does not keep the
+   * A new sandbox: directories, then file resources. A file that cannot be mounted does not keep the
    * sandbox from being bound; it is reported as a session error here and fails the next turn.
    */
   async prepare(o: AcquireSandbox, sandboxId: string): Promise<void> {
     await this.deps.runtime.putArchive(sandboxId, SessionPaths.session, sessionLayoutArchive());
     try {
-      await this.mount({ ownerId: o.owner_id, sessionId: o.session_id, sandboxId }, o.resources);
+      await this.mount({ ownerId: o.owner_id, sessionId: o.session_id, sandboxId }, o.resources.filter((r) => r.type === 'file'));
     } catch (error) {
       if (!(error instanceof ResourceUnavailable)) throw error;
       this.deps.log.warn(error.message, { session_id: o.session_id, sandbox_id: sandboxId });
@@ -62,8 +65,18 @@ export class SessionFiles {
     this.deps.mounter.forget(sandboxId);
   }
 
-  /** The session was deleted and its sandboxes removed: its workspace goes too. */
+  /**
+   * A fork's first sandbox: its workspace becomes a copy of the snapshot of the turn it forked from
+   * (once; a rebuild finds it seeded). Then it mounts like any other session's.
+   */
+  async seedFork(o: AcquireSandbox, workspaceBytes: number): Promise<void> {
+    if (o.fork_of === null) return;
+    await this.deps.snapshots.seed(o.session_id, o.fork_of, workspaceBytes);
+  }
+
+  /** The session was deleted and its sandboxes removed: its workspace and its snapshots go too. */
   async removeWorkspace(sessionId: string): Promise<void> {
+    await this.deps.snapshots.removeSession(sessionId);
     await this.deps.workspaces.removeSession(sessionId);
     this.deps.log.info('workspace removed', { session_id: sessionId });
   }

@@ -9,6 +9,8 @@ import { startService, type ServiceProcess } from './service-process';
 
 /** The model key the e2e platform's egress holds: a test can look for it where it must never be (a sandbox, a log line). */
 export const E2E_MODEL_KEY = 'sk-scripted-e2e-model-key-0123456789';
+/** The server key that seals secrets at rest (repository tokens, vault credentials, webhook secrets), as `npm start` makes one. */
+const E2E_SECRET_KEYS = `e2e:${Buffer.alloc(32, 7).toString('base64')}`;
 
 type ServiceName = 'session-kernel' | 'egress' | 'sandbox-manager' | 'gateway';
 
@@ -22,12 +24,19 @@ export type E2ePlatform = Readonly<{
   /** The egress's upstream proxy: "the internet" of the test (its test hosts), and a record of every destination asked for. */
   upstream: ScriptedUpstreamProxy;
   natsUrl: string;
+  /** The SQLite file (the store unless `storeUrl` was given). */
   storePath: string;
+  /** `BERTH_STORE_URL` of every service. */
+  storeUrl: string;
   /** GET /metrics of each service (the gateway's on its HTTP port). */
   metricsUrls: Readonly<Record<'gateway' | 'session-kernel' | 'sandbox-manager' | 'egress', string>>;
   /** The secrets this platform was started with: none may appear in any service's log. */
   secrets: readonly string[];
   manager(): ServiceProcess;
+  /** Every sandbox-manager process: the first, then the replicas (`managers` > 1). */
+  managers(): readonly ServiceProcess[];
+  /** GET /metrics of each sandbox-manager, in the order of `managers()`. */
+  managerMetricsUrls: readonly string[];
   egress(): ServiceProcess;
   /** Kills the sandbox-manager with SIGKILL and starts a new one (same configuration). */
   restartManager(extraEnv?: Record<string, string>): Promise<void>;
@@ -49,11 +58,17 @@ export type E2ePlatformOptions = Readonly<{
    */
   trustedModelEndpoints?: readonly string[];
   managerEnv?: Record<string, string>;
+  /** How many sandbox-manager processes share the engine, the store and the broker (default 1). */
+  managers?: number;
   egressEnv?: Record<string, string>;
   /** Added to every service's environment. */
   env?: Record<string, string>;
   /** Hosts the upstream proxy serves; any other destination gets a 502 from it, never a connection. */
   upstreamHosts?: Readonly<Record<string, TestHostReply>>;
+  /** A NATS the test started (e.g. a cluster) instead of the platform's own nats-server; the test stops it. */
+  nats?: NatsServerHandle;
+  /** Another store (`BERTH_STORE_URL`, e.g. MongoDB) instead of a fresh SQLite file. */
+  storeUrl?: string;
 }>;
 
 const trustedModelHosts = (endpoints: readonly string[]): Record<string, string> =>
@@ -71,13 +86,17 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
   if (engine.harnessImage === null) throw new Error('the harness image could not be built');
   const dir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
   const scope = `e2e${process.pid}${Date.now().toString(36)}`;
-  const nats: NatsServerHandle = await startNatsServer();
+  const ownNats = options.nats === undefined;
+  const nats: NatsServerHandle = options.nats ?? (await startNatsServer());
   const upstream = await new ScriptedUpstreamProxy(options.upstreamHosts ?? {}).start();
   const storePath = join(dir, 'berth.db');
   const egressDir = join(dir, 'egress');
   const workspaceDir = join(dir, 'workspaces');
-  const common = { BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', ...options.env };
+  const storeUrl = options.storeUrl ?? `sqlite:${storePath}`;
+  const common = { BERTH_STORE_URL: storeUrl, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', BERTH_SECRET_KEYS: E2E_SECRET_KEYS, ...options.env };
   const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const replicaMetrics: number[] = [];
+  for (let i = 1; i < (options.managers ?? 1); i++) replicaMetrics.push(await freePort());
   const env: Record<ServiceName, Record<string, string>> = {
     'session-kernel': { ...common, ...nats.env('session-kernel'), BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
     egress: {
@@ -113,10 +132,16 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     started.push(service);
   };
   const get = (name: ServiceName) => services.get(name) as ServiceProcess;
+  const replicas: ServiceProcess[] = [];
   try {
     await start('session-kernel');
     await start('egress');
     await start('sandbox-manager');
+    for (const metricsPort of replicaMetrics) {
+      const replica = await startService('sandbox-manager', { ...env['sandbox-manager'], BERTH_METRICS_PORT: String(metricsPort) });
+      replicas.push(replica);
+      started.push(replica);
+    }
     await start('gateway');
     const keyOf = (owner: string) =>
       execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', owner, '--store', common.BERTH_STORE_URL], {
@@ -126,7 +151,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     const apiKey = keyOf('e2e');
     const otherApiKey = keyOf('e2e-other');
     const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': scope }, egressRoot: egressDir });
-    const secrets = [E2E_MODEL_KEY, apiKey, otherApiKey];
+    const secrets = [E2E_MODEL_KEY, E2E_SECRET_KEYS.slice(E2E_SECRET_KEYS.indexOf(':') + 1), apiKey, otherApiKey];
     return {
       gatewayUrl: `http://127.0.0.1:${port}`,
       apiKey,
@@ -136,6 +161,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       upstream,
       natsUrl: nats.url,
       storePath,
+      storeUrl,
       metricsUrls: {
         gateway: `http://127.0.0.1:${port}/metrics`,
         'session-kernel': `http://127.0.0.1:${kernelMetrics}/metrics`,
@@ -144,6 +170,8 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       },
       secrets,
       manager: () => get('sandbox-manager'),
+      managers: () => [get('sandbox-manager'), ...replicas],
+      managerMetricsUrls: [managerMetrics, ...replicaMetrics].map((p) => `http://127.0.0.1:${p}/metrics`),
       egress: () => get('egress'),
       async restartManager(extraEnv = {}) {
         await get('sandbox-manager').kill();
@@ -157,11 +185,13 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       startManager: (extraEnv = {}) => start('sandbox-manager', extraEnv),
       logs,
       async stop() {
-        for (const name of ['gateway', 'sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
+        await services.get('gateway')?.stop();
+        for (const replica of replicas) await replica.stop();
+        for (const name of ['sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
         releaseWorkspaceMounts(workspaceDir);
         await removeWorkspaceVolumes(runtime, scope);
-        await nats.stop();
+        if (ownNats) await nats.stop();
         await upstream.close();
         rmSync(dir, { recursive: true, force: true });
         // Every end-to-end suite on this platform checks what the services wrote: JSON lines, no secret (after cleanup, so a failure leaves no mount behind).
@@ -170,7 +200,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     };
   } catch (error) {
     for (const s of started) await s.kill();
-    await nats.stop();
+    if (ownNats) await nats.stop();
     await upstream.close();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }

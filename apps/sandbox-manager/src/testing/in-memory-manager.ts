@@ -2,11 +2,12 @@ import type { AgentConfig, CommandData, CommandOutcome, CommandType, RecordedEve
 import { commandFor, testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
-import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import { sandboxMetrics } from '@berth/telemetry';
 import { InMemorySandboxImages, InMemorySandboxRuntime, InMemoryWorkspaces, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
+import { UnconfiguredSecretBox } from '@berth/secrets';
 import { Registry } from 'prom-client';
 import { CONTROL_EVENT_TYPES } from '../app/control-events.controller';
 import { noCrashPoints } from '../config/crash-points';
@@ -15,6 +16,7 @@ import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { PackageImages } from '../sandboxes/package-images';
 import { PinnedAgents } from '../sessions/pinned-agents';
+import { AcquisitionLeases } from '../sandboxes/acquisition-leases';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { OutputCapture } from '../session-files/output-capture';
 import { RepositoryCloner } from '../session-files/repository-cloner';
@@ -22,6 +24,7 @@ import { ResourceMounter } from '../session-files/resource-mounter';
 import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import { TurnExecutions } from '../turns/turn-executions';
 import { managerSender, type SendManagerCommand } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
@@ -70,12 +73,23 @@ export class InMemoryManager implements CommandBus {
     const settings = new EnvironmentSettingsReader(this.store.environments, {
       sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },
     });
-    const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
+    const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, claims: this.store.sandboxClaims, clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
     const files = new SessionFiles({
       runtime: this.runtime,
       workspaces,
-      mounter: new ResourceMounter({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, secrets: this.store.secrets, cloner: new RepositoryCloner(), log: quiet }),
+      snapshots: NO_WORKSPACE_SNAPSHOTS,
+      mounter: new ResourceMounter({
+        runtime: this.runtime,
+        files: this.store.files,
+        blobs: this.store.blobs,
+        secrets: this.store.secrets,
+        box: new UnconfiguredSecretBox(),
+        cloner: new RepositoryCloner(),
+        // The in-memory runtime has no egress: its sandboxes cannot clone.
+        egressSocketOf: async () => null,
+        log: quiet,
+      }),
       capture: new OutputCapture({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, clock: systemClock }),
       send,
       log: quiet,
@@ -95,6 +109,7 @@ export class InMemoryManager implements CommandBus {
       metrics,
       scopeLabels: {},
       files,
+      acquisitions: new AcquisitionLeases(this.store.leases, 'in-memory-manager', systemClock),
     });
     this.turns = new TurnExecutions({
       runtime: this.runtime,
@@ -102,6 +117,7 @@ export class InMemoryManager implements CommandBus {
       settings,
       agents: new PinnedAgents(this.store.agents),
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
+      checkpoints: new TurnCheckpoints({ snapshots: NO_WORKSPACE_SNAPSHOTS, transcripts: this.store.transcripts, settings, log: quiet }),
       files,
       send,
       crash: noCrashPoints,
@@ -109,6 +125,7 @@ export class InMemoryManager implements CommandBus {
       metrics,
       now: () => new Date().toISOString(),
       tuning: { batchDelayMs: 5, interruptGraceMs: 50 },
+      customTools: null,
     });
     this.shell = new SandboxManagerShell({
       journal: this.store.journal,
@@ -121,6 +138,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       log: quiet,
       policy: { interruptDeadlineMs: 300 },
+      customTools: null,
     });
     this.workspaceReader = new WorkspaceReader({ runtime: this.runtime, workspaces, blobs: this.store.blobs, view: (id) => this.shell.view(id), settings, scopeLabels: {} });
     this.ready = previous?.ready ?? this.defineAgentVersion(1, testAgentConfig());

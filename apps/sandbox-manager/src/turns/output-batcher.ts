@@ -5,6 +5,8 @@ export type OutputBatch = Readonly<{ offset: number; outputs: readonly AgentOutp
 export type OutputBatcherOptions = Readonly<{
   /** Outputs already recorded by the kernel have offsets up to this (-1: none); they are skipped. */
   lastRecordedOffset: number;
+  /** Offset of the first output (default 0): a turn continued by a new harness numbers on after the outputs its first one recorded. */
+  firstOffset?: number;
   /** Flush once this many outputs wait. */
   maxOutputs: number;
   /** …or before the batch would outgrow one command on the bus (default: under `PayloadLimits.commandBytes`). */
@@ -31,7 +33,9 @@ export class OutputBatcher {
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
 
-  constructor(private readonly options: OutputBatcherOptions) {}
+  constructor(private readonly options: OutputBatcherOptions) {
+    this.nextOffset = options.firstOffset ?? 0;
+  }
 
   /** Offset of the last output seen (-1 before any). */
   get lastOffset(): number {

@@ -27,6 +27,14 @@ describe('OutputBatcher', () => {
     expect(sent).toEqual([{ offset: 2, outputs: [message('c')] }]);
   });
 
+  it('numbers a continued turn on after what the kernel recorded (a new harness, a new output file)', async () => {
+    const sent: OutputBatch[] = [];
+    const b = new OutputBatcher({ lastRecordedOffset: 4, firstOffset: 5, maxOutputs: 10, delayMs: 10_000, send: async (x) => void sent.push(x), onError: (e) => { throw e; } });
+    b.add(['a', 'b'].map(message));
+    await b.flush();
+    expect(sent).toEqual([{ offset: 5, outputs: [message('a'), message('b')] }]);
+  });
+
   it('sends batches one after another, in order', async () => {
     const order: number[] = [];
     let release: () => void = () => undefined;

@@ -1,8 +1,19 @@
-import type { AgentConfig } from '@berth/contracts';
+import type { AgentConfig, TurnCheckpoint } from '@berth/contracts';
 import type { HarnessAdapter, ParseState, PendingConfirmation, TurnPlan, TurnTerminal } from '@berth/harness';
 import type { Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
-import { managerCommands, type SandboxAfterExit, type TurnExited, type TurnNotRun, type TurnTerminalSeen, type TurnToRun } from '@berth/sandbox-workflow';
+import {
+  callOf,
+  managerCommands,
+  sameCall,
+  type CarriedDecision,
+  type SandboxAfterExit,
+  type TurnExited,
+  type TurnNotRun,
+  type TurnTerminalSeen,
+  type TurnToRun,
+} from '@berth/sandbox-workflow';
+import type { AgentOutput } from '@berth/contracts';
 import { inSpan, secondsSince, type SandboxMetrics, type TraceContext } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import { MODEL_KEY_PLACEHOLDER, type ModelSettings } from '../sandboxes/environment-settings';
@@ -15,6 +26,7 @@ import { TranscriptMirrorLoop } from './transcript-mirror-loop';
 import type { TranscriptSync } from './transcript-sync';
 import { TurnFailure } from './turn-failure';
 import { TurnProcess } from './turn-process';
+import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnTuning = Readonly<{
   batchMaxOutputs: number;
@@ -50,6 +62,10 @@ export type TurnExecutionDeps = Readonly<{
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
   restored: Set<string>;
+  /** The transcript cut and workspace snapshot at the turn's end (undefined: none could be taken). */
+  checkpoint: () => Promise<TurnCheckpoint | undefined>;
+  /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
+  customTools: Pick<CustomToolSockets, 'serve'> | null;
   /** Highest offset the kernel recorded for this turn (-1: none), read when reattaching. */
   lastRecordedOffset: () => Promise<number>;
   report: TurnReport;
@@ -77,6 +93,10 @@ export class TurnExecution {
   private terminalSeen: Promise<void> | null = null;
   private interruptAsked = false;
   private readonly pending = new Map<string, PendingConfirmation>();
+  /** Answers a continued turn still has to give to the calls its new harness re-issues. */
+  private readonly carried: CarriedDecision[];
+  /** A re-issued call's new tool-use id → the one the journal knows (its results are reported under it). */
+  private readonly reissued = new Map<string, string>();
   private readonly abandoned = new AbortController();
   private readonly mirror: TranscriptMirrorLoop;
   /** Every line about this turn names its session, turn and sandbox. */
@@ -97,6 +117,7 @@ export class TurnExecution {
     this.state = deps.adapter.initialState(turn.permission_mode, turn.prompt);
     this.resumeId = turn.resume_id;
     this.harnessSessionId = turn.resume_id;
+    this.carried = [...(turn.continuation?.decisions ?? [])];
     this.mirror = new TranscriptMirrorLoop({
       sync: deps.transcripts,
       sandboxId: turn.sandbox_id,
@@ -169,8 +190,13 @@ export class TurnExecution {
     const where = { runtime: this.deps.runtime, sandboxId: this.turn.sandbox_id, turnId: this.turnId };
     try {
       const model = await withRetries("reading the environment's model settings", () => this.deps.model(), this.log);
+      await this.serveCustomTools();
       const status = this.turn.may_have_started ? await TurnProcess.find(where) : null;
-      this.batcher = this.newBatcher(status === null ? -1 : await this.deps.lastRecordedOffset());
+      // A reattached turn re-reads its output file: what the kernel has is skipped. A continued turn's
+      // new harness starts a new file: its outputs are numbered on after what the kernel has.
+      const continues = status === null && this.turn.continuation !== null;
+      const recorded = status === null && !continues ? -1 : await this.deps.lastRecordedOffset();
+      this.batcher = this.newBatcher(recorded, continues ? recorded + 1 : 0);
       if (status === null) {
         await this.mountResources();
         const { plan, env } = await this.plan(model);
@@ -215,10 +241,11 @@ export class TurnExecution {
     await this.reportExit(exitCode, sandbox);
   }
 
-  private newBatcher(lastRecordedOffset: number): OutputBatcher {
+  private newBatcher(lastRecordedOffset: number, firstOffset: number): OutputBatcher {
     const { session_id, turn_id, generation } = this.turn;
     return new OutputBatcher({
       lastRecordedOffset,
+      firstOffset,
       maxOutputs: this.deps.tuning.batchMaxOutputs,
       delayMs: this.deps.tuning.batchDelayMs,
       send: async (batch) => {
@@ -246,13 +273,15 @@ export class TurnExecution {
     const step = this.deps.adapter.parseLine(line, this.state);
     this.state = step.state;
     if (step.harnessSessionId) this.harnessSessionId = step.harnessSessionId;
-    this.batcher?.add(step.outputs);
+    const confirmation = step.confirmation === undefined ? undefined : this.answerReissued(step.confirmation, step.outputs);
+    const outputs = this.reissued.size === 0 ? step.outputs : step.outputs.flatMap((output) => this.asJournaled(output));
+    this.batcher?.add(outputs);
     for (const reply of step.stdinLines ?? []) {
       void this.process?.writeOnce(reply).catch((e: unknown) => this.log.warn('answer to the harness not written', { err: e }));
     }
     for (const output of step.outputs) if (output.kind === 'tool_result' && this.pending.has(output.tool_use_id)) this.answered(output.tool_use_id);
-    if (step.confirmation) {
-      this.pending.set(step.confirmation.toolUseId, step.confirmation);
+    if (confirmation) {
+      this.pending.set(confirmation.toolUseId, confirmation);
       // The user must see the tool use now: it waits for them. Until answered, nothing new reaches the transcript.
       void this.batcher?.flush();
       void this.mirror.mirror();
@@ -262,12 +291,40 @@ export class TurnExecution {
   }
 
   /**
+   * A continued turn's harness asks about a call the user already answered (the same tool and input
+   * as the journaled one): it gets that answer now, and the call is reported as the journaled one.
+   * Any other call is a new confirmation (returned, to wait for the user).
+   */
+  private answerReissued(confirmation: PendingConfirmation, outputs: readonly AgentOutput[]): PendingConfirmation | undefined {
+    const call = outputs.map(callOf).find((c) => c?.tool_use_id === confirmation.toolUseId);
+    const index = call ? this.carried.findIndex((d) => sameCall(d.call, call)) : -1;
+    if (index < 0) return confirmation;
+    const [decision] = this.carried.splice(index, 1);
+    this.reissued.set(confirmation.toolUseId, decision.harness_tool_use_id);
+    const answer = this.deps.adapter.answerConfirmation(confirmation, { result: decision.result, denyMessage: decision.deny_message });
+    if (answer !== null) void this.process?.write(answer).catch((e: unknown) => this.log.warn('carried answer not written', { err: e }));
+    this.log.info('answered a re-issued call with the answer given before the pause', { result: decision.result });
+    return undefined;
+  }
+
+  /** Outputs about a re-issued call, as the journal knows it: its tool use is recorded already, its result goes under the old id. */
+  private asJournaled(output: AgentOutput): AgentOutput[] {
+    if ((output.kind === 'tool_use' || output.kind === 'mcp_tool_use') && this.reissued.has(output.tool_use_id)) return [];
+    if ((output.kind === 'tool_result' || output.kind === 'mcp_tool_result') && this.reissued.has(output.tool_use_id)) {
+      return [{ ...output, tool_use_id: this.reissued.get(output.tool_use_id) ?? output.tool_use_id }];
+    }
+    return [output];
+  }
+
+  /**
    * The harness printed its terminal line: the turn is over for the user even while the process
    * exits. Its input ends, its outputs and transcript are flushed, then the workflow hears of it.
    */
   private async onTerminal(terminal: TurnTerminal): Promise<void> {
     this.pending.clear();
     await Promise.all([this.batcher?.flush(), this.mirror.mirror({ quick: true }), this.process?.endStdin().catch(() => undefined), this.captureOutputs()]);
+    // A turn a fork may continue from: its checkpoint is recorded with its completion, so a client that saw it idle can fork it.
+    const checkpoint = terminal.ok || terminal.interrupted ? await this.deps.checkpoint() : undefined;
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.report({
       kind: 'turn_terminal',
@@ -277,8 +334,17 @@ export class TurnExecution {
       interrupted: terminal.interrupted,
       error: terminal.error,
       harness_session_id: this.harnessSessionId,
+      ...(checkpoint !== undefined ? { checkpoint } : {}),
       now: this.deps.now(),
     });
+  }
+
+  /** Custom tool calls of this turn's harness reach this manager through the sandbox's tools socket (also after a restart: the in-sandbox server asks again). */
+  private async serveCustomTools(): Promise<void> {
+    if (this.deps.customTools === null) return;
+    const agent = await this.deps.agent();
+    if (agent?.tools.some((t) => t.type === 'custom') !== true) return;
+    await this.deps.customTools.serve(this.turn.session_id, this.turn.sandbox_id);
   }
 
   /** The session's resources the sandbox lacks, put in place; one that cannot be fails the turn before its harness starts. */

@@ -5,3 +5,10 @@
  * Base64 fields.
  */
 export type SealedSecret = Readonly<{ key_id: string; iv: string; ciphertext: string; tag: string }>;
+
+/**
+ * What a session secret (a repository's `authorization_token`, kept under its resource id) is
+ * sealed to: the session and the name, so a sealed token copied to another session or resource
+ * does not open.
+ */
+export const sessionSecretAad = (sessionId: string, name: string): string => `session-secret:${sessionId}:${name}`;

@@ -24,11 +24,30 @@ export const SESSION_WEBHOOK_EVENT_TYPES = [
   'session.error',
 ] as const;
 
+/** Configuration changes, as Managed Agents names them (it has no `vault.updated`; Berth serves no agent delete, so no `agent.deleted`). */
+export const RESOURCE_WEBHOOK_EVENT_TYPES = [
+  'agent.created',
+  'agent.updated',
+  'agent.archived',
+  'environment.created',
+  'environment.updated',
+  'environment.archived',
+  'environment.deleted',
+  'vault.created',
+  'vault.archived',
+  'vault.deleted',
+  'vault_credential.created',
+  'vault_credential.archived',
+  'vault_credential.deleted',
+] as const;
+export type ResourceWebhookEventType = (typeof RESOURCE_WEBHOOK_EVENT_TYPES)[number];
+
 /**
- * Every type Berth delivers. Types of the Managed Agents API that Berth does not emit yet (agent,
- * environment and vault changes, threads, outcomes) are refused, not silently accepted.
+ * Every type Berth delivers. Types of the Managed Agents API that Berth does not emit (threads,
+ * outcomes, deployments, memory stores, `vault_credential.refresh_failed`, …) are refused, not
+ * silently accepted.
  */
-export const WEBHOOK_EVENT_TYPES = SESSION_WEBHOOK_EVENT_TYPES;
+export const WEBHOOK_EVENT_TYPES = [...SESSION_WEBHOOK_EVENT_TYPES, ...RESOURCE_WEBHOOK_EVENT_TYPES] as const;
 export const WebhookEventTypeSchema = z.enum(WEBHOOK_EVENT_TYPES);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
@@ -38,6 +57,8 @@ export type WebhookEventData = Readonly<{
   id: string;
   organization_id: string;
   workspace_id: string;
+  /** `vault_credential.*` only: the vault the credential is in. */
+  vault_id?: string;
 }>;
 
 /** One delivery's body, exactly as signed and sent (`BetaWebhookEvent`). */

@@ -27,3 +27,4 @@ export {
   type ModelKeyHeader,
   type ServerModelSettings,
 } from './model-route';
+export { credentialFor, withCredential, type BoundCredential } from './vault-credentials';

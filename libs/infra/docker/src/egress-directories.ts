@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 /** The label naming a container's egress directory (its id under the egress root). */
@@ -9,6 +9,8 @@ export const EGRESS_DIR_LABEL = 'berth.egress-dir';
 export const EGRESS_PORT_LABEL = 'berth.egress-port';
 /** Subdirectory mounted into the sandbox: only the proxy's socket is in it. */
 export const EGRESS_SOCKET_SUBDIR = 'socket';
+/** The proxy's socket in it (mirrors EGRESS_SOCKET_FILE in @berth/sandbox-domain: infra may not import domain code). */
+const SOCKET_FILE = 'egress.sock';
 /** File beside it with the container's current name, which the egress reads its identity from. */
 export const EGRESS_NAME_FILE = 'name';
 
@@ -17,7 +19,7 @@ const DIR_ID = /^[0-9a-f]{16}$/;
 const GONE_PREFIX = '.gone-';
 
 // A unix socket path is at most 107 bytes: <root>/<16 hex>/socket/egress.sock must fit.
-const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + 'egress.sock'.length;
+const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + SOCKET_FILE.length;
 const MAX_SOCKET_PATH = 107;
 
 /**
@@ -47,6 +49,11 @@ export class EgressDirectories {
 
   socketDir(id: string): string {
     return join(this.root, id, EGRESS_SOCKET_SUBDIR);
+  }
+
+  /** Where the egress listens for this directory's sandbox. */
+  socketPath(id: string): string {
+    return join(this.socketDir(id), SOCKET_FILE);
   }
 
   /** Makes (or keeps) the directory of a container about to be created; returns its id. */
@@ -81,15 +88,22 @@ export class EgressDirectories {
     await rm(gone, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
   }
 
-  /** Removes the directories of containers that no longer exist (and leftovers of removals); returns how many. */
-  async prune(liveIds: ReadonlySet<string>): Promise<number> {
+  /**
+   * Removes the directories of containers that no longer exist (and leftovers of removals); returns
+   * how many. With `olderThanMs`, a directory changed more recently is kept: another sandbox-manager
+   * on this host may have made it for a container it is about to create.
+   */
+  async prune(liveIds: ReadonlySet<string>, olderThanMs = 0): Promise<number> {
     let entries: string[];
     try {
       entries = await readdir(this.root);
     } catch {
       return 0;
     }
-    const stale = entries.filter((id) => DIR_ID.test(id) && !liveIds.has(id));
+    const cutoff = Date.now() - olderThanMs;
+    const unused = entries.filter((id) => DIR_ID.test(id) && !liveIds.has(id));
+    const ages = await Promise.all(unused.map((id) => stat(join(this.root, id)).then((s) => s.mtimeMs, () => 0)));
+    const stale = unused.filter((_, i) => olderThanMs === 0 || (ages[i] as number) < cutoff);
     await Promise.all(stale.map((id) => this.remove(id)));
     const leftovers = entries.filter((name) => name.startsWith(GONE_PREFIX));
     await Promise.all(leftovers.map((name) => rm(join(this.root, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined)));

@@ -69,4 +69,4 @@ export class UnconfiguredSecretBox implements SecretBox {
 }
 
 const notConfigured = () =>
-  new BerthError('SECRETS_NOT_CONFIGURED', 503, 'storing secrets needs a server key: set BERTH_SECRET_KEYS (or BERTH_SECRET_KEYS_FILE) on the gateway, the webhook service and the egress');
+  new BerthError('SECRETS_NOT_CONFIGURED', 503, 'storing secrets needs a server key: set BERTH_SECRET_KEYS (or BERTH_SECRET_KEYS_FILE) on the gateway, the sandbox-manager, the webhook service and the egress');

@@ -1,3 +1,4 @@
+import type { Continuation } from './continuation';
 import type { EventData, HarnessKind, PermissionMode, SessionResource } from '@berth/contracts';
 import type { ManagerInput } from './inputs';
 import type { ManagerCommand } from './manager-commands';
@@ -17,6 +18,8 @@ export type AcquireSandbox = Readonly<{
   owner_id: string;
   environment_id: string;
   resources: readonly SessionResource[];
+  /** A fork's first workspace is the snapshot of this session's turn (null: no fork). */
+  fork_of: Readonly<{ session_id: string; turn_id: string }> | null;
 }>;
 
 /**
@@ -52,6 +55,8 @@ export type TurnToRun = Readonly<{
   resume_id: string | null;
   /** An earlier process may have started this turn's harness: look for it (and reattach) before starting one. */
   may_have_started: boolean;
+  /** The turn goes on in a new harness after a pause released the one that asked (`prompt` then tells it the answers). */
+  continuation: Continuation | null;
 }>;
 
 /**
@@ -83,6 +88,12 @@ export type AnswerConfirmation = Readonly<{
   deny_message: string | null;
 }>;
 
+/**
+ * The client answered a custom tool call of the turn: the sandbox's tools socket hands the result
+ * to the in-sandbox server that waits for it (it reads it from the view, so nothing is carried here).
+ */
+export type CustomToolAnswered = Readonly<{ kind: 'custom_tool_answered'; session_id: string; turn_id: string; sandbox_id: string }>;
+
 /** Feed `input` back at `at` (the only way time passes for the workflow). */
 export type Schedule = Readonly<{ kind: 'schedule'; at: string; input: ManagerInput }>;
 
@@ -104,6 +115,7 @@ export type ManagerOutput =
   | InterruptHarness
   | AbandonTurn
   | AnswerConfirmation
+  | CustomToolAnswered
   | Schedule
   | LeaseChange
   | Reply;

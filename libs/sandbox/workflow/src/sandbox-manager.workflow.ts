@@ -1,10 +1,11 @@
-import type { RecordedEvent } from '@berth/contracts';
+import type { RecordedEvent, TurnCheckpoint } from '@berth/contracts';
 import type { Workflow } from '@berth/core';
 import type { CommandAnswered, EventDelivered, ManagerInput, TurnExited, TurnTerminalSeen } from './inputs';
 import { managerCommands, type ManagerCommand } from './manager-commands';
 import type { ManagerOutput } from './outputs';
 import { defaultManagerPolicy, type ManagerPolicy } from './policy';
-import { emptySessionView, foldSessionEvent, promptText, type SessionView } from './session-view';
+import { continuationPrompt, type Continuation } from './continuation';
+import { carriedDecisions, emptySessionView, foldSessionEvent, promptText, type SessionView } from './session-view';
 
 /** The turn whose harness this process runs (or follows after a reattach), until its process ended. */
 export type RunningTurn = Readonly<{
@@ -21,7 +22,7 @@ export type ManagerWork = Readonly<{
   /** Generation this process is getting a container for. */
   acquiring: number | null;
   /** A started turn waiting here for that container. */
-  waiting: Readonly<{ turn_id: string; maybe_acted_on: boolean }> | null;
+  waiting: Readonly<{ turn_id: string; maybe_acted_on: boolean; continues: boolean }> | null;
   running: RunningTurn | null;
   /** The last turn this process settled as interrupted before its harness ran here: it never starts now. */
   interrupted_unrun: string | null;
@@ -108,8 +109,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
   const nothing = (state: ManagerState): Step => ({ state, outputs: [] });
   const withWork = (state: ManagerState, work: Partial<ManagerWork>): ManagerState => ({ ...state, work: { ...state.work, ...work } });
   const command = (c: ManagerCommand, report = false): ManagerOutput => ({ kind: 'command', command: c, report });
-  const complete = (state: ManagerState, turnId: string, generation: number, interrupted: boolean, harnessSessionId: string | null = null): ManagerOutput =>
-    command(managerCommands.completeTurn(state.view.session_id, { turn_id: turnId, generation, interrupted, harness_session_id: harnessSessionId }));
+  const complete = (state: ManagerState, turnId: string, generation: number, interrupted: boolean, harnessSessionId: string | null = null, checkpoint?: TurnCheckpoint): ManagerOutput =>
+    command(managerCommands.completeTurn(state.view.session_id, { turn_id: turnId, generation, interrupted, harness_session_id: harnessSessionId, ...(checkpoint !== undefined ? { checkpoint } : {}) }));
   const fail = (state: ManagerState, turnId: string, reason: 'model_error' | 'harness_failed' | 'sandbox_lost' | 'input_not_delivered' | 'resource_unavailable', message: string): ManagerOutput =>
     command(managerCommands.failTurn(state.view.session_id, { turn_id: turnId, reason, message }));
   const touch = (state: ManagerState): ManagerOutput => ({ kind: 'lease', action: 'touch', session_id: state.view.session_id });
@@ -119,15 +120,16 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const v = state.view;
     return {
       state: withWork(state, { acquiring: generation }),
-      outputs: [{ kind: 'acquire_sandbox', session_id: v.session_id, generation, owner_id: v.owner_id, environment_id: v.environment_id, resources: v.resources }],
+      outputs: [{ kind: 'acquire_sandbox', session_id: v.session_id, generation, owner_id: v.owner_id, environment_id: v.environment_id, resources: v.resources, fork_of: v.forked_from }],
     };
   };
 
-  /** Runs the view's current turn on its live sandbox. */
-  const start = (state: ManagerState, turnId: string, mayHaveStarted: boolean): Step => {
+  /** Runs the view's current turn on its live sandbox (`continues`: in a new harness, with the answers its paused one asked for). */
+  const start = (state: ManagerState, turnId: string, mayHaveStarted: boolean, continues = false): Step => {
     const v = state.view;
     const sandbox = v.sandbox;
     const content = v.prompts[turnId];
+    const continuation: Continuation | null = continues && v.turn !== null ? { decisions: carriedDecisions(v.turn) } : null;
     if (sandbox === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to run the turn in')] };
     if (content === undefined) return { state, outputs: [fail(state, turnId, 'input_not_delivered', 'the turn has no user message in the journal')] };
     return {
@@ -146,10 +148,11 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
             agent: v.agent,
             harness: v.harness,
             permission_mode: v.permission_mode,
-            prompt: promptText(content),
+            prompt: continuation === null ? promptText(content) : continuationPrompt(continuation),
             resources: v.resources,
             resume_id: v.harness_session_id,
             may_have_started: mayHaveStarted,
+            continuation,
           },
         },
       ],
@@ -170,6 +173,10 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
         return onInterrupt(state, event, input.now);
       case 'ToolUseConfirmed':
         return onConfirmed(state, event);
+      case 'CustomToolResultReceived':
+        return onCustomToolResult(state, event);
+      case 'TurnResumed':
+        return onTurnResumed(state, event);
       case 'SessionTerminated':
       case 'SessionArchived':
       case 'SessionDeleted':
@@ -193,7 +200,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     if (v.sandbox === null) {
       if (v.sandbox_request === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to run the turn in')] };
       const acquiring = acquire(state, v.sandbox_request);
-      return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: maybeActedOn } }), outputs: acquiring.outputs };
+      return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: maybeActedOn, continues: false } }), outputs: acquiring.outputs };
     }
     // An interrupt recorded before the harness ran: nothing to stop, the turn ends at once.
     if (v.turn.interrupting) return { state: withWork(state, { interrupted_unrun: turnId }), outputs: [complete(state, turnId, v.sandbox.generation, true)] };
@@ -216,7 +223,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const lease: ManagerOutput = { kind: 'lease', action: 'track', session_id: v.session_id, sandbox_id: sandboxId, generation, owner_id: v.owner_id, environment_id: v.environment_id };
     const waiting = cleared.work.waiting;
     if (waiting === null || v.turn?.turn_id !== waiting.turn_id || v.sandbox?.sandbox_id !== sandboxId) return { state: withWork(cleared, { waiting: null }), outputs: [lease] };
-    const started = start(cleared, waiting.turn_id, waiting.maybe_acted_on);
+    const started = start(cleared, waiting.turn_id, waiting.maybe_acted_on, waiting.continues);
     return { state: started.state, outputs: [lease, ...started.outputs] };
   };
 
@@ -251,6 +258,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const turnId = event.data.turn_id;
     const harnessToolUseId = v.turn?.turn_id === turnId ? v.turn.asks[event.data.tool_use_event_id] : undefined;
     if (harnessToolUseId === undefined || v.sandbox === null) return nothing(state);
+    // The harness that asked went with the paused sandbox: `TurnResumed` continues the turn in a new one.
+    if (v.turn?.harness_released === true && state.work.running?.turn_id !== turnId) return nothing(state);
     const answer: ManagerOutput = {
       kind: 'answer_confirmation',
       session_id: v.session_id,
@@ -266,6 +275,31 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     // The harness waited through a restart of this manager: answer it, then follow the rest of its turn.
     const followed = start(state, turnId, true);
     return { state: followed.state, outputs: [answer, ...followed.outputs] };
+  };
+
+  /** Like a confirmation: the waiting harness gets the answer, and a harness that waited through a restart of this manager is followed again. */
+  const onCustomToolResult = (state: ManagerState, event: EventOf<'CustomToolResultReceived'>): Step => {
+    const v = state.view;
+    const turnId = event.data.turn_id;
+    if (v.turn?.turn_id !== turnId || v.turn.interrupting || v.sandbox === null) return nothing(state);
+    const answered: ManagerOutput = { kind: 'custom_tool_answered', session_id: v.session_id, turn_id: turnId, sandbox_id: v.sandbox.sandbox_id };
+    if (state.work.running?.turn_id === turnId) return { state, outputs: [answered] };
+    const followed = start(state, turnId, true);
+    return { state: followed.state, outputs: [answered, ...followed.outputs] };
+  };
+
+  /**
+   * The last answer of a turn whose harness a pause released: a new harness continues it on the
+   * session's sandbox, or on the one its resume is getting (the answer itself may have resumed it).
+   */
+  const onTurnResumed = (state: ManagerState, event: EventOf<'TurnResumed'>): Step => {
+    const v = state.view;
+    const turnId = event.data.turn_id;
+    if (v.turn?.turn_id !== turnId || !v.turn.harness_released || state.work.running?.turn_id === turnId) return nothing(state);
+    if (v.sandbox !== null) return start(state, turnId, false, true);
+    if (v.sandbox_request === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to continue the turn in')] };
+    const acquiring = acquire(state, v.sandbox_request);
+    return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: false, continues: true } }), outputs: acquiring.outputs };
   };
 
   /**
@@ -343,8 +377,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const running = state.work.running;
     if (running?.turn_id !== input.turn_id || running.settled) return nothing(state);
     const settled = withWork(state, { running: { ...running, settled: true } });
-    if (running.interrupted || input.interrupted) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, true, input.harness_session_id)] };
-    if (input.ok) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, false, input.harness_session_id)] };
+    if (running.interrupted || input.interrupted) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, true, input.harness_session_id, input.checkpoint)] };
+    if (input.ok) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, false, input.harness_session_id, input.checkpoint)] };
     return { state: settled, outputs: [fail(state, running.turn_id, 'model_error', input.error ?? 'the harness reported a failed turn')] };
   };
 

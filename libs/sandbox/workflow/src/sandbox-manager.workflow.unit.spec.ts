@@ -35,6 +35,7 @@ const runTurn = (over: Record<string, unknown> = {}): ManagerOutput => ({
     resources: [],
     resume_id: null,
     may_have_started: false,
+    continuation: null,
     ...over,
   },
 });
@@ -74,7 +75,7 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
       j.event('SessionCreated', { owner_id: 'own_1', agent: { id: 'agent_1', version: 1 }, environment_id: 'env_1', harness: 'codex', title: null, metadata: {}, idempotency_key: null, permission_mode: 'always_allow' }),
       j.event('SandboxRequested', { generation: 1, reason: 'startup' }),
     ];
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [] }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
   });
 
   it('asks for one container however often the request is delivered', () => {
@@ -198,7 +199,7 @@ describe('sandbox-manager workflow: running a turn', () => {
       j.event('TurnStarted', { turn_id: TURN }),
     ];
     const delivery = j.delivered();
-    spec.given(history).when(delivery).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [] }]);
+    spec.given(history).when(delivery).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
     const waiting = [...history, delivery, j.event('SandboxBound', { sandbox_id: SANDBOX, generation: 1, expires_at: null, warm: true })];
     spec
       .given(waiting)
@@ -364,10 +365,99 @@ describe('sandbox-manager workflow: tool confirmations', () => {
     spec.given(history).when(j.delivered(2_000)).then([answer('allow'), touch, runTurn({ permission_mode: 'always_ask', may_have_started: true })]);
   });
 
+  describe('a turn paused while it waited (its harness went with the sandbox)', () => {
+    const carried = { harness_tool_use_id: 'toolu_1', call: { name: 'Bash', mcp_server_name: null, input: { command: 'ls' } }, result: 'allow' as const, deny_message: null };
+    const G2 = `berth-s-${SESSION}-g2`;
+    function pausedWhileAsking() {
+      const { j, history, askId } = askingTurn(true);
+      history.push(j.event('SessionPaused', { sandbox_id: SANDBOX, turn_id: TURN }), j.delivered(1_000));
+      return { j, history, askId };
+    }
+
+    it('the answer waits for TurnResumed; then a new harness continues the turn on the resumed sandbox, told the answer, carrying it', () => {
+      const { j, history, askId } = pausedWhileAsking();
+      history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }), j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false }));
+      history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }));
+      spec.given(history).when(j.delivered(2_000)).thenNothing();
+      history.push(j.event('TurnResumed', { turn_id: TURN }));
+      const outputs = workflow.decide(j.delivered(2_100), history.reduce((state, input) => workflow.evolve(state, input), workflow.initialState()));
+      expect(outputs).toEqual([
+        touch,
+        runTurn({
+          generation: 2,
+          sandbox_id: G2,
+          permission_mode: 'always_ask',
+          continuation: { decisions: [carried] },
+          prompt: expect.stringContaining('approved: Bash {"command":"ls"}. Make this call again now, exactly as before.'),
+        }),
+      ]);
+    });
+
+    it('an answer that resumed the paused session: the continuation waits for the new sandbox, then runs on it', () => {
+      const { j, history, askId } = pausedWhileAsking();
+      history.push(
+        j.event('SessionResumed', {}),
+        j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }),
+        j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'deny', deny_message: 'no' }),
+        j.event('TurnResumed', { turn_id: TURN }),
+      );
+      spec.given(history).when(j.delivered(2_000)).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
+      const waiting = [...history, j.delivered(2_000), j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false })];
+      const bound: ManagerInput = { kind: 'command_answered', command_id: 'x', command_type: 'BindSandbox', ok: true, duplicate: false, event_types: ['SandboxBound'], sandbox_id: G2, generation: 2, now: at(3_000) };
+      const outputs = workflow.decide(bound, waiting.reduce((state, input) => workflow.evolve(state, input), workflow.initialState()));
+      expect(outputs.map((o) => o.kind)).toEqual(['lease', 'lease', 'run_turn']);
+      expect(outputs.at(-1)).toMatchObject({ turn: { sandbox_id: G2, continuation: { decisions: [{ ...carried, result: 'deny', deny_message: 'no' }] } } });
+      expect(JSON.stringify(outputs.at(-1))).toContain('denied: Bash');
+    });
+
+    it('a turn that was not paused while waiting resumes in its own harness (no continuation)', () => {
+      const { j, history, askId } = askingTurn(true);
+      history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }), j.delivered(2_000));
+      history.push(j.event('TurnResumed', { turn_id: TURN }));
+      spec.given(history).when(j.delivered(2_100)).thenNothing();
+    });
+  });
+
   it('ignores a confirmation of a tool use that never asked or of another turn', () => {
     const { j, history } = askingTurn(true);
     history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: 'sevt_unknown', result: 'allow', deny_message: null }));
     spec.given(history).when(j.delivered(2_000)).thenNothing();
+  });
+});
+
+describe('sandbox-manager workflow: custom tool results', () => {
+  /** Turn 1's harness called the custom tool get_weather (harness id toolu_c), recorded as `useId`; the turn waits on it. */
+  function callingTurn(running: boolean) {
+    const { j, history } = startedTurn();
+    if (running) history.push(j.delivered(100));
+    history.push(j.event('AgentCustomToolUseRecorded', { turn_id: TURN, offset: 0, harness_tool_use_id: 'toolu_c', name: 'get_weather', input: { city: 'Oslo' } }));
+    const useId = j.lastId();
+    history.push(j.event('TurnAwaitingConfirmation', { turn_id: TURN, event_ids: [useId] }));
+    const result = (turn_id = TURN, id = useId) =>
+      j.event('CustomToolResultReceived', { turn_id, custom_tool_use_event_id: id, harness_tool_use_id: 'toolu_c', content: [{ type: 'text', text: 'sunny' }], is_error: false });
+    return { j, history, result };
+  }
+  const answered: ManagerOutput = { kind: 'custom_tool_answered', session_id: SESSION, turn_id: TURN, sandbox_id: SANDBOX };
+
+  it('hands the result to the call that waits in the sandbox (through its tools socket)', () => {
+    const { j, history, result } = callingTurn(true);
+    history.push(result());
+    spec.given(history).when(j.delivered(2_000)).then([answered]);
+  });
+
+  it('after a restart of this manager, answers the waiting call and follows the rest of the turn', () => {
+    const { j, history, result } = callingTurn(false);
+    history.push(result());
+    spec.given(history).when(j.delivered(2_000)).then([answered, touch, runTurn({ may_have_started: true })]);
+  });
+
+  it('ignores a result for another turn, and one for a turn being interrupted (the interrupt ends the wait)', () => {
+    const other = callingTurn(true);
+    other.history.push(other.result('turn_other'));
+    spec.given(other.history).when(other.j.delivered(2_000)).thenNothing();
+    const interrupted = callingTurn(true);
+    interrupted.history.push(interrupted.j.event('InterruptRequested', { turn_id: TURN }), interrupted.result());
+    spec.given(interrupted.history).when(interrupted.j.delivered(2_000)).thenNothing();
   });
 });
 
@@ -502,7 +592,7 @@ describe('sandbox-manager workflow: session resources', () => {
     ];
     spec.given(history).when(j.delivered()).then([]);
     history.push(j.event('SandboxRequested', { generation: 1, reason: 'startup' }));
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource] }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null }]);
   });
 
   it('mounts nothing into a paused session; its resume acquires a sandbox with the resource', () => {
@@ -510,7 +600,7 @@ describe('sandbox-manager workflow: session resources', () => {
     history.push(j.event('SessionPaused', { sandbox_id: SANDBOX }), j.event('SessionResourceAdded', { resource }));
     spec.given(history).when(j.delivered()).then([]);
     history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }));
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource] }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null }]);
   });
 
   it('a removed resource is no longer mounted in new sandboxes', () => {

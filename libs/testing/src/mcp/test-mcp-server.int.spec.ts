@@ -27,4 +27,21 @@ describe('TestMcpServer', () => {
     expect((await fetch(server.url)).status).toBe(405);
     expect((await fetch(server.url.replace('/mcp', '/other'), { method: 'POST', body: '{}' })).status).toBe(404);
   });
+
+  it('with a bearer token, answers only requests that carry it and records what each request sent', async () => {
+    const guarded = await new TestMcpServer({ bearerToken: 'tok-1' }).start();
+    try {
+      const client = new Client({ name: 'test', version: '1.0.0' });
+      await expect(client.connect(new StreamableHTTPClientTransport(new URL(guarded.url)))).rejects.toThrow();
+      const authed = new Client({ name: 'test', version: '1.0.0' });
+      await authed.connect(new StreamableHTTPClientTransport(new URL(guarded.url), { requestInit: { headers: { authorization: 'Bearer tok-1' } } }));
+      expect((await authed.callTool({ name: 'lookup', arguments: { key: 'k' } })).content).toEqual([{ type: 'text', text: lookupAnswer('k') }]);
+      await authed.close();
+      expect(guarded.authorizations[0]).toBeNull();
+      expect(guarded.authorizations.slice(1).every((a) => a === 'Bearer tok-1')).toBe(true);
+      expect(guarded.calls).toHaveLength(1);
+    } finally {
+      await guarded.close();
+    }
+  });
 });

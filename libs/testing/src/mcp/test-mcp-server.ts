@@ -16,6 +16,8 @@ export interface TestMcpServerOptions {
   readonly host?: string;
   /** The server's name in its `initialize` answer. */
   readonly name?: string;
+  /** Answer only requests carrying `Authorization: Bearer <token>`, everything else 401 (as a server behind a vault credential). */
+  readonly bearerToken?: string;
 }
 
 /** The text every `lookup` call answers, so a test can find it in the model request and the events. */
@@ -30,6 +32,7 @@ export class TestMcpServer {
   private readonly server: Server = createServer((req, res) => void this.receive(req, res));
   private readonly recordedCalls: McpToolCall[] = [];
   private readonly recordedMethods: string[] = [];
+  private readonly recordedAuthorizations: (string | null)[] = [];
 
   constructor(private readonly options: TestMcpServerOptions = {}) {}
 
@@ -41,6 +44,11 @@ export class TestMcpServer {
   /** JSON-RPC methods received (`initialize`, `tools/list`, `tools/call`, …), oldest first. */
   get methods(): readonly string[] {
     return this.recordedMethods;
+  }
+
+  /** The `Authorization` header of every request to the endpoint (null when absent), oldest first. */
+  get authorizations(): readonly (string | null)[] {
+    return this.recordedAuthorizations;
   }
 
   /** The streamable-HTTP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
@@ -88,6 +96,12 @@ export class TestMcpServer {
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (new URL(req.url ?? '/', 'http://mcp').pathname !== '/mcp') {
       res.writeHead(404).end();
+      return;
+    }
+    this.recordedAuthorizations.push(req.headers.authorization ?? null);
+    if (this.options.bearerToken !== undefined && req.headers.authorization !== `Bearer ${this.options.bearerToken}`) {
+      req.resume();
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ error: 'invalid_token' }));
       return;
     }
     if (req.method !== 'POST') {

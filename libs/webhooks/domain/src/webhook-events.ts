@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { EVENT_TYPES, type RecordedEvent, type WebhookEvent, type WebhookEventType } from '@berth/contracts';
+import { EVENT_TYPES, type RecordedEvent, type ResourceWebhookEventType, type WebhookEvent, type WebhookEventType } from '@berth/contracts';
+import type { EventToDeliver } from './deliveries';
 
 /** Berth has no workspaces: every owner's resources are in this one. */
 export const WORKSPACE_ID = 'default';
@@ -62,3 +63,40 @@ export function sessionWebhookEvents(event: RecordedEvent, ownerId: string): rea
 
 /** The first delivery of an event to an endpoint: one id, however often it is enqueued. */
 export const deliveryIdFor = (endpointId: string, eventId: string): string => `whd_${digest(`${endpointId}/${eventId}`)}`;
+
+/** A change of an agent, environment, vault or credential, as the service that wrote it saw it. */
+export type ResourceChange = Readonly<{
+  type: ResourceWebhookEventType;
+  /** The changed resource (the credential, for `vault_credential.*`). */
+  id: string;
+  ownerId: string;
+  /** `vault_credential.*`: the vault it is in. */
+  vaultId?: string;
+  /** When the change was written (the record's `updated_at`). */
+  at: string;
+  /** The agent version an `agent.*` change made: two updates within one millisecond stay two events. */
+  version?: number;
+}>;
+
+/** A resource's lifecycle order, for changes within one millisecond (created before updated before archived before deleted). */
+const LIFECYCLE_RANK: Readonly<Record<string, number>> = { created: 0, updated: 1, archived: 2, deleted: 3 };
+
+/**
+ * The webhook event of a configuration change. Its id derives from the change (type, resource,
+ * time, version), so planning it twice adds nothing; one resource's changes reach an endpoint in
+ * the order they happened (subject = the resource, position = the change's time in ms, then its
+ * place in the lifecycle).
+ */
+export function resourceWebhookEvent(change: ResourceChange): EventToDeliver {
+  const action = change.type.slice(change.type.indexOf('.') + 1);
+  return {
+    event: {
+      id: `wevt_${digest(`${change.type}/${change.id}/${change.at}/${change.version ?? ''}`)}`,
+      created_at: change.at,
+      type: 'event',
+      data: { type: change.type, id: change.id, organization_id: change.ownerId, workspace_id: WORKSPACE_ID, ...(change.vaultId === undefined ? {} : { vault_id: change.vaultId }) },
+    },
+    subject: change.id,
+    position: Date.parse(change.at) * 16 + (LIFECYCLE_RANK[action] ?? 0),
+  };
+}

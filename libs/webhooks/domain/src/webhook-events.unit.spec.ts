@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import { EVENT_TYPES, SESSION_WEBHOOK_EVENT_TYPES, type RecordedEvent } from '@berth/contracts';
 import { signedWebhookHeaders, signingSecretFrom } from './signature';
-import { sessionWebhookEvents, sessionWebhookTypes } from './webhook-events';
+import { resourceWebhookEvent, sessionWebhookEvents, sessionWebhookTypes } from './webhook-events';
 
 const recorded = (type: RecordedEvent['type'], seq = 4): RecordedEvent => ({ id: `sevt_x_${seq}`, session_id: 'sesn_1', seq, schema_version: 1, command_id: 'cmd_x', occurred_at: '2026-01-01T00:00:00.000Z', type, data: {} } as unknown as RecordedEvent);
 
@@ -38,7 +38,40 @@ describe('session events as webhook events', () => {
     expect((a?.position ?? 0) < (b?.position ?? 0)).toBe(true);
     expect(a?.event).toEqual({ id: a?.event.id, created_at: '2026-01-01T00:00:00.000Z', type: 'event', data: { type: 'session.status_idled', id: 'sesn_1', organization_id: 'owner_a', workspace_id: 'default' } });
   });
+});
 
+describe('configuration changes as webhook events', () => {
+  const at = '2026-01-01T00:00:01.500Z';
+
+  it('carries the thin Managed Agents payload, with vault_id for a credential, and a stable id per change', () => {
+    const agent = resourceWebhookEvent({ type: 'agent.updated', id: 'agent_1', ownerId: 'owner_a', at });
+    expect(agent.event).toEqual({ id: agent.event.id, created_at: at, type: 'event', data: { type: 'agent.updated', id: 'agent_1', organization_id: 'owner_a', workspace_id: 'default' } });
+    expect(resourceWebhookEvent({ type: 'agent.updated', id: 'agent_1', ownerId: 'owner_a', at }).event.id).toBe(agent.event.id);
+    expect(resourceWebhookEvent({ type: 'agent.updated', id: 'agent_1', ownerId: 'owner_a', at: '2026-01-01T00:00:02.000Z' }).event.id).not.toBe(agent.event.id);
+    expect(resourceWebhookEvent({ type: 'agent.archived', id: 'agent_1', ownerId: 'owner_a', at }).event.id).not.toBe(agent.event.id);
+    const credential = resourceWebhookEvent({ type: 'vault_credential.created', id: 'vcrd_1', ownerId: 'owner_a', vaultId: 'vlt_1', at });
+    expect(credential.event.data).toEqual({ type: 'vault_credential.created', id: 'vcrd_1', organization_id: 'owner_a', workspace_id: 'default', vault_id: 'vlt_1' });
+  });
+
+  it("orders one resource's changes by time, apart from other resources and sessions", () => {
+    const first = resourceWebhookEvent({ type: 'environment.created', id: 'env_1', ownerId: 'o', at });
+    const later = resourceWebhookEvent({ type: 'environment.updated', id: 'env_1', ownerId: 'o', at: '2026-01-01T00:00:01.501Z' });
+    expect([first.subject, later.subject]).toEqual(['env_1', 'env_1']);
+    expect(first.position).toBeLessThan(later.position);
+    const sameMs = ['vault.created', 'vault.archived', 'vault.deleted'] as const;
+    const positions = sameMs.map((type) => resourceWebhookEvent({ type, id: 'vlt_1', ownerId: 'o', at }).position);
+    expect([...positions].sort((x, y) => x - y)).toEqual(positions);
+    expect(new Set(positions).size).toBe(3);
+    const v2 = resourceWebhookEvent({ type: 'agent.updated', id: 'agent_1', ownerId: 'o', at, version: 2 });
+    const v3 = resourceWebhookEvent({ type: 'agent.updated', id: 'agent_1', ownerId: 'o', at, version: 3 });
+    expect(v2.event.id).not.toBe(v3.event.id);
+  });
+
+  it('is what the official SDK parses as the event type it names', () => {
+    const event = resourceWebhookEvent({ type: 'vault.archived', id: 'vlt_1', ownerId: 'o', at }).event;
+    const parsed = new Anthropic({ apiKey: 'unused' }).beta.webhooks.parseUnverified(JSON.stringify(event));
+    expect(parsed.data.type).toBe('vault.archived');
+  });
 });
 
 describe('signedWebhookHeaders', () => {

@@ -90,19 +90,21 @@ export function filesContract(store: () => BerthStore): void {
   });
 
   describe('session secrets', () => {
-    it('keeps secrets per session and name, and deletes one or all of a session', async () => {
+    const sealed = (n: number) => ({ key_id: `k${n}`, iv: `iv${n}`, ciphertext: `ct${n}`, tag: `tag${n}` });
+
+    it('keeps sealed secrets per session and name as given, and deletes one or all of a session', async () => {
       const { secrets } = store();
-      await secrets.put('sesn_1', 'sesrsc_a', 'token-a');
-      await secrets.put('sesn_1', 'sesrsc_a', 'token-a2');
-      await secrets.put('sesn_1', 'sesrsc_b', 'token-b');
-      await secrets.put('sesn_2', 'sesrsc_a', 'other');
-      expect(await secrets.get('sesn_1', 'sesrsc_a')).toBe('token-a2');
+      await secrets.put('sesn_1', 'sesrsc_a', sealed(1));
+      await secrets.put('sesn_1', 'sesrsc_a', sealed(2));
+      await secrets.put('sesn_1', 'sesrsc_b', sealed(3));
+      await secrets.put('sesn_2', 'sesrsc_a', sealed(4));
+      expect(await secrets.get('sesn_1', 'sesrsc_a')).toEqual(sealed(2));
       await secrets.delete('sesn_1', 'sesrsc_a');
       expect(await secrets.get('sesn_1', 'sesrsc_a')).toBeNull();
-      expect(await secrets.get('sesn_1', 'sesrsc_b')).toBe('token-b');
+      expect(await secrets.get('sesn_1', 'sesrsc_b')).toEqual(sealed(3));
       await secrets.delete('sesn_1');
       expect(await secrets.get('sesn_1', 'sesrsc_b')).toBeNull();
-      expect(await secrets.get('sesn_2', 'sesrsc_a')).toBe('other');
+      expect(await secrets.get('sesn_2', 'sesrsc_a')).toEqual(sealed(4));
     });
   });
 }

@@ -1,4 +1,5 @@
 import type { Db, IndexDescription, ObjectId } from 'mongodb';
+import type { SealedSecret } from '@berth/contracts';
 
 /**
  * Document shapes and indexes. Free-form payloads (events, snapshot state, records) are stored as
@@ -65,7 +66,7 @@ export type TranscriptChunkDoc = { _id: ObjectId; session_id: string; path: stri
 export type FileDoc = { _id: string; owner_id: string; scope_id: string | null; created_at: string; deleted: boolean; record: string };
 
 /** `_id` is `<session_id>:<name>`; both are safe tokens. */
-export type SecretDoc = { _id: string; session_id: string; name: string; value: string };
+export type SecretDoc = { _id: string; session_id: string; name: string; secret?: SealedSecret; value?: string };
 export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string };
 
 export type WebhookDeliveryDoc = {
@@ -86,6 +87,12 @@ export type VaultDoc = { _id: string; owner_id: string; created_at: string; arch
 
 export type VaultCredentialDoc = { _id: string; owner_id: string; vault_id: string; created_at: string; archived: boolean; record: string };
 
+/** `_id` is the sandbox id (a container id). */
+export type SandboxClaimDoc = { _id: string; claimant: string; claimed_at: string };
+
+/** `_id` is the lease name; `expires_at` in epoch milliseconds; `holder` null once released. */
+export type LeaseDoc = { _id: string; holder: string | null; epoch: number; expires_at: number };
+
 export const collectionsOf = (db: Db) => ({
   journal: db.collection<JournalDoc>('journal'),
   outbox: db.collection<OutboxDoc>('outbox'),
@@ -104,6 +111,8 @@ export const collectionsOf = (db: Db) => ({
   webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhook_deliveries'),
   vaults: db.collection<VaultDoc>('vaults'),
   vaultCredentials: db.collection<VaultCredentialDoc>('vault_credentials'),
+  sandboxClaims: db.collection<SandboxClaimDoc>('sandbox_claims'),
+  leases: db.collection<LeaseDoc>('leases'),
 });
 export type Collections = ReturnType<typeof collectionsOf>;
 

@@ -3,7 +3,8 @@ import type { SessionCommandOf, SessionEvent } from '@berth/contracts';
 import { requireExists, requireTurnEligible, SessionErrorCodes } from '../guards';
 import type { SessionState } from '../state';
 import { resourcesAdded } from './resources';
-import { failActiveTurn } from './turn-flow';
+import { evolve } from '../evolve';
+import { failActiveTurn, pausedNow, startNextQueued, waitsForConfirmation } from './turn-flow';
 
 /**
  * Create is idempotent on (owner, agent, idempotency key): the session id is derived from the key,
@@ -35,9 +36,11 @@ export function decideCreateSession(command: SessionCommandOf<'CreateSession'>, 
         metadata: d.metadata,
         idempotency_key: d.idempotency_key,
         permission_mode: d.permission_mode,
+        ...(d.vault_ids !== undefined && d.vault_ids.length > 0 ? { vault_ids: d.vault_ids } : {}),
       },
     },
     ...resourcesAdded(d.resources ?? []),
+    ...(d.fork !== undefined ? [{ type: 'SessionForked', data: { from: d.fork } } as const] : []),
     { type: 'SandboxRequested', data: { generation: 1, reason: 'startup' } },
   ];
 }
@@ -75,30 +78,40 @@ export function decideTerminateSession(command: SessionCommandOf<'TerminateSessi
 }
 
 /**
- * Releases the sandbox and keeps the workspace, transcript and conversation. Only an idle session
- * pauses: a running harness would lose its turn, and a tool use waiting for confirmation lives in
- * the harness process that the pause would end. A sandbox still starting is given up (its late
- * bind is fenced off). Pausing a paused session is a no-op.
+ * Releases the sandbox and keeps the workspace, transcript, conversation, queued messages and the
+ * tool confirmations a turn waits for. An idle session, or one whose turn waits for confirmations,
+ * pauses at once (the waiting turn stays open: its harness process goes with the sandbox, and the
+ * answer continues the turn in the next one). A running turn is never cut: the pause is requested
+ * and happens when the turn ends or starts waiting for a confirmation. A sandbox still starting is
+ * given up (its late bind is fenced off). Pausing a paused session (or asking again) is a no-op.
  */
 export function decidePauseSession(command: SessionCommandOf<'PauseSession'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
   requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
-  if (state.paused) return [];
+  if (state.paused || state.pause_requested) return [];
   if (state.lifecycle === 'RECOVERY_REQUIRED') throw new IllegalStateError(ErrorCodes.SESSION_BUSY, 'the session needs recovery; recover it before pausing');
-  if (state.current_turn !== null) {
-    throw new IllegalStateError(ErrorCodes.SESSION_BUSY, 'a turn is active; let it finish (or interrupt it) before pausing', { turn_id: state.current_turn.id });
-  }
-  return [{ type: 'SessionPaused', data: { sandbox_id: state.sandbox?.sandbox_id ?? null } }];
+  const turn = state.current_turn;
+  // A custom tool call keeps its harness (its result goes to that call): the pause waits for the turn's end.
+  const waitsOnCustomTool = turn !== null && turn.pending_confirmations.some((id) => turn.custom_tool_uses.includes(id));
+  if (turn !== null && (!waitsForConfirmation(state) || waitsOnCustomTool)) return [{ type: 'PauseRequested', data: { turn_id: turn.id } }];
+  return [pausedNow(state)];
 }
 
-/** Brings a paused session back: a new sandbox at the next generation. Not paused: no-op. */
+/**
+ * Brings a paused session back: a new sandbox at the next generation, and the first queued message
+ * starts when no turn is open. A pause still waiting for its turn to end is called off. Otherwise a no-op.
+ */
 export function decideResumeSession(command: SessionCommandOf<'ResumeSession'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
   requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
-  return resumeIfPaused(state);
+  if (!state.paused && state.pause_requested) return [{ type: 'SessionResumed', data: {} }];
+  const resumed = resumeIfPaused(state);
+  if (resumed.length === 0) return [];
+  const ready = resumed.reduce<SessionState>(evolve, state);
+  return [...resumed, ...(ready.current_turn === null ? startNextQueued(ready) : [])];
 }
 
-/** The events that end a pause (none when not paused); a message to a paused session starts with them. */
+/** The events that end a pause (none when not paused); a message or a confirmation to a paused session starts with them. */
 export function resumeIfPaused(state: SessionState): SessionEvent[] {
   if (!state.paused) return [];
   return [

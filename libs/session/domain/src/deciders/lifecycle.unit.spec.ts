@@ -1,6 +1,7 @@
 import { DeciderSpec } from '@berth/core/testing';
 import { sessionDecider } from '../decide';
-import { Cmd, historyOf, readySession, runningTurn } from '../testing/builders';
+import { deriveSessionView } from '../read/session-view';
+import { Cmd, historyOf, readySession, runningTurn, stateOf } from '../testing/builders';
 
 const spec = DeciderSpec.for(sessionDecider);
 
@@ -23,6 +24,15 @@ describe('CreateSession', () => {
       },
       { type: 'SandboxRequested', data: { generation: 1, reason: 'startup' } },
     ]);
+  });
+
+  it('pins the vaults it names in SessionCreated, the state and the view; a session without any records none', () => {
+    const [created] = historyOf(Cmd.create({ vault_ids: ['vlt_b', 'vlt_a'] }));
+    expect(created?.data).toMatchObject({ vault_ids: ['vlt_b', 'vlt_a'] });
+    expect(stateOf(Cmd.create({ vault_ids: ['vlt_b', 'vlt_a'] })).vault_ids).toEqual(['vlt_b', 'vlt_a']);
+    expect(deriveSessionView(stateOf(Cmd.create({ vault_ids: ['vlt_b'] }))).vault_ids).toEqual(['vlt_b']);
+    expect(historyOf(Cmd.create())[0]?.data).not.toHaveProperty('vault_ids');
+    expect(stateOf(Cmd.create()).vault_ids).toEqual([]);
   });
 
   it('is a no-op when the same owner retries with the same agent and idempotency key', () => {

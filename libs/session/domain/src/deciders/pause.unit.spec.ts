@@ -9,14 +9,14 @@ const idleAfterTurn = () => [...runningTurn(), Cmd.output('turn_1', 0, [Out.mess
 
 describe('PauseSession', () => {
   it('releases the bound sandbox and keeps the conversation', () => {
-    spec.given(historyOf(...idleAfterTurn())).when(Cmd.pause()).then([{ type: 'SessionPaused', data: { sandbox_id: 'sbx_1' } }]);
+    spec.given(historyOf(...idleAfterTurn())).when(Cmd.pause()).then([{ type: 'SessionPaused', data: { sandbox_id: 'sbx_1', turn_id: null } }]);
     const state = stateOf(...idleAfterTurn(), Cmd.pause());
     expect(state).toMatchObject({ paused: true, sandbox: null, sandbox_request: null, runtime_unavailable: true, harness_session_id: 'hs_1', lifecycle: 'READY' });
     expect(deriveSessionView(state)).toMatchObject({ status: 'idle', paused: true, stop_reason: { type: 'end_turn' }, sandbox: null });
   });
 
   it('gives up a sandbox still starting: its late bind is fenced off', () => {
-    spec.given(historyOf(Cmd.create())).when(Cmd.pause()).then([{ type: 'SessionPaused', data: { sandbox_id: null } }]);
+    spec.given(historyOf(Cmd.create())).when(Cmd.pause()).then([{ type: 'SessionPaused', data: { sandbox_id: null, turn_id: null } }]);
     spec.given(historyOf(Cmd.create(), Cmd.pause())).when(Cmd.bind(1)).thenNothingHappened();
   });
 
@@ -24,11 +24,108 @@ describe('PauseSession', () => {
     spec.given(historyOf(...readySession(), Cmd.pause())).when(Cmd.pause()).thenNothingHappened();
   });
 
-  it('refuses while a turn is active (running or waiting for a confirmation) with SESSION_BUSY', () => {
-    spec.given(historyOf(...runningTurn())).when(Cmd.pause()).thenThrows('SESSION_BUSY', 409);
-    const awaiting = [...runningTurn(), Cmd.output('turn_1', 0, [Out.toolUse('toolu_1', true)])];
-    expect(stateOf(...awaiting).current_turn?.status).toBe('AWAITING_CONFIRMATION');
-    spec.given(historyOf(...awaiting)).when(Cmd.pause()).thenThrows('SESSION_BUSY', 409);
+  const awaiting = () => [...runningTurn(), Cmd.output('turn_1', 0, [Out.message('asking'), Out.toolUse('toolu_1', true)], 1, 'hs_1')];
+  /** The waiting turn's history and the event id of its pending tool use (ids come from the commands' own ids). */
+  const waiting = () => {
+    const history = awaiting();
+    return { history, pending: stateOf(...history).current_turn?.pending_confirmations[0] ?? '' };
+  };
+
+  it('pauses a turn waiting for a confirmation at once: the sandbox goes, the turn stays open with its pending confirmation', () => {
+    const { history, pending } = waiting();
+    spec.given(historyOf(...history)).when(Cmd.pause()).then([{ type: 'SessionPaused', data: { sandbox_id: 'sbx_1', turn_id: 'turn_1' } }]);
+    const state = stateOf(...history, Cmd.pause());
+    expect(state.current_turn).toMatchObject({ id: 'turn_1', status: 'AWAITING_CONFIRMATION', pending_confirmations: [pending], harness_released: true });
+    expect(state).toMatchObject({ paused: true, sandbox: null });
+    expect(deriveSessionView(state)).toMatchObject({ status: 'idle', paused: true, stop_reason: { type: 'requires_action', event_ids: [pending] } });
+  });
+
+  it('the answer to a paused session resumes it (new sandbox) and resumes the turn; queued messages run after it, in order', () => {
+    const { history, pending } = waiting();
+    const paused = [...history, Cmd.message('turn_2'), Cmd.message('turn_3'), Cmd.pause()];
+    expect(stateOf(...paused).queued.map((q) => q.turn_id)).toEqual(['turn_2', 'turn_3']);
+    spec
+      .given(historyOf(...paused))
+      .when(Cmd.confirm(pending))
+      .then([
+        { type: 'SessionResumed', data: {} },
+        { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
+        { type: 'ToolUseConfirmed', data: { turn_id: 'turn_1', tool_use_event_id: pending, result: 'allow', deny_message: null } },
+        { type: 'TurnResumed', data: { turn_id: 'turn_1' } },
+      ]);
+    const continued = [...paused, Cmd.confirm(pending), Cmd.bind(2), Cmd.output('turn_1', 2, [Out.message('done')], 2)];
+    expect(stateOf(...continued).current_turn?.last_offset).toBe(2);
+    spec.given(historyOf(...continued)).when(Cmd.complete('turn_1', 2)).then([
+      { type: 'TurnCompleted', data: { turn_id: 'turn_1', interrupted: false } },
+      { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
+    ]);
+  });
+
+  it('resume of a session paused with a waiting turn brings the sandbox back and leaves the turn waiting for its answer', () => {
+    spec
+      .given(historyOf(...waiting().history, Cmd.message('turn_2'), Cmd.pause()))
+      .when(Cmd.resume())
+      .then([
+        { type: 'SessionResumed', data: {} },
+        { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
+      ]);
+    expect(stateOf(...awaiting(), Cmd.pause(), Cmd.resume(), Cmd.bind(2)).current_turn).toMatchObject({ status: 'AWAITING_CONFIRMATION', harness_released: true });
+  });
+
+  it('an interrupt of the waiting turn while paused settles it; the queue waits for the resume, which starts it', () => {
+    const paused = [...awaiting(), Cmd.message('turn_2'), Cmd.pause()];
+    spec.given(historyOf(...paused)).when(Cmd.interrupt()).then([
+      { type: 'InterruptRequested', data: { turn_id: 'turn_1' } },
+      { type: 'TurnCompleted', data: { turn_id: 'turn_1', interrupted: true } },
+    ]);
+    spec
+      .given(historyOf(...paused, Cmd.interrupt()))
+      .when(Cmd.resume())
+      .then([
+        { type: 'SessionResumed', data: {} },
+        { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
+        { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
+      ]);
+    spec
+      .given(historyOf(...paused, Cmd.interrupt()))
+      .when(Cmd.message('turn_3'))
+      .then([
+        { type: 'SessionResumed', data: {} },
+        { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
+        { type: 'UserMessageReceived', data: { turn_id: 'turn_3', content: [{ type: 'text', text: 'hello' }], queued: true } },
+        { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
+      ]);
+  });
+
+  it('a running turn is never cut: the pause is requested and happens when the turn ends, before the next queued message', () => {
+    spec.given(historyOf(...runningTurn())).when(Cmd.pause()).then([{ type: 'PauseRequested', data: { turn_id: 'turn_1' } }]);
+    const requested = [...runningTurn(), Cmd.message('turn_2'), Cmd.pause()];
+    spec.given(historyOf(...requested)).when(Cmd.pause()).thenNothingHappened();
+    spec.given(historyOf(...requested)).when(Cmd.complete('turn_1')).then([
+      { type: 'TurnCompleted', data: { turn_id: 'turn_1', interrupted: false } },
+      { type: 'SessionPaused', data: { sandbox_id: 'sbx_1', turn_id: null } },
+    ]);
+    expect(stateOf(...requested, Cmd.complete('turn_1'))).toMatchObject({ paused: true, pause_requested: false, queued: [{ turn_id: 'turn_2' }] });
+    spec.given(historyOf(...requested, Cmd.complete('turn_1'))).when(Cmd.resume()).then([
+      { type: 'SessionResumed', data: {} },
+      { type: 'SandboxRequested', data: { generation: 2, reason: 'rebuild' } },
+      { type: 'TurnStarted', data: { turn_id: 'turn_2' } },
+    ]);
+  });
+
+  it('a requested pause happens when the running turn starts waiting for a confirmation, or when it fails', () => {
+    const requested = [...runningTurn(), Cmd.pause()];
+    const events = sessionDecider.decide(Cmd.output('turn_1', 0, [Out.toolUse('toolu_1', true)]), stateOf(...requested));
+    expect(events.map((e) => e.type)).toEqual(['AgentToolUseRecorded', 'TurnAwaitingConfirmation', 'SessionPaused']);
+    expect(events.at(-1)).toEqual({ type: 'SessionPaused', data: { sandbox_id: 'sbx_1', turn_id: 'turn_1' } });
+    const failed = sessionDecider.decide(Cmd.fail('turn_1'), stateOf(...requested));
+    expect(failed.at(-1)).toEqual({ type: 'SessionPaused', data: { sandbox_id: 'sbx_1', turn_id: null } });
+  });
+
+  it('a resume before the turn ended calls the requested pause off', () => {
+    const requested = [...runningTurn(), Cmd.pause()];
+    spec.given(historyOf(...requested)).when(Cmd.resume()).then([{ type: 'SessionResumed', data: {} }]);
+    spec.given(historyOf(...requested, Cmd.resume())).when(Cmd.complete('turn_1')).then([{ type: 'TurnCompleted', data: { turn_id: 'turn_1', interrupted: false } }]);
   });
 
   it('refuses an unknown, terminated, deleted session, and one that needs recovery', () => {

@@ -12,8 +12,21 @@ export function rebuildIfNeeded(state: SessionState): SessionEvent[] {
   return [{ type: 'SandboxRequested', data: { generation: state.last_generation + 1, reason: 'rebuild' } }];
 }
 
-/** After a turn settles: start the next queued message, if the session can still run turns. */
+export const waitsForConfirmation = (state: SessionState): boolean =>
+  state.current_turn?.status === 'AWAITING_CONFIRMATION' && state.current_turn.recovery_phase === null;
+
+/** The pause itself: the bound sandbox goes, a turn waiting for confirmations is named (it stays open). */
+export function pausedNow(state: SessionState): SessionEvent {
+  return { type: 'SessionPaused', data: { sandbox_id: state.sandbox?.sandbox_id ?? null, turn_id: waitsForConfirmation(state) ? (state.current_turn?.id ?? null) : null } };
+}
+
+/**
+ * After a turn settles: start the next queued message, if the session can still run turns. A pause
+ * requested during the turn happens now instead; a paused session keeps its queue for the resume.
+ */
 export function startNextQueued(state: SessionState): SessionEvent[] {
+  if (state.pause_requested) return [pausedNow(state)];
+  if (state.paused) return [];
   const next = state.queued[0];
   if (next === undefined || (state.lifecycle !== 'READY' && state.lifecycle !== 'CREATING') || state.archived) return [];
   return [...rebuildIfNeeded(state), { type: 'TurnStarted', data: { turn_id: next.turn_id } }];

@@ -1,0 +1,55 @@
+import { normalizeHost } from '@berth/contracts';
+import type { AbsoluteTarget } from './targets';
+
+/**
+ * A vault credential of the session, opened by the egress: the MCP server URL it is bound to and
+ * its token. Only the egress holds one, and only for the second it caches a sandbox's context.
+ */
+export type BoundCredential = Readonly<{ credentialId: string; mcpServerUrl: string; token: string }>;
+
+type Scope = Readonly<{ host: string; port: number; path: string }>;
+
+/** The plain-HTTP scope a credential's URL covers, or null when the egress cannot inject it (an https:// server is reached through a tunnel it does not open). */
+function scopeOf(mcpServerUrl: string): Scope | null {
+  let url: URL;
+  try {
+    url = new URL(mcpServerUrl);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:') return null;
+  const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
+  return { host: normalizeHost(url.hostname), port: url.port === '' ? 80 : Number(url.port), path };
+}
+
+const pathOf = (pathAndQuery: string): string => {
+  const q = pathAndQuery.indexOf('?');
+  return q === -1 ? pathAndQuery : pathAndQuery.slice(0, q);
+};
+
+const covers = (scope: Scope, target: AbsoluteTarget): boolean => {
+  if (scope.host !== target.host || scope.port !== target.port) return false;
+  const path = pathOf(target.pathAndQuery);
+  return scope.path === '/' || path === scope.path || path.startsWith(`${scope.path}/`);
+};
+
+/**
+ * The credential to add to a plain-HTTP request: one bound to the same host and port whose URL's
+ * path is the request's path or a parent of it (`http://mcp.example.com/mcp` covers `/mcp` and
+ * `/mcp/…`, not `/admin`); the longest such path wins, then the first in vault order. The target's
+ * path has its dot segments resolved already, so `/mcp/../admin` is `/admin`.
+ */
+export function credentialFor(credentials: readonly BoundCredential[], target: AbsoluteTarget): BoundCredential | null {
+  let best: { credential: BoundCredential; length: number } | null = null;
+  for (const credential of credentials) {
+    const scope = scopeOf(credential.mcpServerUrl);
+    if (scope === null || !covers(scope, target)) continue;
+    if (best === null || scope.path.length > best.length) best = { credential, length: scope.path.length };
+  }
+  return best?.credential ?? null;
+}
+
+/** The request's headers with the credential as `Authorization: Bearer`, replacing whatever the sandbox sent. */
+export function withCredential(headers: Readonly<Record<string, string | string[]>>, credential: BoundCredential): Record<string, string | string[]> {
+  return { ...headers, authorization: `Bearer ${credential.token}` };
+}
