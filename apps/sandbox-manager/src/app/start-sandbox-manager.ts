@@ -150,6 +150,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
     files,
+    softWorkspaceLimit: workspaces.kind === 'volume',
     send,
     crash,
     log,

@@ -35,7 +35,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, config.imageBuild);
   if (engines.length === 1) {
     const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
-    if (kind.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: kind.reason });
+    if (kind.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is a soft limit: measured before each turn, a turn that finds the workspace over it is refused', { reason: kind.reason });
     else log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
     const workspaces = kind.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(first.runtime.docker, scopeLabels);
     return { runtime: first.runtime, workspaces, images: images(first), egressSocketOf: (id) => first.runtime.egressSocketPath(id), close: () => undefined };
