@@ -20,6 +20,7 @@ import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createSession, submitMessage } from '../apps/session-kernel/src/testing/commands';
 import { startKernelProcess } from '../apps/session-kernel/src/testing/kernel-process';
+import { percentile, windowed } from './support/figures';
 
 const COMMANDS = Number(process.argv[2] ?? 3000);
 const SESSIONS = Number(process.argv[3] ?? 100);
@@ -39,17 +40,6 @@ function cpuMsOf(pid: number): number | null {
   }
 }
 
-const percentile = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-/** Runs `count` jobs with at most `window` in flight. */
-async function windowed(count: number, window: number, job: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(window, count) }, async () => {
-      while (next < count) await job(next++);
-    }),
-  );
-}
 
 async function rawJetStream(nc: NatsConnection): Promise<Figures> {
   const jsm = await jetstreamManager(nc);

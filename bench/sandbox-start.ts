@@ -17,8 +17,8 @@ import { join } from 'node:path';
 import { systemClock } from '@berth/core';
 import { detectWorkspaceKind, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { DEFAULT_SANDBOX_CONFIG, KEEPALIVE_CMD, type SandboxConfig } from '@berth/sandbox-domain';
-import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
-import { ensureDockerTestEngine } from '@berth/testing';
+import { SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { ensureDockerTestEngine, MemorySandboxClaims } from '@berth/testing';
 
 const ITERATIONS = Number(process.argv[2] ?? 30);
 const engine = ensureDockerTestEngine();
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   }
 
   let slot = 0;
-  const pool = new WarmPool({ runtime, workspaces, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
+  const pool = new WarmPool({ runtime, workspaces, claims: new MemorySandboxClaims(), clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
   const provisioner = new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels });
   pool.configure([{ environmentId, config }]);
   pool.refill();

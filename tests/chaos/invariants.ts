@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { toPublicEvent, type RecordedEvent } from '@berth/contracts';
+import { emptySessionView, foldSessionEvent } from '@berth/sandbox-workflow';
 
 /**
  * A command the platform acknowledged: an HTTP 2xx (identified by the event the gateway echoed)
@@ -233,7 +234,12 @@ function sseMatchesJournal(sessionId: string, frames: readonly Readonly<{ seq: n
   return out;
 }
 
-/** A sandbox id bound in two sessions' journals, or a container whose name and labels disagree on its session. */
+/**
+ * A sandbox id bound in two sessions' journals; a container whose name and labels disagree on its
+ * session; or a session still bound (as the sandbox-manager folds its journal) to a container the
+ * engine no longer has under that name although nothing released it: how one warm container
+ * handed to two sessions by two managers shows (the second rename takes it from the first).
+ */
 function sandboxesExclusive(journals: ReadonlyMap<string, readonly RecordedEvent[]>, containers: readonly ContainerView[]): string[] {
   const out: string[] = [];
   const owners = new Map<string, Set<string>>();
@@ -254,6 +260,13 @@ function sandboxesExclusive(journals: ReadonlyMap<string, readonly RecordedEvent
     if (named) {
       const bound = owners.get(c.name.replace(/^\//, ''));
       if (bound && !bound.has(named[1])) out.push(`container ${c.name} serves session ${named[1]} but was bound to ${[...bound].join(', ')}`);
+    }
+  }
+  const names = new Set(containers.map((c) => c.name.replace(/^\//, '')));
+  for (const [sessionId, events] of journals) {
+    const current = events.reduce(foldSessionEvent, emptySessionView()).sandbox;
+    if (current !== null && !names.has(current.sandbox_id)) {
+      out.push(`session ${sessionId} is bound to ${current.sandbox_id}, which no container is named any more (handed to another session?)`);
     }
   }
   return out;

@@ -131,6 +131,25 @@ describe('chaos invariants', () => {
   });
 });
 
+describe('chaos invariants: no sandbox bound twice across sandbox-managers', () => {
+  it('reports a warm container two managers handed to two sessions: the first session is left bound to a name no container has', () => {
+    const other = 'sesn_b';
+    // Both journals bind their own name; on the engine the one pool container now carries the second name only.
+    const journals = new Map([
+      [S, healthyJournal(S, `berth-s-${S}-g1`)],
+      [other, healthyJournal(other, `berth-s-${other}-g1`)],
+    ]);
+    const containers: ContainerView[] = [{ name: `/berth-s-${other}-g1`, labels: { 'berth.managed': 'true', 'berth.pool': 'env_1', 'berth.environment': 'env_1' } }];
+    const report = checkInvariants({ journals, acked: [], sse: new Map(), containers });
+    expect(report.violations).toEqual([`session ${S} is bound to berth-s-${S}-g1, which no container is named any more (handed to another session?)`]);
+  });
+
+  it('does not count a sandbox the session lost or released', () => {
+    const lost = [...healthyJournal(), ev(7, 'SandboxLost', { sandbox_id: `berth-s-${S}-g1`, generation: 1, cause: 'die' }, 'died')];
+    expect(checkInvariants(input(lost, { containers: [], sse: new Map([[S, seenAll(lost)]]) })).violations).toEqual([]);
+  });
+});
+
 describe('chaos invariants: required outcome and full output', () => {
   const scripted: ExpectedOutput[] = [
     { kind: 'text', text: 'Running the slow step.' },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,10 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.method === 'POST' && /^\/v1\/sessions\/sesn_1\/(pause|resume)$/.test(path)) {
         return json(res, 200, { id: 'sesn_1', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { paused: path.endsWith('/pause') } }), true;
       }
+      if (req.method === 'GET' && path === '/v1/sessions/sesn_1/export') {
+        res.writeHead(200, { 'content-type': 'application/x-tar' });
+        return res.end(EXPORTED), true;
+      }
       if (path === '/v1/sessions/sesn_busy/pause') return apiError(res, 409, 'invalid_request_error', 'SESSION_BUSY', 'a turn is active; let it finish (or interrupt it) before pausing'), true;
       if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
       if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
@@ -75,6 +79,8 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
   return { srv, bodies };
 }
 
+/** What the loopback API streams as an export (any bytes: the CLI saves them as they come). */
+const EXPORTED = Buffer.from('a tar archive, byte for byte \u0000\u00ff');
 const env = (url: string, key = 'good') => ({ BERTH_API_URL: url, BERTH_API_KEY: key });
 
 describe('berth against a loopback API', () => {
@@ -154,6 +160,17 @@ describe('berth against a loopback API', () => {
     const c = capture();
     expect(await runCli(argv, { env: env(server.url), io: c.io })).toBe(ExitCode.usage);
     expect(c.err[0]).toContain(message);
+  });
+
+  it('sessions export saves the archive the API streams, under the name given or <session>.berth.tar', async () => {
+    const { srv } = api();
+    server = await srv.start();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-export-'));
+    const c = capture();
+    expect(await runCli(['sessions', 'export', 'sesn_1', join(dir, 'copy.tar'), '--json'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(readFileSync(join(dir, 'copy.tar'))).toEqual(EXPORTED);
+    expect(JSON.parse(c.out.join('\n'))).toEqual({ session_id: 'sesn_1', path: join(dir, 'copy.tar'), bytes: EXPORTED.length });
+    expect(existsSync(join(dir, 'copy.tar.partial'))).toBe(false);
   });
 
   it('sessions pause and resume post to their routes and print the session', async () => {

@@ -3,12 +3,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
-import { applyTopology, berthTopology, serviceTopology, connectNats, JetStreamPublisher } from '@berth/nats';
+import { applyTopology, berthTopology, serviceTopology, connectNats, JetStreamPublisher, oldestMessageSeq } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport, loadConfig, onShutdownSignals } from '@berth/nest';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { consumerMetrics, failedToStart, kernelMetrics, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { CommandOrder } from './commands/command-order';
 import { CommandProcessor } from './commands/command-processor';
 import { SessionLocks } from './commands/session-locks';
 import { crashPointsArmedAt } from './config/crash-points';
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
     kernel,
     outbox,
     locks,
+    order: new CommandOrder({ oldest: (subject) => oldestMessageSeq(nc, Streams.commands, subject), maxWaitMs: Math.floor(config.ackWaitMs / 2), log }),
     replies: nc,
     crash,
     log,

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { systemClock } from '@berth/core';
@@ -12,6 +13,7 @@ import { JetStreamOpenTurnDirectory } from './adapters/jetstream-open-turn-direc
 import { NatsSandboxManagerClient } from './adapters/nats-sandbox-manager.client';
 import { ReconcilerConfigSchema } from './config/reconciler.config';
 import { ReconcilerModule } from './reconciler.module';
+import { ReconcilerLease } from './reconciling/reconciler-lease';
 import { TurnReconcilerService } from './reconciling/turn-reconciler.service';
 
 /** Composition root: store and NATS adapters in; SESSION_EVT consumer and a sweep timer out. */
@@ -27,6 +29,7 @@ async function main(): Promise<void> {
   await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }), 'turn-reconciler'));
   const commands = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)));
 
+  const lease = new ReconcilerLease({ leases: store.leases, holder: `turn-reconciler:${config.instanceId ?? `${hostname()}:${process.pid}`}`, clock: systemClock, ttlMs: config.leaseTtlMs });
   const reconciler = new TurnReconcilerService({
     journal: store.journal,
     transcripts: store.transcripts,
@@ -37,6 +40,15 @@ async function main(): Promise<void> {
     log,
     metrics: reconcilerMetrics(telemetry.registry),
     crashAt: config.crashPoint,
+    fence: () => lease.holds(),
+  });
+
+  // One replica reconciles at a time; the others wait here, consuming nothing, until its lease lapses.
+  const held = await lease.acquire(() => log.info('ready (standby): another turn-reconciler holds the lease; taking over when it lapses', { nats: config.natsUrl }));
+  log.info(`holding the reconciler lease (epoch ${held.epoch})`, { epoch: held.epoch });
+  lease.keep((why) => {
+    log.error(`lost the reconciler lease: ${why}; exiting so that only the holder reconciles`, { epoch: lease.epoch() });
+    process.exit(1);
   });
 
   // Turns that were open when we (or everything) went down are picked up before new events.
@@ -57,6 +69,7 @@ async function main(): Promise<void> {
   onShutdownSignals([
     { name: 'stop consuming and drain in-flight events', run: () => app.close() },
     { name: 'stop sweeping and wait for effects in flight', run: () => reconciler.stop() },
+    { name: 'give the reconciler lease up', run: () => lease.release() },
     { name: 'drain the NATS connection', run: () => nc.drain() },
     { name: 'close the store', run: () => store.close() },
     { name: 'stop metrics and flush traces', run: () => telemetry.shutdown() },

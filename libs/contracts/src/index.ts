@@ -14,3 +14,4 @@ export * from './resources';
 export * from './sandbox-network';
 export * from './host-names';
 export * from './integrations';
+export * from './session-archive';

@@ -37,6 +37,7 @@ export const Subjects = {
   /** Everything of one session (commands and events). */
   session: (sessionId: string): string => `session.${asSessionId(sessionId)}.>`,
   sessionEvents: (sessionId: string): string => `session.${asSessionId(sessionId)}.evt.>`,
+  sessionCommands: (sessionId: string): string => `session.${asSessionId(sessionId)}.cmd.>`,
   allCommands: 'session.*.cmd.>',
   allEvents: 'session.*.evt.>',
   allDeadLetters: 'dlq.session.>',

@@ -9,3 +9,4 @@ export type * from './workspaces.port';
 export type * from './secrets.port';
 export type * from './webhooks.port';
 export type * from './vaults.port';
+export type * from './coordination.port';

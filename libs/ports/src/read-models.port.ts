@@ -1,4 +1,5 @@
 import type { BlobStore, FileStore, SessionSecrets } from './files.port';
+import type { Leases, SandboxClaims } from './coordination.port';
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
 import type { VaultStore } from './vaults.port';
 import type { WebhookDeliveryStore, WebhookEndpointStore } from './webhooks.port';
@@ -186,6 +187,10 @@ export interface BerthStore {
   readonly webhookEndpoints: WebhookEndpointStore;
   readonly webhookDeliveries: WebhookDeliveryStore;
   readonly vaults: VaultStore;
+  /** Warm-sandbox claims shared by every sandbox-manager. */
+  readonly sandboxClaims: SandboxClaims;
+  /** Leases that fence replicas (one sweeper at a time, one acquisition per session). */
+  readonly leases: Leases;
   /** Creates tables / indexes; idempotent. */
   init(): Promise<void>;
   close(): Promise<void>;

@@ -1,7 +1,11 @@
+import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { pipeline } from 'node:stream/promises';
 import { intOption, requiredOption } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
 import { str, type Command, type Context, type Output } from './command';
 import { uploadFile } from './files';
 
@@ -154,8 +158,26 @@ export const sessionCommands: readonly Command[] = [
   },
   action('/recover', 'recover a session whose sandbox or turn was lost', 'recover'),
   action('/terminate', 'terminate a session and stop its sandbox', 'terminate'),
-  action('/pause', 'pause an idle session: release its sandbox, keep its conversation (the next message resumes it)', 'pause'),
+  action('/pause', 'pause a session: release its sandbox, keep conversation, workspace, queued messages and pending approvals (a running turn finishes first)', 'pause'),
   action('/resume', 'resume a paused session in a new sandbox', 'resume'),
+  {
+    name: ['sessions', 'export'],
+    args: ['session'],
+    optional: ['file'],
+    options: {},
+    summary: 'save a session as one archive (journal, harness transcripts, outputs, workspace; default ./<session>.berth.tar)',
+    run: async ({ api, io }, a) => {
+      const file = resolve(a.file ?? `${a.session}.berth.tar`);
+      const res = await api.raw('GET', `/v1/sessions/${a.session}/export`);
+      // Written under a temporary name and renamed once complete: a cut download never looks like an archive.
+      const partial = `${file}.partial`;
+      await pipeline(Readable.fromWeb(res.body as WebReadableStream), createWriteStream(partial));
+      renameSync(partial, file);
+      const bytes = statSync(file).size;
+      io.err(`exported ${a.session} to ${file} (${bytes} bytes)`);
+      return { json: { session_id: a.session, path: file, bytes }, human: file };
+    },
+  },
   {
     name: ['sessions', 'interrupt'],
     args: ['session'],

@@ -125,6 +125,8 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
       }),
     recover: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/recover`),
     terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
+    pause: (id: string) => call<Session>('POST', `/v1/sessions/${id}/pause`),
+    resume: (id: string) => call<Session>('POST', `/v1/sessions/${id}/resume`),
 
     listWebhooks: () => call<Page<WebhookEndpoint>>('GET', '/v1/webhooks?limit=100'),
     createWebhook: (w: { url: string; name?: string; events: string[] }) => call<WebhookEndpoint>('POST', '/v1/webhooks', { url: w.url, name: w.name || undefined, enabled_events: w.events }),

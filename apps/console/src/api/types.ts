@@ -76,6 +76,8 @@ export type Session = {
   updated_at: string;
   archived_at: string | null;
   resources?: SessionResource[];
+  /** Berth's own fields (`paused`: the sandbox is released on request; the next message or a resume brings it back). */
+  berth?: { paused?: boolean };
 };
 
 export type SessionResource =

@@ -167,6 +167,16 @@ describe('Berth console in Chromium', () => {
     await shot('07-approved');
   });
 
+  it('pauses the session (the Resume button replaces Pause) and resumes it from its page', async () => {
+    await byTest('session-pause').click();
+    await byTest('session-resume').waitFor({ timeout: 15_000 });
+    expect(await byTest('session-pause').count()).toBe(0);
+    await shot('08a-paused');
+    await byTest('session-resume').click();
+    await byTest('session-pause').waitFor({ timeout: 15_000 });
+    expect(await byTest('session-resume').count()).toBe(0);
+  });
+
   it('recovers and terminates the session from its page', async () => {
     await byTest('session-recover').click();
     await waitForText('block-notice', 'Session recovered');

@@ -74,6 +74,9 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
   }
 
   const status = timeline.status === 'unknown' ? session.data.status : timeline.status;
+  // The latest `berth.lifecycle` event says whether the session is paused now; before any, the session as loaded.
+  const lifecycle = events.filter((e) => e.type === 'berth.lifecycle').at(-1)?.['lifecycle'];
+  const paused = lifecycle === undefined || lifecycle === 'pause_requested' ? session.data.berth?.paused === true : lifecycle === 'paused';
   const resources = session.data.resources ?? [];
   // A terminated Berth session comes back on the next message (the seed's TERMINATED → READY); only deletion ends it.
   const ended = status === 'deleted';
@@ -93,6 +96,21 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
         <button type="button" onClick={() => act(() => api.interrupt(sessionId))} disabled={status !== 'running'} data-testid="session-interrupt">
           Interrupt
         </button>
+        {paused ? (
+          <button type="button" onClick={() => act(() => api.resume(sessionId))} disabled={ended} data-testid="session-resume" title="Bring the sandbox back (a message does too)">
+            Resume
+          </button>
+        ) : (
+          <button
+            type="button"
+            onClick={() => act(() => api.pause(sessionId))}
+            disabled={ended || status === 'terminated' || lifecycle === 'pause_requested'}
+            data-testid="session-pause"
+            title="Release the sandbox; workspace, conversation, queued messages and pending approvals are kept (a running turn finishes first)"
+          >
+            {lifecycle === 'pause_requested' ? 'Pausing after this turn…' : 'Pause'}
+          </button>
+        )}
         <button type="button" onClick={() => act(() => api.recover(sessionId))} data-testid="session-recover">
           Recover
         </button>

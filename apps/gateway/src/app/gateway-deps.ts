@@ -9,7 +9,7 @@ import type { WorkspaceReads } from '../workspace/workspace-reads.port';
 import type { SubscriberIssuer } from '../nats-credentials/subscriber-issuer.port';
 
 /** The parts of the store the gateway reads and writes. */
-export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'natsCredentials' | 'files' | 'blobs' | 'secrets' | 'webhookEndpoints' | 'webhookDeliveries' | 'vaults'>;
+export type GatewayStore = Pick<BerthStore, 'journal' | 'sessions' | 'agents' | 'environments' | 'idempotency' | 'apiKeys' | 'natsCredentials' | 'files' | 'blobs' | 'secrets' | 'webhookEndpoints' | 'webhookDeliveries' | 'vaults' | 'transcripts'>;
 
 export type GatewayOptions = Readonly<{
   /** How long a write waits for the kernel's outcome before answering 504 TIMEOUT. */

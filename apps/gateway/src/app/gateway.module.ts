@@ -31,6 +31,8 @@ import { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
 import { WebhooksController } from '../webhooks/webhooks.controller';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { WorkspaceController } from '../workspace/workspace.controller';
+import { ExportController } from '../export/export.controller';
+import { SessionExport } from '../export/session-export';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -50,6 +52,7 @@ export class GatewayModule {
         FilesController,
         ResourcesController,
         WorkspaceController,
+        ExportController,
         NatsCredentialsController,
         WebhooksController,
         VaultsController,
@@ -101,6 +104,12 @@ export class GatewayModule {
           useFactory: (d: GatewayDeps, environments: EnvironmentsService, useCases: SessionUseCases, resources: ResourceResolver) =>
             new SessionsService({ sessions: d.store.sessions, agents: d.store.agents, environments, useCases, resources, vaults: d.store.vaults, clock: d.clock }),
           inject: [DEPS, EnvironmentsService, SessionUseCases, ResourceResolver],
+        },
+        {
+          provide: SessionExport,
+          useFactory: (d: GatewayDeps, sessions: SessionsService, agents: AgentsService, environments: EnvironmentsService) =>
+            new SessionExport({ sessions, agents, environments, journal: d.store.journal, transcripts: d.store.transcripts, files: d.store.files, blobs: d.store.blobs, workspace: d.workspace, clock: d.clock }),
+          inject: [DEPS, SessionsService, AgentsService, EnvironmentsService],
         },
         {
           provide: ResourcesService,

@@ -1,10 +1,11 @@
 import { Consumers, Streams } from '@berth/contracts';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces } from '@berth/ports';
-import { InMemoryClaimLedger, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import type { ManagerPolicy } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
@@ -17,6 +18,7 @@ import { WarmPools } from '../pool/warm-pools';
 import { ProbeResponder } from '../probe/probe-responder';
 import { TurnProbe } from '../probe/turn-probe';
 import { TurnQueries } from '../probe/turn-queries';
+import { AcquisitionLeases } from '../sandboxes/acquisition-leases';
 import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { JournalBindings } from '../sandboxes/journal-bindings';
@@ -40,7 +42,7 @@ import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
-  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets'>;
+  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets' | 'sandboxClaims' | 'leases'>;
   runtime: SandboxRuntime;
   /** Opens repository tokens (sealed at rest by the gateway) just before a clone. */
   box: SecretBox;
@@ -116,13 +118,15 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const pool = new WarmPool({
     runtime,
     workspaces,
-    ledger: new InMemoryClaimLedger(),
+    claims: store.sandboxClaims,
     clock,
     nextSlot: () => randomBytes(6).toString('hex'),
     scopeLabels: input.scopeLabels,
     onError: (error, context) => log.warn(`warm pool: ${context}`, { err: error }),
   });
   const bound = new BoundSandboxes(clock);
+  // This process among the managers sharing the store: the holder of the leases it takes.
+  const instance = `sandbox-manager:${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   // Read at scrape time: `turns` is assigned before the first scrape can happen.
   const metrics = sandboxMetrics(input.registry, {
     turnsRunning: () => turns.unsettled(),
@@ -142,6 +146,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     metrics,
     scopeLabels: input.scopeLabels,
     files,
+    acquisitions: new AcquisitionLeases(store.leases, instance, clock),
   });
   const turns = new TurnExecutions({
     runtime,
@@ -161,9 +166,11 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy });
   const deaths = new DeathReporter({ runtime, sandboxes, send, pool, log, scopeLabels: input.scopeLabels });
 
+  const journalBindings = new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels);
   const plan = await reconcileAtStart({
     runtime,
-    bindings: new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels),
+    bindings: journalBindings,
+    requests: journalBindings,
     pool,
     workspaces,
     clock,
@@ -181,7 +188,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
 
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
-  const leases = new LeaseSweeper({ bound, turns, sandboxes, send, clock, log });
+  const leases = new LeaseSweeper({ bound, turns, sandboxes, send, journal: store.journal, view: (sessionId) => shell.view(sessionId), clock, log });
   leases.start(input.leaseSweepMs);
   const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
   poolSweep.unref();

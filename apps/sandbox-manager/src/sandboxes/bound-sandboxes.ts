@@ -17,9 +17,9 @@ export class BoundSandboxes implements SandboxBindings {
     this.bySandbox.set(input.sandboxId, { ...input, lastActivityAt: this.clock.now() });
   }
 
-  /** A turn ran or ended on the session's sandbox: the lease starts over. */
-  touch(sessionId: string): void {
-    for (const tracked of this.bySandbox.values()) if (tracked.sessionId === sessionId) tracked.lastActivityAt = this.clock.now();
+  /** A turn ran or ended on the session's sandbox (at `at`, by default now): the lease starts over. */
+  touch(sessionId: string, at: Date = this.clock.now()): void {
+    for (const tracked of this.bySandbox.values()) if (tracked.sessionId === sessionId && at > tracked.lastActivityAt) tracked.lastActivityAt = at;
   }
 
   forget(sandboxId: string): void {

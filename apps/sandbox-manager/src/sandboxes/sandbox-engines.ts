@@ -16,8 +16,8 @@ export type SandboxEngines = Readonly<{
 /**
  * The engines the manager runs sandboxes on: the one of DOCKER_HOST, or the hosts of
  * BERTH_SANDBOX_HOSTS behind one `MultiHostRuntime`. Each host's egress directories are pruned
- * before anything creates sandboxes (a directory made for a container not created yet must not
- * look orphaned). Several hosts need `loop` workspaces: a session's workspace then lives on this
+ * before anything here creates sandboxes; one changed in the last minute is kept, since another
+ * sandbox-manager may have made it for a container it is creating. Several hosts need `loop` workspaces: a session's workspace then lives on this
  * machine and follows it to any host; a Docker volume lives on one engine and would not.
  */
 export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger): Promise<SandboxEngines> {
@@ -25,7 +25,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const hosts = config.sandboxHosts.length > 0 ? config.sandboxHosts : [{ name: 'default', dockerHost: config.dockerHost, egressDir: config.egressDir, maxSandboxes: null }];
   const engines = hosts.map((h) => ({ ...h, runtime: new DockerSandboxRuntime({ dockerHost: h.dockerHost, managedLabels, egressRoot: h.egressDir }) }));
   for (const engine of engines) {
-    const pruned = await engine.runtime.pruneEgressDirectories();
+    const pruned = await engine.runtime.pruneEgressDirectories(60_000);
     if (pruned > 0) log.info('start: removed the egress directories of containers that are gone', { removed: pruned, host: engine.name });
   }
   const detected = await Promise.all(

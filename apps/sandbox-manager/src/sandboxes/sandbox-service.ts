@@ -9,6 +9,7 @@ import type { WarmPools } from '../pool/warm-pools';
 import type { SessionFiles } from '../session-files/session-files';
 import type { BoundSandboxes } from './bound-sandboxes';
 import type { EnvironmentSettingsReader } from './environment-settings';
+import type { AcquisitionLeases } from './acquisition-leases';
 import type { PackageImages } from './package-images';
 
 /** An environment stored with `network: host` (or made before the operator turned it off) gets no sandbox. */
@@ -16,8 +17,9 @@ export const HOST_NETWORK_DISABLED =
   'config.network "host" is disabled on this server (sandboxes on the host network reach the platform); set config.network to "egress" (the default), or start the sandbox-manager with BERTH_ALLOW_HOST_NETWORK=true';
 
 /**
- * Gets sessions their containers and takes them away. Getting one is idempotent three ways: one
- * acquisition per (session, generation) in this process, a deterministic container name across
+ * Gets sessions their containers and takes them away. Getting one is idempotent four ways: one
+ * acquisition per (session, generation) in this process, one per session at a time across the
+ * managers sharing the store (`AcquisitionLeases`), a deterministic container name across
  * processes (a restarted manager finds the container it started), and a `BindSandbox` id derived
  * from both (the workflow's), so a sandbox request and a turn that needs the same sandbox never
  * create two. A container is bound only once its session files are in place (`SessionFiles.prepare`).
@@ -42,6 +44,7 @@ export class SandboxService {
       allowHostNetwork: boolean;
       scopeLabels: Readonly<Record<string, string>>;
       files: SessionFiles;
+      acquisitions: AcquisitionLeases;
     }>,
   ) {}
 
@@ -103,9 +106,12 @@ export class SandboxService {
       // An environment with packages runs on its own image, built once (the delivery stays in flight meanwhile).
       const config = await this.deps.images.sandboxFor(environmentId, settings);
       this.deps.pools.ensure(environmentId, config);
-      const provisioned = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
+      const provisioned = await this.deps.acquisitions.run(sessionId, async () => {
+        const got = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
+        await this.deps.files.prepare(o, got.sandbox.name);
+        return got;
+      });
       if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
-      await this.deps.files.prepare(o, provisioned.sandbox.name);
       this.deps.crash.reached('after-sandbox-start-before-bind');
       const now = this.deps.clock.now();
       const { idleTimeoutSeconds, maxLifetimeSeconds } = config.idle;

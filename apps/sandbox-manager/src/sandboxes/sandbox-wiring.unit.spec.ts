@@ -11,6 +11,8 @@ const command = <T extends CommandType>(sessionId: string, type: T, data: Comman
 const create = (sessionId: string) => command(sessionId, 'CreateSession', createSessionData());
 const bound = (events: readonly RecordedEvent[]) => events.find((e) => e.type === 'SandboxBound');
 const quiet = silentLogger;
+const sweeperOf = (manager: InMemoryManager, bound: BoundSandboxes, clock: FixedClock) =>
+  new LeaseSweeper({ bound, turns: manager.turns, sandboxes: manager.sandboxes, send: manager.sendCommand, journal: manager.store.journal, view: (id) => manager.shell.view(id), clock, log: quiet });
 
 describe('sandbox wiring (real kernel, in-memory runtime)', () => {
   it('keeps a warm pool for an environment in use and serves the next session from it, then refills', async () => {
@@ -43,10 +45,10 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
     await manager.send(create('sesn_lease'));
     await manager.settled();
-    const clock = new FixedClock();
+    const clock = new FixedClock(new Date(Date.now() + 1_000));
     const leases = new BoundSandboxes(clock);
     leases.track({ sessionId: 'sesn_lease', generation: 1, sandboxId: 'berth-s-sesn_lease-g1', idle: { idleTimeoutSeconds: 60, maxLifetimeSeconds: null }, startedAt: clock.now() });
-    const sweeper = new LeaseSweeper({ bound: leases, turns: manager.turns, sandboxes: manager.sandboxes, send: manager.sendCommand, clock, log: quiet });
+    const sweeper = sweeperOf(manager, leases, clock);
 
     clock.advance(59_000);
     expect(await sweeper.sweep()).toEqual([]);
@@ -56,6 +58,26 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     const lost = (await manager.events('sesn_lease')).find((e) => e.type === 'SandboxLost');
     expect(lost?.data).toMatchObject({ sandbox_id: 'berth-s-sesn_lease-g1', cause: 'expired' });
     expect(await manager.runtime.inspect('berth-s-sesn_lease-g1')).toBeNull();
+  });
+
+  it('never expires a sandbox while the journal shows a turn open on its session (run by another manager)', async () => {
+    // The turn's harness never ends: it is "running on another manager" as far as this sweeper's own process can tell.
+    const manager = new InMemoryManager({ execScript: ({ spec }) => (spec.cmd[3] === 'berth-turn' ? new Promise(() => undefined) : { lines: [], exitCode: 0 }) });
+    await manager.send(create('sesn_busy'));
+    await manager.settled();
+    const clock = new FixedClock(new Date(Date.now() + 1_000));
+    // This sweeper's own record of the sandbox has seen no activity since it was bound.
+    const leases = new BoundSandboxes(clock);
+    leases.track({ sessionId: 'sesn_busy', generation: 1, sandboxId: 'berth-s-sesn_busy-g1', idle: { idleTimeoutSeconds: 60, maxLifetimeSeconds: null }, startedAt: clock.now() });
+    const sweeper = new LeaseSweeper({ bound: leases, turns: { get: () => undefined }, sandboxes: manager.sandboxes, send: manager.sendCommand, journal: manager.store.journal, view: (id) => manager.shell.view(id), clock, log: quiet });
+    await manager.send(command('sesn_busy', 'SubmitUserMessage', { turn_id: 'turn_busy', content: [{ type: 'text', text: 'work for a while' }] }));
+
+    clock.advance(61_000);
+    expect(await sweeper.sweep()).toEqual([]);
+    clock.advance(600_000);
+    expect(await sweeper.sweep()).toEqual([]);
+    expect((await manager.events('sesn_busy')).some((e) => e.type === 'SandboxLost')).toBe(false);
+    expect(await manager.runtime.inspect('berth-s-sesn_busy-g1')).toMatchObject({ running: true });
   });
 
   it('starts an environment\'s sandboxes with its resources from one image built for its packages, and leases them for its idle timeout', async () => {

@@ -30,6 +30,10 @@ export type E2ePlatform = Readonly<{
   /** The secrets this platform was started with: none may appear in any service's log. */
   secrets: readonly string[];
   manager(): ServiceProcess;
+  /** Every sandbox-manager process: the first, then the replicas (`managers` > 1). */
+  managers(): readonly ServiceProcess[];
+  /** GET /metrics of each sandbox-manager, in the order of `managers()`. */
+  managerMetricsUrls: readonly string[];
   egress(): ServiceProcess;
   /** Kills the sandbox-manager with SIGKILL and starts a new one (same configuration). */
   restartManager(extraEnv?: Record<string, string>): Promise<void>;
@@ -51,6 +55,8 @@ export type E2ePlatformOptions = Readonly<{
    */
   trustedModelEndpoints?: readonly string[];
   managerEnv?: Record<string, string>;
+  /** How many sandbox-manager processes share the engine, the store and the broker (default 1). */
+  managers?: number;
   egressEnv?: Record<string, string>;
   /** Added to every service's environment. */
   env?: Record<string, string>;
@@ -80,6 +86,8 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
   const workspaceDir = join(dir, 'workspaces');
   const common = { BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', BERTH_SECRET_KEYS: E2E_SECRET_KEYS, ...options.env };
   const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const replicaMetrics: number[] = [];
+  for (let i = 1; i < (options.managers ?? 1); i++) replicaMetrics.push(await freePort());
   const env: Record<ServiceName, Record<string, string>> = {
     'session-kernel': { ...common, ...nats.env('session-kernel'), BERTH_OUTBOX_RELAY_MS: '200', BERTH_NATS_ACK_WAIT_MS: '5000', BERTH_METRICS_PORT: String(kernelMetrics) },
     egress: {
@@ -115,10 +123,16 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     started.push(service);
   };
   const get = (name: ServiceName) => services.get(name) as ServiceProcess;
+  const replicas: ServiceProcess[] = [];
   try {
     await start('session-kernel');
     await start('egress');
     await start('sandbox-manager');
+    for (const metricsPort of replicaMetrics) {
+      const replica = await startService('sandbox-manager', { ...env['sandbox-manager'], BERTH_METRICS_PORT: String(metricsPort) });
+      replicas.push(replica);
+      started.push(replica);
+    }
     await start('gateway');
     const keyOf = (owner: string) =>
       execFileSync(process.execPath, ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', owner, '--store', common.BERTH_STORE_URL], {
@@ -146,6 +160,8 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       },
       secrets,
       manager: () => get('sandbox-manager'),
+      managers: () => [get('sandbox-manager'), ...replicas],
+      managerMetricsUrls: [managerMetrics, ...replicaMetrics].map((p) => `http://127.0.0.1:${p}/metrics`),
       egress: () => get('egress'),
       async restartManager(extraEnv = {}) {
         await get('sandbox-manager').kill();
@@ -159,7 +175,9 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       startManager: (extraEnv = {}) => start('sandbox-manager', extraEnv),
       logs,
       async stop() {
-        for (const name of ['gateway', 'sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
+        await services.get('gateway')?.stop();
+        for (const replica of replicas) await replica.stop();
+        for (const name of ['sandbox-manager', 'egress', 'session-kernel'] as const) await services.get(name)?.stop();
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
         releaseWorkspaceMounts(workspaceDir);
         await removeWorkspaceVolumes(runtime, scope);

@@ -2,7 +2,7 @@ import type { AgentConfig, CommandData, CommandOutcome, CommandType, RecordedEve
 import { commandFor, testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
-import { InMemoryClaimLedger, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import { sandboxMetrics } from '@berth/telemetry';
@@ -16,6 +16,7 @@ import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { PackageImages } from '../sandboxes/package-images';
 import { PinnedAgents } from '../sessions/pinned-agents';
+import { AcquisitionLeases } from '../sandboxes/acquisition-leases';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { OutputCapture } from '../session-files/output-capture';
 import { RepositoryCloner } from '../session-files/repository-cloner';
@@ -71,7 +72,7 @@ export class InMemoryManager implements CommandBus {
     const settings = new EnvironmentSettingsReader(this.store.environments, {
       sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },
     });
-    const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, ledger: new InMemoryClaimLedger(), clock: systemClock, nextSlot: () => `slot${++slots}` }));
+    const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, claims: this.store.sandboxClaims, clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
     const files = new SessionFiles({
       runtime: this.runtime,
@@ -106,6 +107,7 @@ export class InMemoryManager implements CommandBus {
       metrics,
       scopeLabels: {},
       files,
+      acquisitions: new AcquisitionLeases(this.store.leases, 'in-memory-manager', systemClock),
     });
     this.turns = new TurnExecutions({
       runtime: this.runtime,

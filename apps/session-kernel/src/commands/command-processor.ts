@@ -6,6 +6,7 @@ import type { KernelMetrics } from '@berth/telemetry';
 import type { CrashPoints } from '../config/crash-points';
 import type { CommandExecutor } from '../kernel/session-kernel.port';
 import type { EventOutbox } from '../outbox/event-outbox';
+import type { CommandOrder } from './command-order';
 import type { SessionLocks } from './session-locks';
 
 /** Where outcomes are answered: core NATS, fire-and-forget (the caller may have given up). */
@@ -15,6 +16,8 @@ export type CommandProcessorDeps = Readonly<{
   kernel: CommandExecutor;
   outbox: EventOutbox;
   locks: SessionLocks;
+  /** Applies one session's commands in stream order across kernel replicas. */
+  order: CommandOrder;
   replies: ReplyChannel;
   crash: CrashPoints;
   log: Logger;
@@ -29,8 +32,9 @@ const outcomeOf = (outcome: CommandOutcome): 'applied' | 'noop' | 'duplicate' | 
 const INBOX = /^_INBOX\.[A-Za-z0-9_.-]{1,200}$/;
 
 /**
- * One command delivery: validate at the edge, execute in the kernel, publish the new events through
- * the outbox, answer the caller, ack. Bad input throws a ValidationError (the runner dead-letters
+ * One command delivery: validate at the edge, wait until the session's older commands are done (on
+ * any kernel replica), execute in the kernel, publish the new events through the outbox, answer
+ * the caller, ack. Bad input throws a ValidationError (the runner dead-letters
  * it); infrastructure failures throw and are retried; nothing is acked before the publish.
  */
 export class CommandProcessor {
@@ -44,6 +48,7 @@ export class CommandProcessor {
       this.replyRefusal(message, e);
       throw e;
     }
+    await this.deps.order.awaitTurn(command.meta.session_id, message.streamSeq, message.working);
     const outcome = await this.apply(command);
     this.deps.crash.reached('after-publish-before-ack');
     this.reply(message.headers[Headers.replyTo], outcome);

@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import type { CrashPoint } from '../config/kernel.config';
 import { EventOutbox, type EventPublisher } from '../outbox/event-outbox';
 import { createSession, submitMessage } from '../testing/commands';
+import { CommandOrder } from './command-order';
 import { CommandProcessor } from './command-processor';
 import { SessionLocks } from './session-locks';
 
@@ -60,6 +61,8 @@ function setup() {
     kernel,
     outbox,
     locks,
+    // One kernel here: nothing older is ever pending elsewhere.
+    order: new CommandOrder({ oldest: async () => null, maxWaitMs: 1_000, log: silentLogger }),
     crash,
     log: silentLogger,
     metrics,

@@ -24,6 +24,10 @@ export const ReconcilerConfigSchema = z
     BERTH_RECONCILE_STARTUP_GRACE_MS: int(60_000),
     BERTH_PROBE_TIMEOUT_MS: int(2_000),
     BERTH_EFFECT_TIMEOUT_MS: int(4_000),
+    /** How long the active replica's lease lasts unrenewed (a standby takes over at most this long after it dies). */
+    BERTH_RECONCILER_LEASE_MS: int(10_000),
+    /** This replica's identity among the reconcilers sharing the store; a restart under the same id takes its lease back at once. */
+    BERTH_INSTANCE_ID: z.string().regex(/^[A-Za-z0-9_.:-]{1,128}$/).optional(),
   })
   .refine((env) => env.BERTH_RECONCILE_PENDING_TIMEOUT_MS > Math.max(env.BERTH_PROBE_TIMEOUT_MS, env.BERTH_EFFECT_TIMEOUT_MS), {
     message: 'must exceed BERTH_PROBE_TIMEOUT_MS and BERTH_EFFECT_TIMEOUT_MS (an effect still running must not count as lost)',
@@ -39,6 +43,8 @@ export const ReconcilerConfigSchema = z
     sweepIntervalMs: env.BERTH_RECONCILE_SWEEP_MS,
     probeTimeoutMs: env.BERTH_PROBE_TIMEOUT_MS,
     effectTimeoutMs: env.BERTH_EFFECT_TIMEOUT_MS,
+    leaseTtlMs: env.BERTH_RECONCILER_LEASE_MS,
+    instanceId: env.BERTH_INSTANCE_ID ?? null,
     policy: {
       probeAfterMs: env.BERTH_RECONCILE_PROBE_AFTER_MS,
       retryAfterMs: env.BERTH_RECONCILE_RETRY_MS,

@@ -27,6 +27,8 @@ export type TurnReconcilerDeps = Readonly<{
   metrics: ReconcilerMetrics;
   /** Chaos tests: die (SIGKILL) just before or just after sending a command. */
   crashAt?: ReconcilerCrashPoint | null;
+  /** False while this replica cannot be sure it holds the reconciler lease: it then sends and performs nothing. */
+  fence?: () => boolean;
 }>;
 
 /** One open turn as the service reports it (health endpoint, logs, tests). */
@@ -166,6 +168,10 @@ export class TurnReconcilerService {
       meta: { command_id: output.command_id, session_id: output.session_id, actor: 'turn-reconciler', issued_at: this.now() },
     } as SessionCommand;
     const fields = { session_id: output.session_id, turn_id: output.command.data.turn_id, command_id: output.command_id };
+    if (!this.fenced()) {
+      this.deps.log.warn(`not sending ${describe(output)}: this replica no longer holds the reconciler lease`, fields);
+      return;
+    }
     this.crashIf('before-command');
     try {
       await this.deps.commands.dispatch(command);
@@ -178,6 +184,10 @@ export class TurnReconcilerService {
   }
 
   private launch(effect: PerformEffect): void {
+    if (!this.fenced()) {
+      this.deps.log.warn(`not performing ${effect.effect}: this replica no longer holds the reconciler lease`, { session_id: effect.session_id, turn_id: effect.turn_id });
+      return;
+    }
     const task = this.perform(effect)
       .then((result) => {
         this.deps.metrics.effects.inc({ effect: effect.effect, outcome: result.kind === 'observed' ? 'observed' : result.kind === 'effect_result' ? result.outcome : result.kind });
@@ -229,6 +239,11 @@ export class TurnReconcilerService {
     } catch (error) {
       return failed(error);
     }
+  }
+
+  /** An unsent command or unperformed effect is retried by the workflow's pending timeout, by whichever replica holds the lease then. */
+  private fenced(): boolean {
+    return this.deps.fence?.() ?? true;
   }
 
   private crashIf(point: ReconcilerCrashPoint): void {

@@ -19,7 +19,7 @@ const TURN = 'turn_1';
  * deduplicated by id, events delivered like a bus), a scripted sandbox-manager and transcript
  * mirror. Time moves only by hand; sweeps run when a test says so.
  */
-function platform(policy: Partial<ReconcilePolicy> = {}) {
+function platform(policy: Partial<ReconcilePolicy> = {}, fence?: () => boolean) {
   const clock = new FixedClock(new Date('2026-01-01T00:00:00.000Z'));
   const journal = new InMemoryJournal();
   const kernel = new FakeKernel(journal, clock);
@@ -30,6 +30,7 @@ function platform(policy: Partial<ReconcilePolicy> = {}) {
   const metrics = reconcilerMetrics(registry);
   const newReconciler = () =>
     new TurnReconcilerService({
+      fence,
       journal,
       transcripts,
       commands: kernel,
@@ -113,6 +114,24 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
 
     await p.send('SubmitUserMessage', { turn_id: 'turn_2', content: [{ type: 'text', text: 'still there?' }] });
     expect(p.types().slice(-3)).toEqual(['SandboxRequested', 'UserMessageReceived', 'TurnStarted']);
+  });
+
+  it('fenced (the reconciler lease not held): it probes and sends nothing; once it holds the lease the next sweep settles the turn', async () => {
+    let holds = false;
+    const p = platform({}, () => holds);
+    await p.runningTurn();
+    p.sandboxManager.facts = { sandbox: 'missing', harness: { alive: false, attached: false }, input_delivered: null, output: null };
+    await p.send('ReportSandboxDied', { sandbox_id: 'sbx_1', generation: 1, cause: 'oom', exit_code: 137 });
+
+    await p.sweepAfter(1_000);
+    await p.sweepAfter(6_000);
+    expect(p.sandboxManager.queries()).toEqual([]);
+    expect(p.kernel.reconcilerCommands()).toEqual([]);
+    expect(p.logs.some((l) => l.message.includes('no longer holds the reconciler lease'))).toBe(true);
+
+    holds = true;
+    for (let i = 0; i < 5 && p.terminalOf().length === 0; i++) await p.sweepAfter(6_000);
+    expect(p.terminalOf()).toEqual(['TurnFailed(sandbox_lost)']);
   });
 
   it('sandbox killed mid-turn without a transcript: the turn fails with sandbox_lost', async () => {

@@ -142,10 +142,10 @@ export class DockerSandboxRuntime implements SandboxRuntime {
   }
 
   /** Removes egress directories whose container is gone (after a crash, or containers removed by hand). */
-  async pruneEgressDirectories(): Promise<number> {
+  async pruneEgressDirectories(olderThanMs = 0): Promise<number> {
     if (this.egress === null) return 0;
     const live = new Set((await this.list(this.managedLabels)).map((c) => c.labels[EGRESS_DIR_LABEL]).filter((id): id is string => id !== undefined));
-    return this.egress.prune(live);
+    return this.egress.prune(live, olderThanMs);
   }
 
   /** The host path of a container's egress socket (what the egress serves it on), or null when it has none. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 
 /** The label naming a container's egress directory (its id under the egress root). */
@@ -88,15 +88,22 @@ export class EgressDirectories {
     await rm(gone, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined);
   }
 
-  /** Removes the directories of containers that no longer exist (and leftovers of removals); returns how many. */
-  async prune(liveIds: ReadonlySet<string>): Promise<number> {
+  /**
+   * Removes the directories of containers that no longer exist (and leftovers of removals); returns
+   * how many. With `olderThanMs`, a directory changed more recently is kept: another sandbox-manager
+   * on this host may have made it for a container it is about to create.
+   */
+  async prune(liveIds: ReadonlySet<string>, olderThanMs = 0): Promise<number> {
     let entries: string[];
     try {
       entries = await readdir(this.root);
     } catch {
       return 0;
     }
-    const stale = entries.filter((id) => DIR_ID.test(id) && !liveIds.has(id));
+    const cutoff = Date.now() - olderThanMs;
+    const unused = entries.filter((id) => DIR_ID.test(id) && !liveIds.has(id));
+    const ages = await Promise.all(unused.map((id) => stat(join(this.root, id)).then((s) => s.mtimeMs, () => 0)));
+    const stale = unused.filter((_, i) => olderThanMs === 0 || (ages[i] as number) < cutoff);
     await Promise.all(stale.map((id) => this.remove(id)));
     const leftovers = entries.filter((name) => name.startsWith(GONE_PREFIX));
     await Promise.all(leftovers.map((name) => rm(join(this.root, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined)));

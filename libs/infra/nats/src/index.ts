@@ -13,3 +13,4 @@ export * from './auth/permissions';
 export * from './auth/accounts';
 export * from './auth/auth-setup';
 export * from './auth/subscriber-issuer';
+export * from './reading/oldest-message';

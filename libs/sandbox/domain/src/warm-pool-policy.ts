@@ -12,6 +12,9 @@ export type LiveSandbox = Readonly<{
 /** What the store says a session is bound to: `sandboxId` is the container name. */
 export type SandboxBinding = Readonly<{ sessionId: string; generation: number; sandboxId: string }>;
 
+/** A session that asked for a sandbox of `generation` and has none bound for it yet. */
+export type SandboxRequest = Readonly<{ sessionId: string; generation: number }>;
+
 /** `fingerprint`: the current config's (see `sandboxConfigFingerprint`); other pool containers are stale. */
 export type PoolTarget = Readonly<{ environmentId: string; size: number; ttlSeconds: number; fingerprint?: string }>;
 
@@ -33,6 +36,11 @@ export type StartupPlan = Readonly<{
   /** Unclaimed pool containers still fit to hand out. */
   warm: readonly Readonly<{ sandbox: LiveSandbox; environmentId: string }>[];
   reap: readonly Readonly<{ sandbox: LiveSandbox; reason: ReapReason }>[];
+  /**
+   * Unbound containers of a generation their session still asks for: another manager (or the one
+   * that died) is about to bind it, and the session's next acquisition reuses it by name. Left alone.
+   */
+  pending: readonly Readonly<{ sandbox: LiveSandbox; sessionId: string; generation: number }>[];
 }>;
 
 /** True once a warm container has idled past its TTL (unknown start time counts as expired). */
@@ -49,21 +57,26 @@ export function refillCount(target: number, ready: number, starting: number): nu
 
 /**
  * What a (re)starting manager does with the managed containers it finds: adopt what the store
- * still binds, keep fresh pool containers up to each pool's size, and reap the rest (orphans of a
- * crash between create and bind, stale generations, expired, outdated or surplus warm containers).
+ * still binds, leave alone a running container of a generation its session still asks for (being
+ * bound, maybe by another manager), keep fresh pool containers up to each pool's size, and reap
+ * the rest (orphans of a crash between create and bind whose request is gone, stale generations,
+ * expired, outdated or surplus warm containers).
  * Newest warm containers are kept first: they have the longest TTL left.
  */
 export function planStartup(input: {
   live: readonly LiveSandbox[];
   bindings: readonly SandboxBinding[];
+  requests?: readonly SandboxRequest[];
   pools: readonly PoolTarget[];
   now: Date;
 }): StartupPlan {
+  const requested = new Set((input.requests ?? []).map((r) => `${r.sessionId}:${r.generation}`));
   const bindingBySession = new Map(input.bindings.map((b) => [b.sessionId, b]));
   const poolByEnv = new Map(input.pools.map((p) => [p.environmentId, p]));
   const adopt: StartupPlan['adopt'][number][] = [];
   const dead: StartupPlan['dead'][number][] = [];
   const reap: StartupPlan['reap'][number][] = [];
+  const pending: StartupPlan['pending'][number][] = [];
   const candidates = new Map<string, LiveSandbox[]>();
 
   for (const sandbox of input.live) {
@@ -73,7 +86,9 @@ export function planStartup(input: {
     } else if (owner.kind === 'session') {
       const binding = bindingBySession.get(owner.sessionId);
       const bare = sandbox.name.replace(/^\//, '');
-      if (!binding) reap.push({ sandbox, reason: 'unbound' });
+      if (requested.has(`${owner.sessionId}:${owner.generation}`) && sandbox.running && binding?.generation !== owner.generation) {
+        pending.push({ sandbox, sessionId: owner.sessionId, generation: owner.generation });
+      } else if (!binding) reap.push({ sandbox, reason: 'unbound' });
       else if (binding.generation !== owner.generation || binding.sandboxId !== bare) reap.push({ sandbox, reason: 'stale_generation' });
       else if (sandbox.running) adopt.push({ sandbox, sessionId: owner.sessionId, generation: owner.generation });
       else dead.push({ sandbox, sessionId: owner.sessionId, generation: owner.generation });
@@ -93,5 +108,5 @@ export function planStartup(input: {
     const newestFirst = [...sandboxes].sort((a, b) => Date.parse(b.startedAt ?? '') - Date.parse(a.startedAt ?? ''));
     newestFirst.forEach((sandbox, i) => (i < size ? warm.push({ sandbox, environmentId }) : reap.push({ sandbox, reason: 'surplus' })));
   }
-  return { adopt, dead, warm, reap };
+  return { adopt, dead, warm, reap, pending };
 }

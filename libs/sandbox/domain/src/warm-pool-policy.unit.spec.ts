@@ -53,6 +53,31 @@ describe('warm pool policy', () => {
     expect(plan.adopt).toEqual([]);
   });
 
+  it('leaves alone a running unbound container of the generation its session still asks for (another manager is binding it)', () => {
+    const plan = planStartup({
+      live: [sessionBox('sesn_1', 2), sessionBox('sesn_2', 1), sessionBox('sesn_3', 1, false), sessionBox('sesn_4', 1)],
+      bindings: [{ sessionId: 'sesn_1', generation: 1, sandboxId: sessionSandboxName('sesn_1', 1) }],
+      requests: [
+        { sessionId: 'sesn_1', generation: 2 },
+        { sessionId: 'sesn_2', generation: 1 },
+        { sessionId: 'sesn_3', generation: 1 },
+        { sessionId: 'sesn_4', generation: 2 },
+      ],
+      pools: [],
+      now,
+    });
+    expect(plan.pending.map((p) => [p.sessionId, p.generation])).toEqual([
+      ['sesn_1', 2],
+      ['sesn_2', 1],
+    ]);
+    // Stopped, or of a generation nobody asks for: still orphans.
+    expect(plan.reap.map((r) => [r.sandbox.id, r.reason])).toEqual([
+      ['id-sesn_3-1', 'unbound'],
+      ['id-sesn_4-1', 'unbound'],
+    ]);
+    expect(plan.adopt).toEqual([]);
+  });
+
   it('keeps the newest fresh pool containers up to the size and reaps expired, stopped, surplus and disabled ones', () => {
     const plan = planStartup({
       live: [

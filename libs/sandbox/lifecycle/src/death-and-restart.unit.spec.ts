@@ -1,8 +1,7 @@
 import { FixedClock } from '@berth/core/testing';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName, sessionSandboxSpec } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the in-memory runtime fake lives in the testing library
-import { InMemorySandboxRuntime, InMemoryWorkspaces } from '@berth/testing';
-import { InMemoryClaimLedger } from './claim-ledger';
+import { InMemorySandboxRuntime, InMemoryWorkspaces, MemorySandboxClaims } from '@berth/testing';
 import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
 import { sweepExpiredLeases } from './lease-sweep';
 import type { BoundSandbox } from './sandbox-bindings';
@@ -25,7 +24,7 @@ function world(poolSize = 1) {
   let slot = 0;
   const workspaces = new InMemoryWorkspaces();
   const makePool = () => {
-    const pool = new WarmPool({ runtime, workspaces, ledger: new InMemoryClaimLedger(), clock, nextSlot: () => `s${++slot}` });
+    const pool = new WarmPool({ runtime, workspaces, claims: new MemorySandboxClaims(), clock, nextSlot: () => `s${++slot}` });
     pool.configure([{ environmentId: 'env_a', config: config(poolSize) }]);
     return pool;
   };

@@ -1,4 +1,3 @@
-export * from './claim-ledger';
 export * from './warm-pool';
 export * from './sandbox-provisioner';
 export * from './death-watcher';

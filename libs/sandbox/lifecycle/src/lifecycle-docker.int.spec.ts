@@ -6,8 +6,7 @@ import { systemClock } from '@berth/core';
 import { DockerSandboxRuntime, VolumeWorkspaces } from '@berth/docker';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the shared engine fixture lives in the testing library
-import { ensureDockerTestEngine } from '@berth/testing';
-import { InMemoryClaimLedger } from './claim-ledger';
+import { ensureDockerTestEngine, MemorySandboxClaims } from '@berth/testing';
 import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
 import { SandboxProvisioner } from './sandbox-provisioner';
 import { reconcileAtStart } from './startup-reconcile';
@@ -31,12 +30,12 @@ const config = (size: number): SandboxConfig => ({
 let slot = 0;
 // Sandboxes carry their egress directory, as in production.
 const egressRoot = mkdtempSync('/tmp/bgl-');
-const newManager = (size: number, ledger = new InMemoryClaimLedger()) => {
+const newManager = (size: number, claims = new MemorySandboxClaims()) => {
   const runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
   const workspaces = new VolumeWorkspaces(runtime.docker, scopeLabels);
-  const pool = new WarmPool({ runtime, workspaces, ledger, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
+  const pool = new WarmPool({ runtime, workspaces, claims, clock: systemClock, nextSlot: () => `${run.slice(1)}${++slot}`, scopeLabels });
   pool.configure([{ environmentId, config: config(size) }]);
-  return { runtime, pool, ledger, workspaces, provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels }) };
+  return { runtime, pool, claims, workspaces, provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels }) };
 };
 const cleanupRuntime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, egressRoot });
 const ours = () => cleanupRuntime.list({ ...scopeLabels, 'berth.managed': 'true' });
@@ -61,21 +60,21 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10
 
 describe('sandbox lifecycle on the real engine', () => {
   it('concurrent claims of one warm container from two managers: exactly one wins', async () => {
-    const ledger = new InMemoryClaimLedger();
-    const a = newManager(1, ledger);
+    const claims = new MemorySandboxClaims();
+    const a = newManager(1, claims);
     a.pool.refill();
     await a.pool.idle();
     const [warm] = await ours();
-    const b = newManager(1, ledger);
+    const b = newManager(1, claims);
     b.pool.adopt([{ sandbox: warm, environmentId }]);
     // No refills: this is about the one container both managers believe is free.
     a.pool.configure([{ environmentId, config: config(0) }]);
     b.pool.configure([{ environmentId, config: config(0) }]);
 
-    const claims = await Promise.all(
+    const claimed = await Promise.all(
       Array.from({ length: 6 }, (_, i) => (i % 2 ? b : a).pool.claim({ environmentId, sessionId: `sesn_${run}_${i}`, generation: 1 })),
     );
-    const winners = claims.filter((c) => c !== null);
+    const winners = claimed.filter((c) => c !== null);
     expect(winners).toHaveLength(1);
     const winner = winners[0]!;
     const after = await cleanupRuntime.inspect(warm.id);

@@ -1,13 +1,14 @@
 import type { Clock } from '@berth/core';
 import type { SandboxRuntime, SessionWorkspaces } from '@berth/ports';
-import { planStartup, SandboxLabels, type StartupPlan } from '@berth/sandbox-domain';
-import type { SandboxBindings } from './sandbox-bindings';
+import { planStartup, SandboxLabels, sandboxOwner, type StartupPlan } from '@berth/sandbox-domain';
+import type { SandboxBindings, SandboxRequests } from './sandbox-bindings';
 import type { SandboxDeath } from './death-watcher';
 import type { WarmPool } from './warm-pool';
 
 /**
  * What a (re)starting sandbox-manager does before serving: list every managed container, adopt
- * the ones the store still binds and the fresh warm ones, report bound-but-dead ones (kept: a
+ * the ones the store still binds and the fresh warm ones, leave alone the ones being bound (other
+ * managers share the engine), report bound-but-dead ones (kept: a
  * stopped container's files can still be read for turn recovery; once the kernel clears the
  * binding the next reconcile reaps it), remove orphans and the spare workspaces no container
  * mounts any more, then top the pools up.
@@ -15,6 +16,8 @@ import type { WarmPool } from './warm-pool';
 export async function reconcileAtStart(input: {
   runtime: SandboxRuntime;
   bindings: SandboxBindings;
+  /** None by default: every unbound session container is then an orphan. */
+  requests?: SandboxRequests;
   pool: WarmPool;
   workspaces: SessionWorkspaces;
   clock: Clock;
@@ -23,8 +26,8 @@ export async function reconcileAtStart(input: {
   scopeLabels?: Readonly<Record<string, string>>;
 }): Promise<StartupPlan> {
   const live = await input.runtime.list({ ...input.scopeLabels, [SandboxLabels.managed]: 'true' });
-  const bound = await input.bindings.listBound();
-  const plan = planStartup({ live, bindings: bound, pools: input.pool.targets(), now: input.clock.now() });
+  const [bound, requests] = await Promise.all([input.bindings.listBound(), input.requests?.listRequested() ?? []]);
+  const plan = planStartup({ live, bindings: bound, requests, pools: input.pool.targets(), now: input.clock.now() });
   input.pool.adopt(plan.warm);
   for (const { sandbox, sessionId, generation } of plan.dead) {
     await input.onDead({
@@ -37,8 +40,15 @@ export async function reconcileAtStart(input: {
       at: input.clock.now().toISOString(),
     });
   }
-  await Promise.all(plan.reap.map(({ sandbox }) => input.runtime.remove(sandbox.id)));
-  const reaped = new Set(plan.reap.map(({ sandbox }) => sandbox.id));
+  // A pool container goes only through its claim: another manager may be handing it out right now.
+  const removed = await Promise.all(
+    plan.reap.map(async ({ sandbox }) => {
+      if (sandboxOwner(sandbox.name, sandbox.labels)?.kind === 'pool') return (await input.pool.discardFound(sandbox)) ? sandbox.id : null;
+      await input.runtime.remove(sandbox.id);
+      return sandbox.id;
+    }),
+  );
+  const reaped = new Set(removed.filter((id) => id !== null));
   const mounted = new Set(live.filter((c) => !reaped.has(c.id)).map((c) => c.labels[SandboxLabels.workspace]));
   for (const spare of await input.workspaces.spares()) if (!mounted.has(spare)) await input.workspaces.removeSpare(spare);
   input.pool.refill();

@@ -1,5 +1,5 @@
 import type { Clock } from '@berth/core';
-import type { SandboxInfo, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import type { SandboxClaims, SandboxInfo, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
 import {
   isWarmExpired,
   poolSandboxSpec,
@@ -7,10 +7,10 @@ import {
   type SandboxConfig,
   sandboxConfigFingerprint,
   SandboxLabels,
+  sandboxOwner,
   sessionSandboxName,
   type StartupPlan,
 } from '@berth/sandbox-domain';
-import type { ClaimLedger } from './claim-ledger';
 
 export type PoolEnvironment = Readonly<{ environmentId: string; config: SandboxConfig }>;
 
@@ -20,7 +20,13 @@ export type WarmPoolDeps = Readonly<{
   runtime: SandboxRuntime;
   /** Each warm container starts with a spare workspace, which the session that claims it adopts. */
   workspaces: SessionWorkspaces;
-  ledger: ClaimLedger;
+  /**
+   * Who claimed which warm container, shared by every sandbox-manager on the engine (the store's):
+   * Docker cannot be the ledger, since its rename looks the container up by the old name *before*
+   * taking the container lock, so two racing renames of one pool container to two session names
+   * can both succeed.
+   */
+  claims: SandboxClaims;
   clock: Clock;
   /** Draws a slot token for a new pool container name (lowercase letters and digits). */
   nextSlot: () => string;
@@ -30,11 +36,14 @@ export type WarmPoolDeps = Readonly<{
 }>;
 
 /**
- * Per-environment pools of started, unclaimed sandboxes. A claim takes the oldest fresh one out
- * of the in-process list (synchronously: one claimer per process), wins it in the ledger (one
+ * Per-environment pools of started, unclaimed sandboxes, shared by every sandbox-manager on the
+ * engine: each knows the containers it started or adopted, and looks up the others' (`discover`)
+ * at each sweep and before it gives up on a claim. A claim takes the oldest fresh one out of the
+ * in-process list (synchronously: one claimer per process), wins it in the store's claims (one
  * claimer across processes), then renames it to the session's deterministic name — the rename
- * fails if the session already has a container, so a session never gets two either. Claims
- * trigger a background refill; `sweep` drops containers past their TTL.
+ * fails if the session already has a container, so a session never gets two either. A container
+ * is removed only by whoever wins its claim too, so no manager removes one another just handed
+ * out. Claims trigger a background refill; `sweep` drops containers past their TTL.
  */
 export class WarmPool {
   private readonly environments = new Map<string, SandboxConfig>();
@@ -91,16 +100,17 @@ export class WarmPool {
   /** The claimed sandbox, renamed for the session; null when none is ready (start one cold). */
   async claim(input: { environmentId: string; sessionId: string; generation: number }): Promise<SandboxInfo | null> {
     const config = this.environments.get(input.environmentId);
-    const pool = this.ready.get(input.environmentId);
-    if (!config || !pool) return null;
+    if (!config) return null;
+    const pool = this.readyOf(input.environmentId);
     const name = sessionSandboxName(input.sessionId, input.generation);
     try {
+      if (pool.size === 0) await this.discover(input.environmentId);
       for (let warm = this.takeOldest(pool); warm !== null; warm = this.takeOldest(pool)) {
         if (isWarmExpired(warm.startedAt, config.warmPool.ttlSeconds, this.deps.clock.now()) || !this.fits(warm, config)) {
           this.background(this.discard(warm), 'reap expired or outdated warm sandbox');
           continue;
         }
-        if (!(await this.deps.ledger.tryClaim(warm.id, input.sessionId))) continue;
+        if (!(await this.deps.claims.claim(warm.id, input.sessionId, this.deps.clock.now().toISOString()))) continue;
         const claimed = await this.handOver(warm, name);
         if (claimed === 'name-taken') {
           pool.set(warm.id, warm);
@@ -120,12 +130,33 @@ export class WarmPool {
     const info = state.status === 'fulfilled' ? state.value : null;
     if (renamed.status === 'rejected') {
       // Either the session already has a container by that name, or the warm one is gone.
-      await this.deps.ledger.release(warm.id);
+      await this.deps.claims.release(warm.id);
       return info?.running ? 'name-taken' : null;
     }
     if (info?.running) return { ...info, name };
-    this.background(this.discard(warm), 'remove dead claimed sandbox');
+    this.background(this.discard(warm, true), 'remove dead claimed sandbox');
     return null;
+  }
+
+  /**
+   * Takes into this manager's list the running, unclaimed pool containers of `environmentId` (all
+   * configured environments by default) that another manager started, and drops those gone or
+   * claimed since.
+   */
+  async discover(environmentId?: string): Promise<void> {
+    const ids = environmentId !== undefined ? [environmentId] : [...this.environments.keys()];
+    await Promise.all(
+      ids.map(async (id) => {
+        const config = this.environments.get(id);
+        if (!config || config.warmPool.size === 0) return;
+        const live = await this.deps.runtime.list({ ...this.deps.scopeLabels, [SandboxLabels.managed]: 'true', [SandboxLabels.pool]: id });
+        const unclaimed = live.filter((c) => c.running && sandboxOwner(c.name, c.labels)?.kind === 'pool' && this.fits(c, config));
+        const pool = this.readyOf(id);
+        const seen = new Set(unclaimed.map((c) => c.id));
+        for (const known of [...pool.keys()]) if (!seen.has(known)) pool.delete(known);
+        for (const c of unclaimed) if (!pool.has(c.id)) pool.set(c.id, c);
+      }),
+    );
   }
 
   /** Starts containers until ready + starting reaches each target; returns at once. */
@@ -139,10 +170,11 @@ export class WarmPool {
     }
   }
 
-  /** Removes warm containers past their TTL and from pools no longer configured; then refills. */
+  /** Looks up the other managers' warm containers, removes those past their TTL and from pools no longer configured; then refills. */
   async sweep(): Promise<void> {
+    await this.discover();
     const now = this.deps.clock.now();
-    const removals: Promise<void>[] = [];
+    const removals: Promise<boolean>[] = [];
     for (const [environmentId, pool] of this.ready) {
       const config = this.environments.get(environmentId);
       for (const warm of [...pool.values()]) {
@@ -177,15 +209,26 @@ export class WarmPool {
     }
   }
 
-  /** Removes a warm container no session got, and its spare workspace. */
-  private async discard(warm: Pick<Warm, 'id' | 'labels'>): Promise<void> {
-    await this.deps.runtime.remove(warm.id);
-    await this.deps.ledger.release(warm.id);
-    const spare = warm.labels[SandboxLabels.workspace];
-    if (spare !== undefined) await this.deps.workspaces.removeSpare(spare);
+  /** Removes a pool container found on the engine (start-up reconcile) if its claim is won; false when another manager holds it. */
+  async discardFound(sandbox: Pick<Warm, 'id' | 'labels'>): Promise<boolean> {
+    this.forget(sandbox.id);
+    return this.discard(sandbox);
   }
 
-  private fits(warm: Warm, config: SandboxConfig): boolean {
+  /**
+   * Removes a warm container no session got, and its spare workspace: only after winning its claim
+   * (unless this manager holds it already), so a container another manager just claimed stays.
+   */
+  private async discard(warm: Pick<Warm, 'id' | 'labels'>, claimed = false): Promise<boolean> {
+    if (!claimed && !(await this.deps.claims.claim(warm.id, `reap:${warm.id}`, this.deps.clock.now().toISOString()))) return false;
+    await this.deps.runtime.remove(warm.id);
+    await this.deps.claims.release(warm.id);
+    const spare = warm.labels[SandboxLabels.workspace];
+    if (spare !== undefined) await this.deps.workspaces.removeSpare(spare);
+    return true;
+  }
+
+  private fits(warm: Pick<Warm, 'labels'>, config: SandboxConfig): boolean {
     return warm.labels[SandboxLabels.poolSpec] === sandboxConfigFingerprint(config);
   }
 

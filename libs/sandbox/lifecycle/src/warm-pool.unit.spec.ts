@@ -1,8 +1,7 @@
 import { FixedClock } from '@berth/core/testing';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the in-memory runtime fake lives in the testing library
-import { InMemorySandboxRuntime, InMemoryWorkspaces } from '@berth/testing';
-import { InMemoryClaimLedger } from './claim-ledger';
+import { InMemorySandboxRuntime, InMemoryWorkspaces, MemorySandboxClaims } from '@berth/testing';
 import { SandboxProvisioner } from './sandbox-provisioner';
 import { WarmPool } from './warm-pool';
 
@@ -11,13 +10,13 @@ const config = (size: number, ttlSeconds = 600): SandboxConfig => ({ ...DEFAULT_
 function setup(size = 2) {
   const clock = new FixedClock(new Date('2026-01-01T00:00:00Z'));
   const runtime = new InMemorySandboxRuntime({ now: () => clock.now() });
-  const ledger = new InMemoryClaimLedger();
+  const claims = new MemorySandboxClaims();
   let slot = 0;
   const errors: unknown[] = [];
   const workspaces = new InMemoryWorkspaces();
-  const pool = new WarmPool({ runtime, workspaces, ledger, clock, nextSlot: () => `s${++slot}`, onError: (e) => errors.push(e) });
+  const pool = new WarmPool({ runtime, workspaces, claims, clock, nextSlot: () => `s${++slot}`, onError: (e) => errors.push(e) });
   pool.configure([{ environmentId: 'env_a', config: config(size) }]);
-  return { clock, runtime, ledger, pool, errors, workspaces, newPool: () => new WarmPool({ runtime, workspaces, ledger, clock, nextSlot: () => `t${++slot}` }) };
+  return { clock, runtime, claims, pool, errors, workspaces, newPool: () => new WarmPool({ runtime, workspaces, claims, clock, nextSlot: () => `t${++slot}` }) };
 }
 
 describe('WarmPool', () => {
@@ -44,8 +43,8 @@ describe('WarmPool', () => {
     expect(results.filter((r) => r !== null)).toHaveLength(1);
   });
 
-  it('two managers sharing the ledger never both win the same container', async () => {
-    const { pool, runtime, ledger, newPool } = setup(1);
+  it('two managers sharing the claims never both win the same container', async () => {
+    const { pool, runtime, claims, newPool } = setup(1);
     pool.refill();
     await pool.idle();
     const [warm] = await runtime.list({ 'berth.pool': 'env_a' });
@@ -57,7 +56,34 @@ describe('WarmPool', () => {
       other.claim({ environmentId: 'env_a', sessionId: 'sesn_b', generation: 1 }),
     ]);
     expect([a, b].filter((r) => r?.id === warm.id)).toHaveLength(1);
-    expect(ledger.claimant(warm.id)).toBe(a?.id === warm.id ? 'sesn_a' : 'sesn_b');
+    expect(await claims.claimant(warm.id)).toBe(a?.id === warm.id ? 'sesn_a' : 'sesn_b');
+  });
+
+  it('claims the warm containers another manager started once its own list is empty (one shared pool)', async () => {
+    const { pool, newPool, claims } = setup(1);
+    pool.refill();
+    await pool.idle();
+    const other = newPool();
+    other.configure([{ environmentId: 'env_a', config: config(1) }]);
+    const got = await other.claim({ environmentId: 'env_a', sessionId: 'sesn_b', generation: 1 });
+    expect(got).toMatchObject({ name: sessionSandboxName('sesn_b', 1) });
+    expect(await claims.claimant(got!.id)).toBe('sesn_b');
+    // The first manager still lists it, but its claim loses: it never hands it out again.
+    expect((await pool.claim({ environmentId: 'env_a', sessionId: 'sesn_a', generation: 1 }))?.id).not.toBe(got!.id);
+  });
+
+  it('removes a warm container only after winning its claim: one another manager just claimed stays', async () => {
+    const { pool, runtime, claims, clock } = setup(1);
+    pool.refill();
+    await pool.idle();
+    const [warm] = await runtime.list({ 'berth.pool': 'env_a' });
+    await claims.claim(warm!.id, 'sesn_elsewhere');
+    clock.advance(601_000);
+    await pool.sweep();
+    await pool.idle();
+    expect(await runtime.inspect(warm!.id)).toMatchObject({ running: true });
+    expect(await pool.discardFound(warm!)).toBe(false);
+    expect(await runtime.inspect(warm!.id)).toMatchObject({ running: true });
   });
 
   it('never offers a container past its TTL, and sweep removes it', async () => {

@@ -1,2 +1,3 @@
 export { MemoryStore } from './memory-store';
 export { MemoryBlobs } from './memory-blobs';
+export { MemoryLeases, MemorySandboxClaims } from './memory-coordination';

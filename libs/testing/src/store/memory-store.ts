@@ -1,6 +1,7 @@
 import type { BerthStore } from '@berth/ports';
 import { MemoryAgents } from './memory-agents';
 import { MemoryBlobs } from './memory-blobs';
+import { MemoryLeases, MemorySandboxClaims } from './memory-coordination';
 import { MemoryEnvironments } from './memory-environments';
 import { MemoryFiles } from './memory-files';
 import { MemoryInspection } from './memory-inspection';
@@ -36,6 +37,8 @@ export class MemoryStore implements BerthStore {
   readonly webhookEndpoints = new MemoryWebhookEndpoints(this.webhooks);
   readonly webhookDeliveries = new MemoryWebhookDeliveries(this.webhooks);
   readonly vaults = new MemoryVaults();
+  readonly sandboxClaims = new MemorySandboxClaims();
+  readonly leases = new MemoryLeases();
 
   async init(): Promise<void> {}
 

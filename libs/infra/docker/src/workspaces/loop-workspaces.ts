@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeyedLock, ValidationError } from '@berth/core';
 import type { SessionWorkspaces, Workspace } from '@berth/ports';
+import { HostLocks } from './host-lock';
 import { WORKSPACE_OWNER, WORKSPACE_TARGETS, checkWorkspaceId, isSpareId, sessionWorkspaceId, spareId } from './workspace-ids';
 
 const run = promisify(execFile);
@@ -21,25 +22,35 @@ export const MIN_LOOP_WORKSPACE_BYTES = 16 * 1024 * 1024;
  * this process as root in the engine's mount namespace, `mount` and `mkfs.ext4` (the manager on the
  * Docker host; see `detectWorkspaceKind`). Which workspace a session owns is a symlink
  * `sessions/<session>` → the workspace id, made with an exclusive create: one adopter wins.
+ * Making, mounting and removing a workspace hold its lock in this process and in `<root>/locks`,
+ * so several sandbox-managers on one host never mount one image twice nor remove it mid-mount.
  *
  *   <root>/images/<id>.img   <root>/mnt/<id>/{workspace,session/{uploads,outputs}}   <root>/sessions/<session>
  */
 export class LoopWorkspaces implements SessionWorkspaces {
   readonly kind = 'loop' as const;
-  private readonly lock = new KeyedLock();
+  private readonly inProcess = new KeyedLock();
+  private readonly onHost: HostLocks;
 
-  constructor(private readonly root: string) {}
+  constructor(private readonly root: string) {
+    this.onHost = new HostLocks(join(root, 'locks'));
+  }
+
+  /** One operation on a workspace at a time, in this process and across the processes sharing the root. */
+  private guarded<T>(id: string, work: () => Promise<T>): Promise<T> {
+    return this.inProcess.run(id, () => this.onHost.run(id, work));
+  }
 
   async createSpare(limitBytes: number): Promise<Workspace> {
     const id = spareId(randomBytes(6).toString('hex'));
-    await this.lock.run(id, () => this.make(id, limitBytes));
+    await this.guarded(id, () => this.make(id, limitBytes));
     return this.workspace(id);
   }
 
   async ofSession(sessionId: string): Promise<Workspace | null> {
     const id = await this.aliasTarget(sessionId);
     if (id === null) return null;
-    await this.lock.run(id, () => this.ensureMounted(id));
+    await this.guarded(id, () => this.ensureMounted(id));
     return this.workspace(id);
   }
 
@@ -47,10 +58,10 @@ export class LoopWorkspaces implements SessionWorkspaces {
     const owned = await this.ofSession(sessionId);
     if (owned !== null) return owned;
     const id = sessionWorkspaceId(sessionId);
-    await this.lock.run(id, () => this.make(id, limitBytes));
+    await this.guarded(id, () => this.make(id, limitBytes));
     const winner = await this.claimAlias(sessionId, id);
     if (winner !== id) await this.destroy(id);
-    await this.lock.run(winner, () => this.ensureMounted(winner));
+    await this.guarded(winner, () => this.ensureMounted(winner));
     return this.workspace(winner);
   }
 
@@ -124,7 +135,7 @@ export class LoopWorkspaces implements SessionWorkspaces {
   }
 
   private async destroy(id: string): Promise<void> {
-    await this.lock.run(id, async () => {
+    await this.guarded(id, async () => {
       const mount = this.mountPath(id);
       // A sandbox still holding its binds keeps the filesystem alive until it stops; the host lets go now.
       if (await isMountPoint(mount)) await run('umount', ['--lazy', mount]);

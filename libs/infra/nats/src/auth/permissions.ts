@@ -19,6 +19,8 @@ export type ServiceUser = Readonly<{
   publishesEvents?: boolean;
   /** Creates and updates the streams of the topology (only the kernel). */
   managesStreams?: boolean;
+  /** Looks up a session's oldest command still on SESSION_CMD, to apply one session's commands in order across replicas (only the kernel). */
+  ordersCommands?: boolean;
   /** Durable consumers it declares and pulls from (stream, consumer). */
   consumes: readonly Readonly<{ stream: string; consumer: ConsumerName }>[];
   /** Reads SESSION_EVT's per-subject index (stream info with a subject filter). */
@@ -40,6 +42,7 @@ export const SERVICE_USERS = {
     commands: [],
     publishesEvents: true,
     managesStreams: true,
+    ordersCommands: true,
     consumes: [{ stream: Streams.commands, consumer: Consumers.kernel }],
     asks: [],
     answers: [],
@@ -94,6 +97,8 @@ export const JsApi = {
   streamInfo: (stream: string) => `$JS.API.STREAM.INFO.${stream}`,
   streamCreate: (stream: string) => `$JS.API.STREAM.CREATE.${stream}`,
   streamUpdate: (stream: string) => `$JS.API.STREAM.UPDATE.${stream}`,
+  /** One stored message by sequence or by subject (the kernel's per-session order, `oldestMessageSeq`). */
+  msgGet: (stream: string) => `$JS.API.STREAM.MSG.GET.${stream}`,
   consumerInfo: (stream: string, consumer: string) => `$JS.API.CONSUMER.INFO.${stream}.${consumer}`,
   /** Consumer create by name, with or without the filter subject appended (nats-server 2.9+). */
   consumerCreate: (stream: string, consumer: string) => [`$JS.API.CONSUMER.CREATE.${stream}.${consumer}`, `$JS.API.CONSUMER.CREATE.${stream}.${consumer}.>`],
@@ -132,6 +137,7 @@ export function servicePermissions(service: ServiceName): NatsPermissions {
   if (user.managesStreams) {
     for (const stream of TOPOLOGY_STREAMS) for (const s of [JsApi.streamInfo(stream), JsApi.streamCreate(stream), JsApi.streamUpdate(stream)]) publish.add(s);
   }
+  if (user.ordersCommands) publish.add(JsApi.msgGet(Streams.commands));
   if (user.publishesEvents) {
     publish.add(Subjects.allEvents);
     publish.add(Subjects.allServiceInboxes);

@@ -1,5 +1,6 @@
 import type { BerthStore } from '@berth/ports';
 import { commitContract } from './commit.contract';
+import { coordinationContract } from './coordination.contract';
 import { inspectionContract } from './inspection.contract';
 import { filesContract } from './files.contract';
 import { journalContract } from './journal.contract';
@@ -55,5 +56,6 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     filesContract(store);
     webhooksContract(store);
     vaultsContract(store);
+    coordinationContract(store);
   });
 }

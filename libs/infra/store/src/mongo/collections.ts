@@ -87,6 +87,12 @@ export type VaultDoc = { _id: string; owner_id: string; created_at: string; arch
 
 export type VaultCredentialDoc = { _id: string; owner_id: string; vault_id: string; created_at: string; archived: boolean; record: string };
 
+/** `_id` is the sandbox id (a container id). */
+export type SandboxClaimDoc = { _id: string; claimant: string; claimed_at: string };
+
+/** `_id` is the lease name; `expires_at` in epoch milliseconds; `holder` null once released. */
+export type LeaseDoc = { _id: string; holder: string | null; epoch: number; expires_at: number };
+
 export const collectionsOf = (db: Db) => ({
   journal: db.collection<JournalDoc>('journal'),
   outbox: db.collection<OutboxDoc>('outbox'),
@@ -105,6 +111,8 @@ export const collectionsOf = (db: Db) => ({
   webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhook_deliveries'),
   vaults: db.collection<VaultDoc>('vaults'),
   vaultCredentials: db.collection<VaultCredentialDoc>('vault_credentials'),
+  sandboxClaims: db.collection<SandboxClaimDoc>('sandbox_claims'),
+  leases: db.collection<LeaseDoc>('leases'),
 });
 export type Collections = ReturnType<typeof collectionsOf>;
 

@@ -5,6 +5,7 @@ import { MongoAgents } from './agents';
 import { MongoApiKeys } from './api-keys';
 import { MongoNatsCredentials } from './nats-credentials';
 import { collectionsOf, ensureIndexes, type Collections } from './collections';
+import { MongoLeases, MongoSandboxClaims } from './coordination';
 import { GridFsBlobStore } from '../blobs/gridfs-blobs';
 import type { MongoContext } from './context';
 import { MongoEnvironments } from './environments';
@@ -54,6 +55,8 @@ export class MongoStore implements BerthStore {
   readonly webhookEndpoints: MongoWebhookEndpoints;
   readonly webhookDeliveries: MongoWebhookDeliveries;
   readonly vaults: MongoVaults;
+  readonly sandboxClaims: MongoSandboxClaims;
+  readonly leases: MongoLeases;
 
   constructor(url: string, options: MongoStoreOptions = {}) {
     this.client = new MongoClient(url, clientOptionsFor(url));
@@ -89,6 +92,8 @@ export class MongoStore implements BerthStore {
     this.webhookEndpoints = withStoreErrors(new MongoWebhookEndpoints(this.c));
     this.webhookDeliveries = withStoreErrors(new MongoWebhookDeliveries(this.c));
     this.vaults = withStoreErrors(new MongoVaults(this.c));
+    this.sandboxClaims = withStoreErrors(new MongoSandboxClaims(this.c));
+    this.leases = withStoreErrors(new MongoLeases(this.c));
   }
 
   /**

@@ -166,4 +166,18 @@ CREATE TABLE IF NOT EXISTS vault_credentials (
   record     TEXT    NOT NULL
 );
 CREATE INDEX IF NOT EXISTS vault_credentials_by_vault ON vault_credentials (vault_id, created_at, id);
+
+-- Coordination of replicas (docs/scale-out.md "Replicas"): warm-sandbox claims and leases.
+CREATE TABLE IF NOT EXISTS sandbox_claims (
+  sandbox_id TEXT PRIMARY KEY,
+  claimant   TEXT NOT NULL,
+  claimed_at TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS leases (
+  name       TEXT    PRIMARY KEY,
+  holder     TEXT,
+  epoch      INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
 `;

@@ -5,6 +5,7 @@ import type { BerthStore } from '@berth/ports';
 import { DirectoryBlobStore } from '../blobs/directory-blobs';
 import { SqliteAgents } from './agents';
 import { SqliteApiKeys } from './api-keys';
+import { SqliteLeases, SqliteSandboxClaims } from './coordination';
 import { SqliteNatsCredentials } from './nats-credentials';
 import { SqliteEnvironments } from './environments';
 import { SqliteFiles } from './files';
@@ -50,6 +51,8 @@ export class SqliteStore implements BerthStore {
   readonly webhookEndpoints: SqliteWebhookEndpoints;
   readonly webhookDeliveries: SqliteWebhookDeliveries;
   readonly vaults: SqliteVaults;
+  readonly sandboxClaims: SqliteSandboxClaims;
+  readonly leases: SqliteLeases;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.db = new SqliteDb(path, options);
@@ -70,6 +73,8 @@ export class SqliteStore implements BerthStore {
     this.webhookEndpoints = new SqliteWebhookEndpoints(this.db);
     this.webhookDeliveries = new SqliteWebhookDeliveries(this.db);
     this.vaults = new SqliteVaults(this.db);
+    this.sandboxClaims = new SqliteSandboxClaims(this.db);
+    this.leases = new SqliteLeases(this.db);
   }
 
   async init(): Promise<void> {
