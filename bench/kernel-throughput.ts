@@ -8,14 +8,16 @@
  * publish → receive (raw), in milliseconds, with the store mode and the machine's load average.
  * BERTH_BENCH_DIR chooses where the SQLite file lives (e.g. /dev/shm to take the disk out);
  * BERTH_BENCH_SYNCHRONOUS=full|normal picks the store's fsync mode (default: the store's own
- * default, normal); BERTH_BENCH_PROFILE=<dir> writes a CPU profile of the kernel process there.
+ * default, normal); BERTH_BENCH_PROFILE=<dir> writes a CPU profile of the kernel process there;
+ * BERTH_BENCH_NATS=cluster runs both on a three-node cluster on loopback with every stream (the raw
+ * one too) replicated three times, instead of one nats-server (docs/scale-out.md).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subjects, type RecordedEvent } from '@berth/contracts';
 import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
-import { startNatsServer } from '@berth/testing';
+import { startNatsCluster, startNatsServer } from '@berth/testing';
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { createSession, submitMessage } from '../apps/session-kernel/src/testing/commands';
@@ -26,6 +28,7 @@ const COMMANDS = Number(process.argv[2] ?? 3000);
 const SESSIONS = Number(process.argv[3] ?? 100);
 const WINDOW = Number(process.argv[4] ?? 64);
 const SYNCHRONOUS = process.env.BERTH_BENCH_SYNCHRONOUS;
+const REPLICAS = process.env.BERTH_BENCH_NATS === 'cluster' ? 3 : 1;
 
 type Figures = { perSecond: number; eventsPerSecond: number; p50: number; p99: number; elapsedMs: number };
 
@@ -43,7 +46,7 @@ function cpuMsOf(pid: number): number | null {
 
 async function rawJetStream(nc: NatsConnection): Promise<Figures> {
   const jsm = await jetstreamManager(nc);
-  await jsm.streams.add({ name: 'BENCH_RAW', subjects: ['bench.raw.>'], retention: RetentionPolicy.Limits, storage: StorageType.File });
+  await jsm.streams.add({ name: 'BENCH_RAW', subjects: ['bench.raw.>'], retention: RetentionPolicy.Limits, storage: StorageType.File, num_replicas: REPLICAS });
   const publisher = new JetStreamPublisher(jetstream(nc));
   const sentAt = new Map<number, number>();
   const latencies: number[] = [];
@@ -123,12 +126,12 @@ async function throughKernel(nc: NatsConnection): Promise<Figures> {
 }
 
 async function main(): Promise<void> {
-  const server = await startNatsServer();
+  const server = REPLICAS > 1 ? await startNatsCluster() : await startNatsServer();
   const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), 'berth-bench-kernel-'));
   const profileDir = process.env.BERTH_BENCH_PROFILE;
   const storeUrl = `sqlite:${join(dir, 'berth.db')}${SYNCHRONOUS ? `?synchronous=${SYNCHRONOUS}` : ''}`;
   const kernel = await startKernelProcess(
-    { ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW) },
+    { ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW), BERTH_NATS_STREAM_REPLICAS: String(REPLICAS) },
     { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
   );
   const nc = await server.connect('admin', 'bench');
@@ -140,6 +143,7 @@ async function main(): Promise<void> {
     const cpuAfter = cpuMsOf(kernel.pid);
     const fmt = (n: number): string => n.toFixed(n >= 100 ? 0 : 2);
     console.log(`kernel throughput: ${COMMANDS} SubmitUserMessage commands over ${SESSIONS} sessions, ${WINDOW} in flight`);
+    console.log(`  NATS: ${REPLICAS > 1 ? `three-node cluster on loopback, streams R${REPLICAS}` : 'one nats-server, streams R1'}`);
     console.log(`  store: SQLite file in ${dir}, WAL, synchronous=${SYNCHRONOUS ?? 'normal'} (${SYNCHRONOUS ? 'chosen' : 'the default'})`);
     console.log(`  machine: ${cpus().length} cores, 1-min load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after (shared with other work)`);
     console.log(`  raw JetStream publish→receive : ${fmt(raw.perSecond)} msg/s        p50 ${fmt(raw.p50)} ms  p99 ${fmt(raw.p99)} ms`);

@@ -40,7 +40,7 @@ if [ -f tmp/jest-results.json ]; then
     const skipped = r.numPendingTests + r.numTodoTests;
     console.log(`\n${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
   ' tmp/jest-results.json
-  [ -n "${MONGODB_URI:-}" ] || echo "NOT RUN: the MongoDB half of the store contract (set MONGODB_URI to a replica set to run it; its cases ran on SQLite and in memory)"
+  [ -n "${MONGODB_URI:-}" ] || echo "NOT RUN: the MongoDB half of the store contract and the end-to-end turn on MongoDB (set MONGODB_URI to a replica set to run them; the contract cases ran on SQLite and in memory)"
 else
   echo "jest wrote no results (exit $status)"
 fi

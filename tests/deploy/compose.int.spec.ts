@@ -38,6 +38,9 @@ describe('deploy/compose', () => {
     ['SQLite (default)', ['docker-compose.yml'], {}],
     ['MongoDB', ['docker-compose.yml', 'docker-compose.mongo.yml'], {}],
     ['observability profile', ['docker-compose.yml'], { COMPOSE_PROFILES: 'observability' }],
+    ['three-node NATS cluster', ['docker-compose.yml', 'docker-compose.nats-cluster.yml'], {}],
+    ['three-node NATS cluster on MongoDB', ['docker-compose.yml', 'docker-compose.nats-cluster.yml', 'docker-compose.mongo.yml'], {}],
+    ['three-member MongoDB replica set', ['docker-compose.yml', 'docker-compose.mongo.yml', 'docker-compose.mongo-replica-set.yml'], {}],
   ])('%s is valid', (_name, files, env) => {
     const result = compose(files, ['config', '-q'], env);
     expect(result.stderr).toBe('');
@@ -84,6 +87,45 @@ describe('deploy/compose', () => {
     for (const name of SERVICES) {
       expect(c.services[name].environment?.['BERTH_STORE_URL']).toBe('mongodb://berth:change-me@mongo:27017/berth?authSource=admin&replicaSet=rs0');
       expect(c.services[name].depends_on).toMatchObject({ mongo: { condition: 'service_healthy' }, nats: { condition: 'service_healthy' } });
+    }
+  });
+
+  it('runs three NATS nodes with the cluster overlay, each on its own volume and name, every service listing all three and the streams declared with three replicas', () => {
+    const c = rendered(['docker-compose.yml', 'docker-compose.nats-cluster.yml']);
+    const nodes = ['nats', 'nats-2', 'nats-3'];
+    expect(nodes.map((n) => c.services[n].environment?.['NATS_SERVER_NAME'])).toEqual(['berth-nats-1', 'berth-nats-2', 'berth-nats-3']);
+    const dataVolumes = nodes.map((n) => (c.services[n].volumes ?? []).find((v) => v.endsWith(':/data:rw'))?.split(':')[0]);
+    expect(new Set(dataVolumes).size).toBe(3);
+    for (const n of nodes) {
+      expect(c.services[n].volumes).toEqual(expect.arrayContaining([expect.stringMatching(/deploy\/nats\/cluster\.conf:\/etc\/nats\/nats\.conf:ro$/), expect.stringMatching(/nats-auth\/cluster\.conf:\/etc\/nats\/auth\/cluster\.conf:ro$/)]));
+      expect(JSON.stringify(c.services[n].ports)).toContain('127.0.0.1');
+    }
+    // nats-init writes the authenticated routes block for exactly these three nodes.
+    expect(c.services['nats-init'].command?.slice(-2)).toEqual(['--cluster-routes', 'nats:6222,nats-2:6222,nats-3:6222']);
+    for (const name of SERVICES) expect(c.services[name].environment?.['NATS_URL']).toBe('nats://nats:4222,nats://nats-2:4222,nats://nats-3:4222');
+    expect(c.services['session-kernel'].environment?.['BERTH_NATS_STREAM_REPLICAS']).toBe('3');
+    expect(c.services['gateway'].environment?.['BERTH_NATS_STREAM_REPLICAS']).toBe('3');
+  });
+
+  it('runs MongoDB as a three-member replica set with the replica-set overlay: one key for all, a volume each, every service on all three members with majority writes', () => {
+    type Member = Service & { healthcheck?: { test?: string[] }; entrypoint?: string[] };
+    const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml', 'docker-compose.mongo-replica-set.yml']) as unknown as { services: Record<string, Member> };
+    const members = ['mongo', 'mongo-2', 'mongo-3'];
+    const dataVolumes = members.map((m) => (c.services[m].volumes ?? []).find((v) => v.endsWith(':/data/db:rw')));
+    expect(new Set(dataVolumes).size).toBe(3);
+    for (const m of members) {
+      expect(c.services[m].volumes).toContain('mongo-key:/etc/berth-mongo:rw');
+      expect(c.services[m].command).toEqual(['mongod', '--replSet', 'rs0', '--keyFile', '/data/db/berth-replica.key', '--bind_ip_all']);
+      expect(c.services[m].ports).toBeUndefined();
+    }
+    // Initiated once with all three members; healthy when the set has a primary.
+    const init = (c.services['mongo'].healthcheck?.test ?? []).join(' ');
+    for (const m of members) expect(init).toContain(`host: '${m}:27017'`);
+    for (const name of SERVICES) {
+      const url = c.services[name].environment?.['BERTH_STORE_URL'] ?? '';
+      expect(url).toBe('mongodb://berth:change-me@mongo:27017,mongo-2:27017,mongo-3:27017/berth?authSource=admin&replicaSet=rs0');
+      // No w= or readConcernLevel= in the URL: Berth's defaults (majority) apply.
+      expect(url).not.toMatch(/[?&](w|readConcernLevel)=/i);
     }
   });
 

@@ -81,3 +81,31 @@ describe('deploy/kubernetes', () => {
     expect(new Set(metricsPorts).size).toBe(metricsPorts.length);
   });
 });
+
+describe('deploy/kubernetes: NATS', () => {
+  const find = (kind: string, name: string) => objects.find((o) => o.object.kind === kind && o.object.metadata?.name === name)?.object as K8sObject;
+  const config = (find('ConfigMap', 'berth-config') as unknown as { data: Record<string, string> }).data;
+
+  it('runs a three-node cluster whose pods name themselves, on stable route names, every stream with three replicas', () => {
+    const nats = find('StatefulSet', 'nats');
+    expect(nats.spec.replicas).toBe(3);
+    expect(nats.spec.serviceName).toBe('nats-cluster');
+    const container = nats.spec.template.spec.containers[0];
+    expect(container.env).toContainEqual({ name: 'NATS_SERVER_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+    const natsConf = (find('ConfigMap', 'berth-nats-config') as unknown as { data: Record<string, string> }).data['nats.conf'];
+    expect(natsConf).toContain('server_name: $NATS_SERVER_NAME');
+    expect(natsConf).toContain('include ./auth/cluster.conf');
+    const authItems = nats.spec.template.spec.volumes.find((v: { name: string }) => v.name === 'auth').secret.items.map((i: { key: string }) => i.key);
+    expect(authItems.sort()).toEqual(['cluster.conf', 'server-auth.conf']);
+    expect(find('Service', 'nats-cluster').spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
+    expect(config['NATS_URL'].split(',')).toEqual([0, 1, 2].map((i) => `nats://nats-${i}.nats-cluster:4222`));
+    expect(config['BERTH_NATS_STREAM_REPLICAS']).toBe('3');
+  });
+
+  it('lets only NATS pods reach the route port, and only Berth services the client port', () => {
+    const ingress = find('NetworkPolicy', 'nats-from-berth-only').spec.ingress as { from: { podSelector: unknown }[]; ports: { port: number }[] }[];
+    const rule = (port: number) => ingress.filter((r) => r.ports.some((p) => p.port === port));
+    expect(rule(6222)).toEqual([{ from: [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'nats' } } }], ports: [{ port: 6222 }] }]);
+    expect(rule(4222)).toHaveLength(1);
+  });
+});

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   // Its own part of the topology (the webhooks consumer; the kernel declares the streams, waited for).
   await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }), 'gateway'));
   const commandBus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: config.commandTimeoutMs });
-  const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer), config.natsPublicUrl) : null;
+  const issuer = config.natsIssuer ? await SubscriberIssuer.connect(config.natsUrl, readIssuerMaterial(config.natsIssuer), config.natsPublicUrl, config.streamReplicas) : null;
   // The store is the revocation list's source of truth: the server gets it at start and again
   // periodically, so a push another gateway raced with (or a resolver that lost it) converges.
   const pushRevocations = async () => issuer?.publishRevocations(revocationsOf(await store.natsCredentials.revoked()));

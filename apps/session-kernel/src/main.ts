@@ -29,7 +29,7 @@ async function main(): Promise<void> {
   await store.init();
 
   const nc = await connectNats({ url: config.natsUrl, name: 'session-kernel', credsFile: config.natsCreds });
-  await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver } }), 'session-kernel'));
+  await applyTopology(await jetstreamManager(nc), serviceTopology(berthTopology({ tuning: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver }, replicas: config.streamReplicas }), 'session-kernel'));
 
   const crash = crashPointsArmedAt(config.crashPoint);
   const locks = new SessionLocks();
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     kernel,
     outbox,
     locks,
-    order: new CommandOrder({ oldest: (subject) => oldestMessageSeq(nc, Streams.commands, subject), maxWaitMs: Math.floor(config.ackWaitMs / 2), log }),
+    order: new CommandOrder({ oldest: (subject) => oldestMessageSeq(nc, Streams.commands, subject), maxWaitMs: 2 * config.ackWaitMs, workingEveryMs: Math.floor(config.ackWaitMs / 3), log }),
     replies: nc,
     crash,
     log,

@@ -13,6 +13,12 @@ export const ContentBlockSchema = z.discriminatedUnion('type', [TextBlockSchema,
 export type ContentBlock = z.infer<typeof ContentBlockSchema>;
 export const ContentSchema = z.array(ContentBlockSchema).min(1).max(1000);
 
+/** A search result block (the Messages API's `search_result`), passed through as the client sent it. */
+export const SearchResultBlockSchema = z.looseObject({ type: z.literal('search_result'), source: z.string().max(10_000), title: z.string().max(10_000), content: z.array(TextBlockSchema).max(1000) });
+/** What a `user.custom_tool_result` answers with: the blocks the Messages API takes in a `tool_result`. */
+export const ToolResultContentSchema = z.array(z.discriminatedUnion('type', [TextBlockSchema, ImageBlockSchema, DocumentBlockSchema, SearchResultBlockSchema])).max(1000);
+export type ToolResultContent = z.infer<typeof ToolResultContentSchema>;
+
 /** Token usage, cumulative per session (what `session.usage` reports). */
 export const UsageSchema = z.object({
   input_tokens: z.number().int().nonnegative(),

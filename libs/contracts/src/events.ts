@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { ContentSchema, HarnessKindSchema, PermissionModeSchema, UsageSchema } from './content';
+import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
 import { EgressDenialSchema, SandboxLeaseTermsSchema, TurnFailureReasonSchema } from './commands';
+import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
 import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
@@ -69,10 +70,29 @@ export const EventDataSchemas = {
     content: z.array(z.record(z.string(), z.unknown())),
     is_error: z.boolean(),
   }),
+  /** The model called one of the agent's custom tools; the turn waits for the client's result. */
+  AgentCustomToolUseRecorded: z.object({
+    ...turn,
+    offset: z.number().int().nonnegative(),
+    harness_tool_use_id: z.string(),
+    name: z.string(),
+    input: z.record(z.string(), z.unknown()),
+  }),
+  /** The client's result for an `agent.custom_tool_use` (`harness_tool_use_id`: the call in the harness it answers). */
+  CustomToolResultReceived: z.object({
+    ...turn,
+    custom_tool_use_event_id: z.string(),
+    harness_tool_use_id: z.string(),
+    content: ToolResultContentSchema,
+    is_error: z.boolean(),
+  }),
   /** Cumulative session usage after this turn's latest report. */
   UsageRecorded: z.object({ ...turn, offset: z.number().int().nonnegative(), usage: UsageSchema }),
   HarnessSessionRecorded: z.object({ ...turn, harness_session_id: z.string() }),
-  /** The turn waits for `user.tool_confirmation` on these `agent.tool_use` event ids. */
+  /**
+   * The turn waits on these event ids: `agent.tool_use` / `agent.mcp_tool_use` ids for
+   * `user.tool_confirmation`, `agent.custom_tool_use` ids for `user.custom_tool_result`.
+   */
   TurnAwaitingConfirmation: z.object({ ...turn, event_ids: z.array(z.string()).min(1) }),
   ToolUseConfirmed: z.object({
     ...turn,
@@ -82,6 +102,8 @@ export const EventDataSchemas = {
   }),
   TurnResumed: z.object({ ...turn }),
   InterruptRequested: z.object({ turn_id: TokenSchema.nullable() }),
+  /** What a fork at this turn starts from (recorded just before its `TurnCompleted`). */
+  TurnCheckpointed: TurnCheckpointSchema.extend({ ...turn }),
   TurnCompleted: z.object({ ...turn, interrupted: z.boolean() }),
   TurnFailed: z.object({ ...turn, reason: TurnFailureReasonSchema, message: z.string() }),
   TurnTranscriptPending: z.object({ ...turn }),
@@ -125,6 +147,17 @@ export const EventDataSchemas = {
   /** A pause asked for while a turn runs: it takes effect when the turn ends or waits for a confirmation. */
   PauseRequested: z.object({ ...turn }),
   SessionResumed: z.object({}),
+  /** This session was forked: `fork_session_id` continues from the end of `turn_id`. */
+  ForkCreated: z.object({
+    fork_session_id: TokenSchema,
+    ...turn,
+    event_id: z.string().nullable(),
+    seq: z.number().int().positive().nullable(),
+    harness_session_id: z.string().nullable(),
+    transcript: TurnCheckpointSchema.shape.transcript,
+  }),
+  /** This session is a fork: its conversation and workspace start as `from` left them at the end of its turn. */
+  SessionForked: z.object({ from: ForkOriginSchema }),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),
   PermissionModeSet: z.object({ mode: PermissionModeSchema }),

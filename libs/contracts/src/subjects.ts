@@ -83,3 +83,14 @@ export const Headers = {
   schemaVersion: 'Berth-Schema-Version',
   replyTo: 'Berth-Reply-To',
 } as const;
+
+/**
+ * The servers of a NATS URL (`NATS_URL`, `BERTH_NATS_PUBLIC_URL`, a subscriber credential's
+ * `servers`): one server, or a cluster's servers separated by commas.
+ */
+export function natsServers(url: string): string[] {
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}

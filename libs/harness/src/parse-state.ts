@@ -1,7 +1,7 @@
 import type { AgentOutput, PermissionMode, Usage } from '@berth/contracts';
 
-/** A call the harness makes: of a built-in tool, or of a tool of an MCP server. */
-export type ToolCallOutput = Extract<AgentOutput, { kind: 'tool_use' | 'mcp_tool_use' }>;
+/** A call the harness makes: of a built-in tool, of a tool of an MCP server, or of one of the agent's custom tools. */
+export type ToolCallOutput = Extract<AgentOutput, { kind: 'tool_use' | 'mcp_tool_use' | 'custom_tool_use' }>;
 
 /**
  * What an adapter remembers between stdout lines of one turn. Plain JSON, so the runner can
@@ -18,6 +18,8 @@ export interface ParseState {
   readonly emitted: readonly string[];
   /** The emitted ids that are MCP tool calls: their results are `mcp_tool_result`. */
   readonly mcpCalls: readonly string[];
+  /** The emitted ids that are custom tool calls: their results are the client's own, already recorded. Absent in states stored before custom tools. */
+  readonly customCalls?: readonly string[];
   /** Token usage summed over this turn's model calls, for harnesses that report it per call. */
   readonly usage: Usage;
   /** The last error the harness reported before its terminal line. */
@@ -43,12 +45,17 @@ export function addUsage(a: Usage, b: Partial<Usage>): Usage {
 export function emitToolUse(state: ParseState, toolUse: ToolCallOutput): { state: ParseState; outputs: AgentOutput[] } {
   if (state.emitted.includes(toolUse.tool_use_id)) return { state, outputs: [] };
   const mcpCalls = toolUse.kind === 'mcp_tool_use' ? [...state.mcpCalls, toolUse.tool_use_id] : state.mcpCalls;
-  return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id], mcpCalls }, outputs: [toolUse] };
+  const customCalls = toolUse.kind === 'custom_tool_use' ? [...(state.customCalls ?? []), toolUse.tool_use_id] : state.customCalls;
+  return { state: { ...state, emitted: [...state.emitted, toolUse.tool_use_id], mcpCalls, ...(customCalls === undefined ? {} : { customCalls }) }, outputs: [toolUse] };
 }
 
-/** The result of an emitted call, as `tool_result` or `mcp_tool_result` after its call. */
-export function toolResultOutput(state: ParseState, result: Omit<Extract<AgentOutput, { kind: 'tool_result' }>, 'kind'>): AgentOutput {
-  return { kind: state.mcpCalls.includes(result.tool_use_id) ? 'mcp_tool_result' : 'tool_result', ...result };
+/**
+ * The result of an emitted call, as `tool_result` or `mcp_tool_result` after its call; none for a
+ * custom tool call (its result is the client's `user.custom_tool_result`, already in the session).
+ */
+export function toolResultOutput(state: ParseState, result: Omit<Extract<AgentOutput, { kind: 'tool_result' }>, 'kind'>): AgentOutput[] {
+  if (state.customCalls?.includes(result.tool_use_id) === true) return [];
+  return [{ kind: state.mcpCalls.includes(result.tool_use_id) ? 'mcp_tool_result' : 'tool_result', ...result }];
 }
 
 /** A tool's public name: the toolset name (`bash`, …) when the harness tool is one of them, else the harness's own. */
@@ -64,7 +71,8 @@ type Step = { state: ParseState; outputs: AgentOutput[] };
  * a tool the harness never asks about, such as a read), so it is emitted once, marked right.
  */
 export function holdToolUse(state: ParseState, toolUse: ToolCallOutput): Step {
-  if (state.permissionMode !== 'always_ask') return emitToolUse(state, toolUse);
+  // A custom tool never asks: its call waits for the client's result, which is its own answer.
+  if (state.permissionMode !== 'always_ask' || toolUse.kind === 'custom_tool_use') return emitToolUse(state, toolUse);
   if (state.emitted.includes(toolUse.tool_use_id) || state.held.some((t) => t.tool_use_id === toolUse.tool_use_id)) return { state, outputs: [] };
   return { state: { ...state, held: [...state.held, toolUse] }, outputs: [] };
 }
@@ -73,7 +81,8 @@ export function holdToolUse(state: ParseState, toolUse: ToolCallOutput): Step {
 export function releaseToolUse(state: ParseState, toolUseId: string, needsConfirmation: boolean, fallback: ToolCallOutput): Step {
   const held = state.held.find((t) => t.tool_use_id === toolUseId);
   const rest = { ...state, held: state.held.filter((t) => t.tool_use_id !== toolUseId) };
-  return emitToolUse(rest, { ...(held ?? fallback), needs_confirmation: needsConfirmation });
+  const call = held ?? fallback;
+  return emitToolUse(rest, call.kind === 'custom_tool_use' ? call : { ...call, needs_confirmation: needsConfirmation });
 }
 
 /** At the turn's end, whatever is still held never asked and never ran (an interrupt): show it rather than lose it. */

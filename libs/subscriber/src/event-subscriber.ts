@@ -1,4 +1,4 @@
-import type { EventMessage, PublicEvent } from '@berth/contracts';
+import { natsServers, type EventMessage, type PublicEvent } from '@berth/contracts';
 import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
 import { credsAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -60,7 +60,7 @@ export class BerthEventSubscriber {
 
   static async connect(credential: SubscriberCredential, options: Readonly<{ name?: string }> = {}): Promise<BerthEventSubscriber> {
     const nc = await connect({
-      servers: credential.connection.servers,
+      servers: natsServers(credential.connection.servers),
       name: options.name ?? 'berth-subscriber',
       // The credential may subscribe only under its owner's inbox prefix.
       inboxPrefix: credential.connection.inbox_prefix,

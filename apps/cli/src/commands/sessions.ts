@@ -23,7 +23,7 @@ type Session = {
 
 const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
 
-const sessionOutput = (s: Session): Output => ({
+const sessionOutput = (s: Session, extra: readonly [string, string | undefined][] = []): Output => ({
   json: s,
   human: details([
     ['id', s.id],
@@ -34,6 +34,7 @@ const sessionOutput = (s: Session): Output => ({
     ['created', s.created_at],
     ['updated', s.updated_at],
     ['archived', s.archived_at],
+    ...extra,
   ]),
 });
 
@@ -161,6 +162,24 @@ export const sessionCommands: readonly Command[] = [
   action('/pause', 'pause a session: release its sandbox, keep conversation, workspace, queued messages and pending approvals (a running turn finishes first)', 'pause'),
   action('/resume', 'resume a paused session in a new sandbox', 'resume'),
   {
+    name: ['sessions', 'fork'],
+    args: ['session'],
+    options: {
+      'event-id': { type: 'string', help: "the turn to fork after, by its user.message event id" },
+      seq: { type: 'string', help: "the turn to fork after, by its user.message seq" },
+    },
+    summary: "a new session with this one's conversation and workspace at the end of a turn (default: the latest completed turn)",
+    run: async ({ api }, a, o) => {
+      const eventId = str(o, 'event-id');
+      const seq = o.seq === undefined ? undefined : intOption(o, 'seq', 1);
+      if (eventId !== undefined && seq !== undefined) throw new UsageError('name the turn by --event-id or by --seq, not both');
+      const body = eventId !== undefined ? { event_id: eventId } : seq !== undefined ? { seq } : {};
+      const fork = await api.request<Session & { berth?: { forked_from?: { session_id: string; turn_id: string } } }>('POST', `/v1/sessions/${a.session}/fork`, { body });
+      const from = fork.berth?.forked_from;
+      return sessionOutput(fork, [['forked from', from ? `${from.session_id} at ${from.turn_id}` : undefined]]);
+    },
+  },
+  {
     name: ['sessions', 'export'],
     args: ['session'],
     optional: ['file'],
@@ -196,6 +215,17 @@ export const sessionCommands: readonly Command[] = [
     run: async (ctx, a) => {
       const res = await sendEvents(ctx, a.session, [{ type: 'user.tool_confirmation', tool_use_id: a['tool-use-id'], result: 'allow' }]);
       return { json: res, human: `allowed ${a['tool-use-id']}` };
+    },
+  },
+  {
+    name: ['sessions', 'tool-result'],
+    args: ['session', 'custom-tool-use-id', 'text'],
+    options: { error: { type: 'boolean', help: 'the tool failed: the text is its error' } },
+    summary: 'answer a custom tool call the session is waiting on, with a text result',
+    run: async (ctx, a, o) => {
+      const id = a['custom-tool-use-id'];
+      const res = await sendEvents(ctx, a.session, [{ type: 'user.custom_tool_result', custom_tool_use_id: id, content: [{ type: 'text', text: a.text }], is_error: o.error === true }]);
+      return { json: res, human: `answered ${id}` };
     },
   },
   {

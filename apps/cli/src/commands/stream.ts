@@ -108,8 +108,12 @@ const send: Command = {
     }
     if (ctx.json) ctx.io.out(JSON.stringify({ sent: sent.data, events: turnEvents, stop: ended.kind }, null, 2));
     if (ended.kind === 'requires_action') {
-      const ids = ((ended.event.stop_reason as { event_ids?: string[] }).event_ids ?? []).join(' ');
-      ctx.io.err(`waiting for approval of ${ids}: berth sessions approve|deny ${a.session} <tool-use-id>`);
+      const ids = (ended.event.stop_reason as { event_ids?: string[] }).event_ids ?? [];
+      const custom = new Set(turnEvents.filter((e) => e.type === 'agent.custom_tool_use').map((e) => e.id));
+      const approvals = ids.filter((id) => !custom.has(id));
+      const results = ids.filter((id) => custom.has(id));
+      if (approvals.length > 0) ctx.io.err(`waiting for approval of ${approvals.join(' ')}: berth sessions approve|deny ${a.session} <tool-use-id>`);
+      if (results.length > 0) ctx.io.err(`waiting for the result of custom tool call ${results.join(' ')}: berth sessions tool-result ${a.session} <custom-tool-use-id> <text> [--error]`);
     }
     if (ended.kind === 'failed') {
       const failure = (ended.event.berth_failure ?? {}) as { reason?: string; message?: string };

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect as connectSocket } from 'node:net';
 import { join } from 'node:path';
-import { Streams, Subjects } from '@berth/contracts';
+import { natsServers, Streams, Subjects } from '@berth/contracts';
 import { readCredsFile } from '@berth/nats';
 import { createStore } from '@berth/store';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -88,7 +88,7 @@ export async function checkNats(t: DoctorTargets): Promise<CheckResult> {
   try {
     const authenticator = t.natsCreds ? credsAuthenticator(readCredsFile(t.natsCreds)) : undefined;
     nc = await withTimeout(
-      connect({ servers: t.natsUrl, name: 'berth-doctor', inboxPrefix: Subjects.serviceInbox('doctor'), authenticator, timeout: t.timeoutMs, maxReconnectAttempts: 0, reconnect: false }),
+      connect({ servers: natsServers(t.natsUrl), name: 'berth-doctor', inboxPrefix: Subjects.serviceInbox('doctor'), authenticator, timeout: t.timeoutMs, maxReconnectAttempts: 0, reconnect: false }),
       t.timeoutMs + 500,
       mask(t.natsUrl),
     );

@@ -59,6 +59,10 @@ function eventSummary(e: PublicEvent): string {
       return `${e.is_error ? 'error' : 'ok'} for ${display(e.mcp_tool_use_id)}: ${truncate(oneLine(contentText(e.content)), 160)}`;
     case 'user.tool_confirmation':
       return `${display(e.result)} ${display(e.tool_use_id)}`;
+    case 'agent.custom_tool_use':
+      return `${display(e.name)} ${truncate(JSON.stringify(e.input ?? {}), 160)}  (waits for your result)  [${e.id}]`;
+    case 'user.custom_tool_result':
+      return `${e.is_error ? 'error' : 'ok'} for ${display(e.custom_tool_use_id)}: ${truncate(oneLine(contentText(e.content)), 160)}`;
     case 'session.status_idle': {
       const stop = (e.stop_reason ?? {}) as { type?: string; event_ids?: string[] };
       if (stop.type === 'requires_action') return `requires_action: ${(stop.event_ids ?? []).join(', ')}`;

@@ -40,6 +40,8 @@ describe('eventLine', () => {
     expect(eventLine(ev('agent.mcp_tool_use', { mcp_server_name: 'docs', name: 'lookup', input: { key: 'k' } }))).toBe('agent.mcp_tool_use  docs.lookup {"key":"k"}  [sevt_1]');
     expect(eventLine(ev('agent.mcp_tool_result', { mcp_tool_use_id: 'sevt_1', content: [{ type: 'text', text: '42' }], is_error: false }))).toBe('agent.mcp_tool_result  ok for sevt_1: 42');
     expect(eventLine(ev('session.status_idle', { stop_reason: { type: 'requires_action', event_ids: ['a', 'b'] } }))).toBe('session.status_idle  requires_action: a, b');
+    expect(eventLine(ev('agent.custom_tool_use', { id: 'sevt_c', name: 'get_weather', input: { city: 'Oslo' } }))).toBe('agent.custom_tool_use  get_weather {"city":"Oslo"}  (waits for your result)  [sevt_c]');
+    expect(eventLine(ev('user.custom_tool_result', { custom_tool_use_id: 'sevt_c', content: [{ type: 'text', text: 'sunny' }], is_error: false }))).toBe('user.custom_tool_result  ok for sevt_c: sunny');
     expect(eventLine(ev('session.status_idle', { stop_reason: { type: 'retries_exhausted' }, berth_failure: { reason: 'sandbox_lost', message: 'gone' } }))).toBe(
       'session.status_idle  retries_exhausted: sandbox_lost gone',
     );

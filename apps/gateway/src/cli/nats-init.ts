@@ -1,9 +1,9 @@
 import { chownSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { adoptAnonymousJetStream, ensureNatsAuth, NatsAuthFiles, readAuthKeys } from '@berth/nats';
+import { adoptAnonymousJetStream, ensureNatsAuth, NatsAuthFiles, readAuthKeys, writeClusterConfig } from '@berth/nats';
 
-const USAGE = `usage: nats-init --dir <auth dir> [--resolver-dir <dir>] [--jetstream-dir <nats store dir>] [--chown uid:gid] [--quiet]
+const USAGE = `usage: nats-init --dir <auth dir> [--resolver-dir <dir>] [--jetstream-dir <nats store dir>] [--cluster-routes host:port,…] [--chown uid:gid] [--quiet]
 
 Creates Berth's NATS auth once (operator, accounts, one user per service, the gateway's issuer):
   <dir>/server-auth.conf        include it in nats-server's config
@@ -13,12 +13,16 @@ Creates Berth's NATS auth once (operator, accounts, one user per service, the ga
 Run again at any time: existing files are kept, a newly declared service gets its creds.
 --resolver-dir   where nats-server keeps account JWTs it is sent (default <dir>/resolver)
 --jetstream-dir  the server's store dir: streams of a server that ran without auth move to Berth's account
+--cluster-routes a NATS cluster's nodes (host:port of each route listener): also writes
+                 <dir>/cluster.conf, the cluster block every node includes, with a route password
+                 (<dir>/cluster-route.secret, kept across runs); routes listen on --cluster-listen
+                 (default 0.0.0.0:6222). See docs/scale-out.md.
 --chown          hand the creds and issuer.json to the services' user (Compose runs this as root)`;
 
 /** Idempotent: `npm start` runs it at every start, Compose once as an init step. */
 function main(): void {
   const { values } = parseArgs({
-    options: { dir: { type: 'string' }, 'resolver-dir': { type: 'string' }, 'jetstream-dir': { type: 'string' }, chown: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean' } },
+    options: { dir: { type: 'string' }, 'resolver-dir': { type: 'string' }, 'jetstream-dir': { type: 'string' }, 'cluster-routes': { type: 'string' }, 'cluster-listen': { type: 'string' }, chown: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean' } },
   });
   const owner = values.chown?.match(/^(\d+):(\d+)$/);
   if (values.chown && !owner) {
@@ -34,6 +38,10 @@ function main(): void {
   const say = (line: string) => values.quiet || console.error(line);
   void ensureNatsAuth(dir, resolve(values['resolver-dir'] ?? join(dir, 'resolver'))).then(
     ({ created, issued }) => {
+      if (values['cluster-routes']) {
+        const routes = values['cluster-routes'].split(',').map((r) => r.trim()).filter((r) => r !== '');
+        say(`nats-init: wrote ${writeClusterConfig(dir, routes, values['cluster-listen'])} (include it in every node's config)`);
+      }
       if (created) say(`nats-init: created NATS auth in ${dir} (include ${join(dir, NatsAuthFiles.serverConfig)} in nats-server's config)`);
       if (issued.length > 0) say(`nats-init: issued credentials for ${issued.join(', ')}`);
       if (owner) {

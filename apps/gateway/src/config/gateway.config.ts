@@ -35,6 +35,8 @@ export const GatewayConfigSchema = z
       .transform((v) => v === 'true' || v === '1'),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),
+    /** Copies of each owner's event stream the gateway creates; set it as the kernel's (1, or 3 on a cluster). */
+    BERTH_NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS: z.enum(['true', 'false', '1', '0']).default('false'),
     BERTH_WEBHOOK_TIMEOUT_MS: int(10_000),
     BERTH_WEBHOOK_TICK_MS: int(1_000),
@@ -66,6 +68,7 @@ export const GatewayConfigSchema = z
     allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
+    streamReplicas: env.BERTH_NATS_STREAM_REPLICAS,
     webhooks: {
       targets: { allowPrivateTargets: env.BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS === 'true' || env.BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS === '1' },
       timeoutMs: env.BERTH_WEBHOOK_TIMEOUT_MS,

@@ -1,3 +1,4 @@
+import { ToolResultContentSchema } from '@berth/contracts';
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { IdempotencyHeaders, QueryArray, QueryInt, QueryOrder, QueryString, QueryTime, idParam } from '../http/schemas';
@@ -14,6 +15,13 @@ export const SendableEventSchema = z.discriminatedUnion('type', [
     tool_use_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be the id of an agent.tool_use event'),
     result: z.enum(['allow', 'deny']),
     deny_message: z.string().max(10_000).nullish(),
+    session_thread_id: z.string().max(128).nullish(),
+  }),
+  z.object({
+    type: z.literal('user.custom_tool_result'),
+    custom_tool_use_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be the id of an agent.custom_tool_use event'),
+    content: ToolResultContentSchema.optional(),
+    is_error: z.boolean().nullish(),
     session_thread_id: z.string().max(128).nullish(),
   }),
 ]);
@@ -41,7 +49,7 @@ export const EventRoutes = {
     method: 'POST',
     path: '/v1/sessions/{session_id}/events',
     tag: 'events',
-    summary: 'Send events (user.message, user.interrupt, user.tool_confirmation; `Idempotency-Key` supported)',
+    summary: 'Send events (user.message, user.interrupt, user.tool_confirmation, user.custom_tool_result; `Idempotency-Key` supported)',
     params: SessionIdParams,
     body: z.object({ events: z.array(SendableEventSchema).min(1).max(50) }),
     headers: IdempotencyHeaders,

@@ -10,6 +10,7 @@ export const CONTROL_EVENT_TYPES = [
   'SandboxRequested',
   'InterruptRequested',
   'ToolUseConfirmed',
+  'CustomToolResultReceived',
   // The last answer of a turn whose harness a pause released: the turn goes on in a new one.
   'TurnResumed',
   'SessionTerminated',

@@ -4,10 +4,10 @@ import { hostname } from 'node:os';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
-import type { ManagerPolicy } from '@berth/sandbox-workflow';
+import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -32,12 +32,14 @@ import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { PinnedAgents } from '../sessions/pinned-agents';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import type { TurnTuning } from '../turns/turn-execution';
 import { TurnExecutions } from '../turns/turn-executions';
 import { DeathReporter } from '../watchers/death-reporter';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { managerSender } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
+import { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
 
 export type SandboxManagerInput = Readonly<{
@@ -50,6 +52,8 @@ export type SandboxManagerInput = Readonly<{
   egressSocketOf: (sandboxId: string) => Promise<string | null>;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
+  /** Per-turn snapshots of those workspaces (what a fork starts from); default: none. */
+  snapshots?: WorkspaceSnapshots;
   /** Default size limit of a session's workspace, when its environment sets none. */
   workspaceBytes?: number;
   /** Builds the images of environments with `packages`. */
@@ -74,6 +78,8 @@ export type SandboxManagerInput = Readonly<{
   bus?: CommandBus;
   /** Where the manager's metrics are registered (its /metrics). */
   registry: Registry;
+  /** The egress root the runtime makes each sandbox's platform directory under (custom tools sockets go there); null: none. */
+  egressDir: string | null;
 }>;
 
 export type RunningSandboxManager = Readonly<{
@@ -107,9 +113,11 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     },
   });
   const { workspaces } = input;
+  const snapshots = input.snapshots ?? NO_WORKSPACE_SNAPSHOTS;
   const files = new SessionFiles({
     runtime,
     workspaces,
+    snapshots,
     mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
     send,
@@ -148,12 +156,15 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     files,
     acquisitions: new AcquisitionLeases(store.leases, instance, clock),
   });
+  const customTools: CustomToolSockets | null = input.egressDir === null ? null : new CustomToolSockets({ runtime, egressDir: input.egressDir, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log });
   const turns = new TurnExecutions({
     runtime,
+    customTools,
     journal: store.journal,
     settings,
     agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
+    checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,
     softWorkspaceLimit: workspaces.kind === 'volume',
     send,
@@ -163,7 +174,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     now: () => clock.now().toISOString(),
     tuning: input.turnTuning,
   });
-  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy });
+  const shell = new SandboxManagerShell({ journal: store.journal, send, sandboxes, turns, files, bound, settings, clock, log, policy: input.policy, customTools });
   const deaths = new DeathReporter({ runtime, sandboxes, send, pool, log, scopeLabels: input.scopeLabels });
 
   const journalBindings = new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels);
@@ -228,6 +239,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
       probes.stop();
       for (const app of apps) await app.close();
       shell.stop();
+      await customTools?.stop();
       await leases.stop();
       clearInterval(poolSweep);
       watching.abort();

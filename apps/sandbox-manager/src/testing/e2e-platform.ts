@@ -24,7 +24,10 @@ export type E2ePlatform = Readonly<{
   /** The egress's upstream proxy: "the internet" of the test (its test hosts), and a record of every destination asked for. */
   upstream: ScriptedUpstreamProxy;
   natsUrl: string;
+  /** The SQLite file (the store unless `storeUrl` was given). */
   storePath: string;
+  /** `BERTH_STORE_URL` of every service. */
+  storeUrl: string;
   /** GET /metrics of each service (the gateway's on its HTTP port). */
   metricsUrls: Readonly<Record<'gateway' | 'session-kernel' | 'sandbox-manager' | 'egress', string>>;
   /** The secrets this platform was started with: none may appear in any service's log. */
@@ -62,6 +65,10 @@ export type E2ePlatformOptions = Readonly<{
   env?: Record<string, string>;
   /** Hosts the upstream proxy serves; any other destination gets a 502 from it, never a connection. */
   upstreamHosts?: Readonly<Record<string, TestHostReply>>;
+  /** A NATS the test started (e.g. a cluster) instead of the platform's own nats-server; the test stops it. */
+  nats?: NatsServerHandle;
+  /** Another store (`BERTH_STORE_URL`, e.g. MongoDB) instead of a fresh SQLite file. */
+  storeUrl?: string;
 }>;
 
 const trustedModelHosts = (endpoints: readonly string[]): Record<string, string> =>
@@ -79,12 +86,14 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
   if (engine.harnessImage === null) throw new Error('the harness image could not be built');
   const dir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
   const scope = `e2e${process.pid}${Date.now().toString(36)}`;
-  const nats: NatsServerHandle = await startNatsServer();
+  const ownNats = options.nats === undefined;
+  const nats: NatsServerHandle = options.nats ?? (await startNatsServer());
   const upstream = await new ScriptedUpstreamProxy(options.upstreamHosts ?? {}).start();
   const storePath = join(dir, 'berth.db');
   const egressDir = join(dir, 'egress');
   const workspaceDir = join(dir, 'workspaces');
-  const common = { BERTH_STORE_URL: `sqlite:${storePath}`, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', BERTH_SECRET_KEYS: E2E_SECRET_KEYS, ...options.env };
+  const storeUrl = options.storeUrl ?? `sqlite:${storePath}`;
+  const common = { BERTH_STORE_URL: storeUrl, DOCKER_HOST: engine.dockerHost, BERTH_LOG_FORMAT: 'json', BERTH_SECRET_KEYS: E2E_SECRET_KEYS, ...options.env };
   const [kernelMetrics, managerMetrics, egressMetrics, port] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const replicaMetrics: number[] = [];
   for (let i = 1; i < (options.managers ?? 1); i++) replicaMetrics.push(await freePort());
@@ -152,6 +161,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       upstream,
       natsUrl: nats.url,
       storePath,
+      storeUrl,
       metricsUrls: {
         gateway: `http://127.0.0.1:${port}/metrics`,
         'session-kernel': `http://127.0.0.1:${kernelMetrics}/metrics`,
@@ -181,7 +191,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
         for (const c of await runtime.list({ 'berth.scope': scope })) await runtime.remove(c.id);
         releaseWorkspaceMounts(workspaceDir);
         await removeWorkspaceVolumes(runtime, scope);
-        await nats.stop();
+        if (ownNats) await nats.stop();
         await upstream.close();
         rmSync(dir, { recursive: true, force: true });
         // Every end-to-end suite on this platform checks what the services wrote: JSON lines, no secret (after cleanup, so a failure leaves no mount behind).
@@ -190,7 +200,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
     };
   } catch (error) {
     for (const s of started) await s.kill();
-    await nats.stop();
+    if (ownNats) await nats.stop();
     await upstream.close();
     throw new Error(`${error instanceof Error ? error.message : String(error)}\n${logs()}`);
   }

@@ -24,6 +24,7 @@ import { ResourceMounter } from '../session-files/resource-mounter';
 import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import { TurnExecutions } from '../turns/turn-executions';
 import { managerSender, type SendManagerCommand } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
@@ -77,6 +78,7 @@ export class InMemoryManager implements CommandBus {
     const files = new SessionFiles({
       runtime: this.runtime,
       workspaces,
+      snapshots: NO_WORKSPACE_SNAPSHOTS,
       mounter: new ResourceMounter({
         runtime: this.runtime,
         files: this.store.files,
@@ -115,6 +117,7 @@ export class InMemoryManager implements CommandBus {
       settings,
       agents: new PinnedAgents(this.store.agents),
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
+      checkpoints: new TurnCheckpoints({ snapshots: NO_WORKSPACE_SNAPSHOTS, transcripts: this.store.transcripts, settings, log: quiet }),
       files,
       send,
       crash: noCrashPoints,
@@ -122,6 +125,7 @@ export class InMemoryManager implements CommandBus {
       metrics,
       now: () => new Date().toISOString(),
       tuning: { batchDelayMs: 5, interruptGraceMs: 50 },
+      customTools: null,
     });
     this.shell = new SandboxManagerShell({
       journal: this.store.journal,
@@ -134,6 +138,7 @@ export class InMemoryManager implements CommandBus {
       clock: systemClock,
       log: quiet,
       policy: { interruptDeadlineMs: 300 },
+      customTools: null,
     });
     this.workspaceReader = new WorkspaceReader({ runtime: this.runtime, workspaces, blobs: this.store.blobs, view: (id) => this.shell.view(id), settings, scopeLabels: {} });
     this.ready = previous?.ready ?? this.defineAgentVersion(1, testAgentConfig());

@@ -1,4 +1,4 @@
-import type { AgentConfig } from '@berth/contracts';
+import type { AgentConfig, TurnCheckpoint } from '@berth/contracts';
 import type { HarnessAdapter, ParseState, PendingConfirmation, TurnPlan, TurnTerminal } from '@berth/harness';
 import type { Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
@@ -26,6 +26,7 @@ import { TranscriptMirrorLoop } from './transcript-mirror-loop';
 import type { TranscriptSync } from './transcript-sync';
 import { TurnFailure } from './turn-failure';
 import { TurnProcess } from './turn-process';
+import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnTuning = Readonly<{
   batchMaxOutputs: number;
@@ -63,6 +64,10 @@ export type TurnExecutionDeps = Readonly<{
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
   restored: Set<string>;
+  /** The transcript cut and workspace snapshot at the turn's end (undefined: none could be taken). */
+  checkpoint: () => Promise<TurnCheckpoint | undefined>;
+  /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
+  customTools: Pick<CustomToolSockets, 'serve'> | null;
   /** Highest offset the kernel recorded for this turn (-1: none), read when reattaching. */
   lastRecordedOffset: () => Promise<number>;
   report: TurnReport;
@@ -187,6 +192,7 @@ export class TurnExecution {
     const where = { runtime: this.deps.runtime, sandboxId: this.turn.sandbox_id, turnId: this.turnId };
     try {
       const model = await withRetries("reading the environment's model settings", () => this.deps.model(), this.log);
+      await this.serveCustomTools();
       const status = this.turn.may_have_started ? await TurnProcess.find(where) : null;
       // A reattached turn re-reads its output file: what the kernel has is skipped. A continued turn's
       // new harness starts a new file: its outputs are numbered on after what the kernel has.
@@ -320,6 +326,8 @@ export class TurnExecution {
   private async onTerminal(terminal: TurnTerminal): Promise<void> {
     this.pending.clear();
     await Promise.all([this.batcher?.flush(), this.mirror.mirror({ quick: true }), this.process?.endStdin().catch(() => undefined), this.captureOutputs()]);
+    // A turn a fork may continue from: its checkpoint is recorded with its completion, so a client that saw it idle can fork it.
+    const checkpoint = terminal.ok || terminal.interrupted ? await this.deps.checkpoint() : undefined;
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.report({
       kind: 'turn_terminal',
@@ -329,6 +337,7 @@ export class TurnExecution {
       interrupted: terminal.interrupted,
       error: terminal.error,
       harness_session_id: this.harnessSessionId,
+      ...(checkpoint !== undefined ? { checkpoint } : {}),
       now: this.deps.now(),
     });
   }
@@ -353,6 +362,14 @@ export class TurnExecution {
       'workspace_full',
       `the workspace holds ${mib(used)} MiB, over its ${mib(limit.bytes)} MiB limit (resources.workspace_mb of environment ${limit.environmentId}; a soft limit on this installation's volume workspaces, checked before each turn): raise resources.workspace_mb, or continue in a new session`,
     );
+  }
+
+  /** Custom tool calls of this turn's harness reach this manager through the sandbox's tools socket (also after a restart: the in-sandbox server asks again). */
+  private async serveCustomTools(): Promise<void> {
+    if (this.deps.customTools === null) return;
+    const agent = await this.deps.agent();
+    if (agent?.tools.some((t) => t.type === 'custom') !== true) return;
+    await this.deps.customTools.serve(this.turn.session_id, this.turn.sandbox_id);
   }
 
   /** The session's resources the sandbox lacks, put in place; one that cannot be fails the turn before its harness starts. */

@@ -9,10 +9,12 @@ import type { EnvironmentSettingsReader, ModelSettings } from '../sandboxes/envi
 import type { SessionFiles } from '../session-files/session-files';
 import type { PinnedAgents } from '../sessions/pinned-agents';
 import type { TranscriptSync } from './transcript-sync';
+import type { TurnCheckpoints } from './turn-checkpoints';
 import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
 import { turnFiles, wholeLines } from './turn-files';
 import { TurnProcess, writeStdinOnce } from './turn-process';
 import type { SendManagerCommand } from '../workflow/manager-sender';
+import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnExecutionsDeps = Readonly<{
   runtime: SandboxRuntime;
@@ -21,6 +23,8 @@ export type TurnExecutionsDeps = Readonly<{
   /** The agent version each session pinned, read for every turn. */
   agents: PinnedAgents;
   transcripts: TranscriptSync;
+  /** What each completed turn leaves for a fork. */
+  checkpoints: Pick<TurnCheckpoints, 'take'>;
   files: Pick<SessionFiles, 'mount' | 'captureOutputs' | 'workspaceBytes'>;
   /** Workspaces have no size limit of their own (Docker volumes): the environment's is checked before each turn. */
   softWorkspaceLimit?: boolean;
@@ -31,6 +35,8 @@ export type TurnExecutionsDeps = Readonly<{
   now: () => string;
   adapterFor?: (kind: TurnToRun['harness']) => HarnessAdapter;
   tuning?: Partial<TurnTuning>;
+  /** Serves the tools socket of a sandbox whose turn's agent has custom tools; null: no platform directories (custom tool calls fail). */
+  customTools: Pick<CustomToolSockets, 'serve'> | null;
 }>;
 
 const OUTPUT_TYPES: readonly EventType[] = [
@@ -40,6 +46,7 @@ const OUTPUT_TYPES: readonly EventType[] = [
   'AgentToolResultRecorded',
   'AgentMcpToolUseRecorded',
   'AgentMcpToolResultRecorded',
+  'AgentCustomToolUseRecorded',
   'UsageRecorded',
 ];
 
@@ -85,12 +92,14 @@ export class TurnExecutions {
         model: () => this.modelOf(turn),
         workspaceLimit: () => this.workspaceLimitOf(turn),
         agent: () => this.deps.agents.read(turn.owner_id, turn.agent),
+        customTools: this.deps.customTools,
         crash: this.deps.crash,
         log: this.deps.log,
         metrics: this.deps.metrics,
         tuning: this.tuning,
         now: this.deps.now,
         restored: this.restored,
+        checkpoint: () => this.deps.checkpoints.take(turn),
         lastRecordedOffset: () => this.lastRecordedOffset(turn.session_id, turn.turn_id),
         report,
       },

@@ -18,6 +18,7 @@ import type { EnvironmentSettingsReader } from '../sandboxes/environment-setting
 import type { SandboxService } from '../sandboxes/sandbox-service';
 import type { SessionFiles } from '../session-files/session-files';
 import type { TurnExecutions } from '../turns/turn-executions';
+import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 import type { SendManagerCommand } from './manager-sender';
 
 const VIEW_TYPES = new Set<string>(SESSION_VIEW_EVENT_TYPES);
@@ -33,6 +34,8 @@ export type ShellDeps = Readonly<{
   clock: Clock;
   log: Logger;
   policy?: ManagerPolicy;
+  /** The sandboxes' tools sockets (custom tools); null when this manager serves none. */
+  customTools: Pick<CustomToolSockets, 'changed' | 'closeSession' | 'close'> | null;
 }>;
 
 /**
@@ -84,6 +87,8 @@ export class SandboxManagerShell {
       const maybeActedOn = redelivered || event.seq <= (this.firstSeen.get(event.session_id) ?? Number.POSITIVE_INFINITY);
       this.apply(event.session_id, state, { kind: 'delivered', event, maybe_acted_on: maybeActedOn, now: this.now() });
     });
+    // An interrupt, a terminate, a result: custom tool calls waiting on the session look at it again.
+    this.deps.customTools?.changed(event.session_id);
     await this.quiet(event.session_id);
     const failure = this.failures.get(event.session_id);
     if (failure !== undefined) {
@@ -190,7 +195,11 @@ export class SandboxManagerShell {
         });
       case 'release_sandboxes':
         if (!o.whole_session) log.info('a sandbox the kernel did not bind is released', { session_id: sessionId, sandbox_ids: o.sandbox_ids });
-        return this.track(sessionId, 'release', () => sandboxes.releaseAll(o));
+        return this.track(sessionId, 'release', async () => {
+          const customTools = this.deps.customTools;
+          if (customTools !== null) await (o.whole_session ? customTools.closeSession(o.session_id) : Promise.all(o.sandbox_ids.map((id) => customTools.close(id))));
+          await sandboxes.releaseAll(o);
+        });
       case 'mount_resources':
         // Best effort: the next turn mounts what is still missing, and fails on it if it cannot.
         return this.track(sessionId, 'mount', () =>
@@ -210,6 +219,8 @@ export class SandboxManagerShell {
         return turns.abandon(o.session_id, o.turn_id);
       case 'answer_confirmation':
         return this.track(sessionId, 'answer', () => turns.answer(o));
+      case 'custom_tool_answered':
+        return this.deps.customTools?.changed(o.session_id);
       case 'schedule': {
         const timer = setTimeout(() => {
           this.timers.delete(timer);

@@ -16,6 +16,8 @@ export const KernelConfigSchema = z
     BERTH_KERNEL_CONCURRENCY: int(16),
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),
+    /** Copies of each JetStream stream the kernel declares: 1 on one nats-server, 3 on a three-node cluster. */
+    BERTH_NATS_STREAM_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     BERTH_RETRY_BASE_MS: int(500),
     BERTH_OUTBOX_RELAY_MS: int(1_000),
   })
@@ -27,6 +29,7 @@ export const KernelConfigSchema = z
     concurrency: env.BERTH_KERNEL_CONCURRENCY,
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
+    streamReplicas: env.BERTH_NATS_STREAM_REPLICAS,
     retryBaseMs: env.BERTH_RETRY_BASE_MS,
     relayIntervalMs: env.BERTH_OUTBOX_RELAY_MS,
   }));

@@ -9,6 +9,9 @@ export type ConfigIssue = Readonly<{ path: string; message: string }>;
 
 const NOT_YET = 'not supported by Berth yet';
 
+/** The MCP server name the harness sees an agent's custom tools under (Berth's server in the sandbox). */
+export const CUSTOM_TOOLS_MCP_SERVER = 'berth';
+
 /**
  * What Berth cannot honour in an agent whatever the harness. The API refuses an agent create or
  * update with the first issue, and a session of a stored version that has any.
@@ -28,12 +31,21 @@ export function agentConfigIssues(agent: AgentConfig): ConfigIssue[] {
     }
   });
 
+  const hasCustomTools = agent.tools.some((t) => t.type === 'custom');
+  agent.mcp_servers.forEach((server, i) => {
+    if (hasCustomTools && server.name === CUSTOM_TOOLS_MCP_SERVER) {
+      issues.push({ path: `mcp_servers.${i}.name`, message: `${CUSTOM_TOOLS_MCP_SERVER} is the name Berth offers an agent's custom tools under: name this MCP server otherwise` });
+    }
+  });
+
   let toolsets = 0;
   const mcpToolsets = new Set<string>();
+  const customNames = new Set<string>();
   agent.tools.forEach((tool, i) => {
     const at = `tools.${i}`;
     if (tool.type === 'custom') {
-      issues.push({ path: at, message: `custom tools are ${NOT_YET}` });
+      if (customNames.has(tool.name)) issues.push({ path: `${at}.name`, message: `a second custom tool named ${tool.name}` });
+      customNames.add(tool.name);
       return;
     }
     const policies = [{ path: `${at}.default_config.permission_policy`, type: tool.default_config.permission_policy.type }, ...tool.configs.map((c, j) => ({ path: `${at}.configs.${j}.permission_policy`, type: c.permission_policy.type }))];
@@ -79,6 +91,9 @@ export function agentConfigIssuesFor(agent: AgentConfig, harness: HarnessKind): 
   }
 
   issues.push(...confirmationIssues(tools, harness));
+
+  const custom = agent.tools.findIndex((t) => t.type === 'custom');
+  if (custom >= 0 && !support.customTools) issues.push({ path: `tools.${custom}`, message: `${harness} cannot offer custom tools yet (Claude Code can)` });
 
   const used = tools.mcp.filter(mcpServerInUse);
   if (support.mcp === 'none' && used.length > 0) issues.push({ path: 'mcp_servers', message: `${harness} cannot connect to MCP servers` });

@@ -26,6 +26,8 @@ export type HarnessSupport = Readonly<{
   effort: readonly Effort[];
   /** `model.speed: fast` has a setting. */
   fastSpeed: boolean;
+  /** The harness can offer the agent's custom tools (through Berth's MCP server in the sandbox). */
+  customTools: boolean;
 }>;
 
 const SHELL_TOOLS: readonly AgentToolName[] = ['bash', 'read', 'write', 'edit', 'glob', 'grep'];
@@ -39,6 +41,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'restrict_only',
     effort: EFFORT_LEVELS,
     fastSpeed: false,
+    customTools: true,
   },
   codex: {
     tools: [...SHELL_TOOLS, 'web_search'],
@@ -49,6 +52,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'any',
     effort: EFFORT_LEVELS,
     fastSpeed: true,
+    customTools: false,
   },
   pi: {
     tools: SHELL_TOOLS,
@@ -59,6 +63,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: ['low', 'medium', 'high', 'xhigh'],
     fastSpeed: false,
+    customTools: false,
   },
   hermes: {
     tools: SHELL_TOOLS,
@@ -68,6 +73,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: [],
     fastSpeed: false,
+    customTools: false,
   },
   'deepseek-harness': {
     tools: SHELL_TOOLS,
@@ -77,5 +83,6 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: [],
     fastSpeed: false,
+    customTools: false,
   },
 };

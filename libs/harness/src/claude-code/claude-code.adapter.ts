@@ -1,4 +1,4 @@
-import { AGENT_TOOL_NAMES, mcpServerInUse, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
+import { AGENT_TOOL_NAMES, CUSTOM_TOOLS_MCP_SERVER, mcpServerInUse, resolveAgentTools, type AgentOutput, type AgentToolName, type PermissionMode } from '@berth/contracts';
 import type {
   ConfirmationDecision,
   HarnessAdapter,
@@ -10,6 +10,7 @@ import type {
 } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import { freshState, holdToolUse, publicToolName, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState, type ToolCallOutput } from '../parse-state';
+import { customToolsLaunch, type CustomToolsLaunch } from '../custom-tools/custom-tools-server';
 import { claudeProjectKey } from './claude-project-key';
 
 /** Claude Code's name for each toolset tool (`--tools`, permission rules, `tool_use` blocks). */
@@ -24,6 +25,9 @@ export const CLAUDE_TOOL_NAMES: Readonly<Record<AgentToolName, string>> = {
   web_search: 'WebSearch',
 };
 const TOOLSET_NAMES: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(CLAUDE_TOOL_NAMES).map(([api, claude]) => [claude, api]));
+
+/** How long Claude Code lets a custom tool call wait for its result (`MCP_TOOL_TIMEOUT`, ms). */
+const CUSTOM_TOOL_TIMEOUT_MS = String(24 * 60 * 60 * 1000);
 
 /** Claude Code names an MCP tool `mcp__<server>__<tool>` (server names never hold `__`: the contract refuses them). */
 const mcpToolName = (server: string, tool?: string): string => (tool === undefined ? `mcp__${server}` : `mcp__${server}__${tool}`);
@@ -40,6 +44,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
 
   buildTurn(input: TurnInput): TurnPlan {
     const { agent } = input;
+    const custom = customToolsLaunch(agent, input.home);
     const argv = [
       'claude',
       '-p',
@@ -48,7 +53,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       '--verbose',
       `--model=${agent.model.id}`,
       ...(agent.model.effort ? [`--effort=${agent.model.effort.type}`] : []),
-      ...toolArgs(input),
+      ...toolArgs(input, custom),
       ...(agent.system ? [`--append-system-prompt=${agent.system}`] : []),
       // `=` keeps an id that starts with a dash from being read as a flag.
       ...(input.resumeId === null ? [] : [`--resume=${input.resumeId}`]),
@@ -68,13 +73,15 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
         DISABLE_AUTOUPDATER: '1',
         // The sandbox is the containment; this lets bypassPermissions run as root inside it.
         IS_SANDBOX: '1',
+        // A custom tool call waits for the client's result: a day, not Claude Code's default.
+        ...(custom === null ? {} : { MCP_TOOL_TIMEOUT: CUSTOM_TOOL_TIMEOUT_MS }),
       },
       secretEnv: { ANTHROPIC_API_KEY: input.model.apiKeyEnv },
       stdinLines: [
         JSON.stringify({ type: 'user', message: { role: 'user', content: input.prompt }, parent_tool_use_id: null, session_id: '' }),
       ],
       keepStdinOpen: true,
-      files: [],
+      files: custom?.files ?? [],
     };
   }
 
@@ -168,7 +175,7 @@ export class ClaudeCodeAdapter implements HarnessAdapter {
       const toolUseId = str(block['tool_use_id']) ?? '';
       const released = releaseToolUse(state, toolUseId, false, unseenToolUse(toolUseId));
       state = released.state;
-      outputs.push(...released.outputs, toolResultOutput(state, { tool_use_id: toolUseId, content: contentBlocks(block['content']), is_error: block['is_error'] === true }));
+      outputs.push(...released.outputs, ...toolResultOutput(state, { tool_use_id: toolUseId, content: contentBlocks(block['content']), is_error: block['is_error'] === true }));
     }
     return { state, outputs };
   }
@@ -229,7 +236,7 @@ function resultError(message: JsonObject): string {
  * everything except what an `ask` rule names, and those go to `can_use_tool` on stdin (verified
  * with 2.1.332: an ask rule beats bypass, and beats an allow rule for the same tool).
  */
-function toolArgs(input: TurnInput): string[] {
+function toolArgs(input: TurnInput, custom: CustomToolsLaunch | null): string[] {
   const tools = resolveAgentTools(input.agent);
   const enabled = AGENT_TOOL_NAMES.filter((name) => tools.builtin[name].enabled);
   const ask = enabled.filter((name) => tools.builtin[name].policy === 'always_ask').map((name) => CLAUDE_TOOL_NAMES[name]);
@@ -242,20 +249,23 @@ function toolArgs(input: TurnInput): string[] {
       else if (grant.policy === 'always_ask' && server.default.policy !== 'always_ask') ask.push(mcpToolName(server.name, tool));
     }
   }
-  const mcpConfig = { mcpServers: Object.fromEntries(servers.map((s) => [s.name, { type: 'http', url: s.url }])) };
+  const mcpServers: Record<string, unknown> = Object.fromEntries(servers.map((s) => [s.name, { type: 'http', url: s.url }]));
+  // The agent's custom tools: Berth's stdio server in the sandbox, which hands each call to the platform.
+  if (custom !== null) mcpServers[CUSTOM_TOOLS_MCP_SERVER] = { type: 'stdio', command: custom.command, args: custom.args };
   return [
     '--permission-mode=bypassPermissions',
     `--tools=${enabled.map((name) => CLAUDE_TOOL_NAMES[name]).join(',')}`,
     '--strict-mcp-config',
-    ...(servers.length > 0 ? [`--mcp-config=${JSON.stringify(mcpConfig)}`] : []),
+    ...(Object.keys(mcpServers).length > 0 ? [`--mcp-config=${JSON.stringify({ mcpServers })}`] : []),
     ...(disallowed.length > 0 ? [`--disallowedTools=${disallowed.join(',')}`] : []),
     ...(ask.length > 0 ? ['--permission-prompt-tool=stdio', `--settings=${JSON.stringify({ permissions: { ask } })}`] : []),
   ];
 }
 
-/** A `tool_use` block as an output: an MCP call (`mcp__<server>__<tool>`) or a tool under its toolset name. */
+/** A `tool_use` block as an output: a custom tool (Berth's server), an MCP call (`mcp__<server>__<tool>`) or a tool under its toolset name. */
 function toolCall(id: string, claudeName: string, input: JsonObject): ToolCallOutput {
   const mcp = /^mcp__(.+?)__(.+)$/.exec(claudeName);
+  if (mcp && mcp[1] === CUSTOM_TOOLS_MCP_SERVER) return { kind: 'custom_tool_use', tool_use_id: id, name: mcp[2], input: { ...input } };
   if (mcp) return { kind: 'mcp_tool_use', tool_use_id: id, server_name: mcp[1], name: mcp[2], input: { ...input }, needs_confirmation: false };
   return { kind: 'tool_use', tool_use_id: id, name: publicToolName(claudeName, TOOLSET_NAMES), input: { ...input }, needs_confirmation: false };
 }

@@ -211,3 +211,43 @@ describe('Claude Code transcripts', () => {
     expect(key).not.toBe(claudeProjectKey(`/${'a'.repeat(301)}`));
   });
 });
+
+describe('ClaudeCodeAdapter: custom tools', () => {
+  const WEATHER = { type: 'custom' as const, name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+  const withCustom = { ...input, agent: testAgentConfig({ ...MCP, tools: [{ type: 'agent_toolset_20260401' }, { type: 'mcp_toolset', mcp_server_name: 'docs' }, WEATHER] }) };
+
+  it("offers the agent's custom tools through Berth's stdio MCP server in the sandbox, beside its own MCP servers", () => {
+    const plan = adapter.buildTurn(withCustom);
+    const config = JSON.parse(flag(plan.argv, '--mcp-config') ?? '{}') as { mcpServers: Record<string, { type: string; command?: string; args?: string[]; url?: string }> };
+    expect(config.mcpServers['docs']).toEqual({ type: 'http', url: 'https://mcp.example/mcp' });
+    expect(config.mcpServers['berth']).toEqual({
+      type: 'stdio',
+      command: 'node',
+      args: ['/home/agent/.berth/custom-tools/server.mjs', '/home/agent/.berth/custom-tools/tools.json', '/run/berth/tools.sock'],
+    });
+    expect(plan.files.map((f) => f.path)).toEqual(['/home/agent/.berth/custom-tools/server.mjs', '/home/agent/.berth/custom-tools/tools.json']);
+    expect(JSON.parse(plan.files[1]?.content ?? '[]')).toEqual([{ name: 'get_weather', description: 'The weather in a city', inputSchema: WEATHER.input_schema }]);
+    // The call waits for the client: longer than Claude Code's own MCP tool timeout.
+    expect(Number(plan.env['MCP_TOOL_TIMEOUT'])).toBeGreaterThanOrEqual(60 * 60 * 1000);
+    expect(adapter.buildTurn(input).files).toEqual([]);
+    expect(adapter.buildTurn(input).env['MCP_TOOL_TIMEOUT']).toBeUndefined();
+  });
+
+  it('reads a call of the berth server as custom_tool_use (also in always_ask: it is never held) and drops its result (the client sent it)', () => {
+    for (const mode of ['always_allow', 'always_ask'] as const) {
+      const call = JSON.stringify({
+        type: 'assistant',
+        parent_tool_use_id: null,
+        message: { content: [{ type: 'tool_use', id: 'toolu_w', name: 'mcp__berth__get_weather', input: { city: 'Oslo' } }] },
+      });
+      const result = JSON.stringify({
+        type: 'user',
+        parent_tool_use_id: null,
+        message: { content: [{ type: 'tool_result', tool_use_id: 'toolu_w', content: [{ type: 'text', text: 'sunny' }] }] },
+      });
+      const first = adapter.parseLine(call, adapter.initialState(mode));
+      expect(first.outputs).toEqual([{ kind: 'custom_tool_use', tool_use_id: 'toolu_w', name: 'get_weather', input: { city: 'Oslo' } }]);
+      expect(adapter.parseLine(result, first.state).outputs).toEqual([]);
+    }
+  });
+});

@@ -108,7 +108,7 @@ function itemCompleted(item: JsonObject, state: ParseState): ParseStep {
       if (toolUse === null) return { state, outputs: [] };
       // A tool that ran without asking (a command Codex knows to be safe) is emitted as allowed.
       const released = releaseToolUse(state, toolUse.tool_use_id, false, toolUse);
-      return { state: released.state, outputs: [...released.outputs, toolResultOutput(released.state, { tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) })] };
+      return { state: released.state, outputs: [...released.outputs, ...toolResultOutput(released.state, { tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) })] };
     }
   }
 }

@@ -136,7 +136,7 @@ export class PiAdapter implements HarnessAdapter {
           state: released.state,
           outputs: [
             ...released.outputs,
-            toolResultOutput(released.state, { tool_use_id: id, content: contentBlocks(obj(event['result'])['content']), is_error: event['isError'] === true }),
+            ...toolResultOutput(released.state, { tool_use_id: id, content: contentBlocks(obj(event['result'])['content']), is_error: event['isError'] === true }),
           ],
         };
       }

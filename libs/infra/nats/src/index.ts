@@ -12,5 +12,6 @@ export * from './command-bus/nats-command-bus';
 export * from './auth/permissions';
 export * from './auth/accounts';
 export * from './auth/auth-setup';
+export * from './auth/cluster-routes';
 export * from './auth/subscriber-issuer';
 export * from './reading/oldest-message';

@@ -18,6 +18,8 @@ export type AcquireSandbox = Readonly<{
   owner_id: string;
   environment_id: string;
   resources: readonly SessionResource[];
+  /** A fork's first workspace is the snapshot of this session's turn (null: no fork). */
+  fork_of: Readonly<{ session_id: string; turn_id: string }> | null;
 }>;
 
 /**
@@ -86,6 +88,12 @@ export type AnswerConfirmation = Readonly<{
   deny_message: string | null;
 }>;
 
+/**
+ * The client answered a custom tool call of the turn: the sandbox's tools socket hands the result
+ * to the in-sandbox server that waits for it (it reads it from the view, so nothing is carried here).
+ */
+export type CustomToolAnswered = Readonly<{ kind: 'custom_tool_answered'; session_id: string; turn_id: string; sandbox_id: string }>;
+
 /** Feed `input` back at `at` (the only way time passes for the workflow). */
 export type Schedule = Readonly<{ kind: 'schedule'; at: string; input: ManagerInput }>;
 
@@ -107,6 +115,7 @@ export type ManagerOutput =
   | InterruptHarness
   | AbandonTurn
   | AnswerConfirmation
+  | CustomToolAnswered
   | Schedule
   | LeaseChange
   | Reply;

@@ -75,7 +75,7 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
       j.event('SessionCreated', { owner_id: 'own_1', agent: { id: 'agent_1', version: 1 }, environment_id: 'env_1', harness: 'codex', title: null, metadata: {}, idempotency_key: null, permission_mode: 'always_allow' }),
       j.event('SandboxRequested', { generation: 1, reason: 'startup' }),
     ];
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [] }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
   });
 
   it('asks for one container however often the request is delivered', () => {
@@ -199,7 +199,7 @@ describe('sandbox-manager workflow: running a turn', () => {
       j.event('TurnStarted', { turn_id: TURN }),
     ];
     const delivery = j.delivered();
-    spec.given(history).when(delivery).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [] }]);
+    spec.given(history).when(delivery).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
     const waiting = [...history, delivery, j.event('SandboxBound', { sandbox_id: SANDBOX, generation: 1, expires_at: null, warm: true })];
     spec
       .given(waiting)
@@ -401,7 +401,7 @@ describe('sandbox-manager workflow: tool confirmations', () => {
         j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'deny', deny_message: 'no' }),
         j.event('TurnResumed', { turn_id: TURN }),
       );
-      spec.given(history).when(j.delivered(2_000)).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [] }]);
+      spec.given(history).when(j.delivered(2_000)).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
       const waiting = [...history, j.delivered(2_000), j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false })];
       const bound: ManagerInput = { kind: 'command_answered', command_id: 'x', command_type: 'BindSandbox', ok: true, duplicate: false, event_types: ['SandboxBound'], sandbox_id: G2, generation: 2, now: at(3_000) };
       const outputs = workflow.decide(bound, waiting.reduce((state, input) => workflow.evolve(state, input), workflow.initialState()));
@@ -422,6 +422,42 @@ describe('sandbox-manager workflow: tool confirmations', () => {
     const { j, history } = askingTurn(true);
     history.push(j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: 'sevt_unknown', result: 'allow', deny_message: null }));
     spec.given(history).when(j.delivered(2_000)).thenNothing();
+  });
+});
+
+describe('sandbox-manager workflow: custom tool results', () => {
+  /** Turn 1's harness called the custom tool get_weather (harness id toolu_c), recorded as `useId`; the turn waits on it. */
+  function callingTurn(running: boolean) {
+    const { j, history } = startedTurn();
+    if (running) history.push(j.delivered(100));
+    history.push(j.event('AgentCustomToolUseRecorded', { turn_id: TURN, offset: 0, harness_tool_use_id: 'toolu_c', name: 'get_weather', input: { city: 'Oslo' } }));
+    const useId = j.lastId();
+    history.push(j.event('TurnAwaitingConfirmation', { turn_id: TURN, event_ids: [useId] }));
+    const result = (turn_id = TURN, id = useId) =>
+      j.event('CustomToolResultReceived', { turn_id, custom_tool_use_event_id: id, harness_tool_use_id: 'toolu_c', content: [{ type: 'text', text: 'sunny' }], is_error: false });
+    return { j, history, result };
+  }
+  const answered: ManagerOutput = { kind: 'custom_tool_answered', session_id: SESSION, turn_id: TURN, sandbox_id: SANDBOX };
+
+  it('hands the result to the call that waits in the sandbox (through its tools socket)', () => {
+    const { j, history, result } = callingTurn(true);
+    history.push(result());
+    spec.given(history).when(j.delivered(2_000)).then([answered]);
+  });
+
+  it('after a restart of this manager, answers the waiting call and follows the rest of the turn', () => {
+    const { j, history, result } = callingTurn(false);
+    history.push(result());
+    spec.given(history).when(j.delivered(2_000)).then([answered, touch, runTurn({ may_have_started: true })]);
+  });
+
+  it('ignores a result for another turn, and one for a turn being interrupted (the interrupt ends the wait)', () => {
+    const other = callingTurn(true);
+    other.history.push(other.result('turn_other'));
+    spec.given(other.history).when(other.j.delivered(2_000)).thenNothing();
+    const interrupted = callingTurn(true);
+    interrupted.history.push(interrupted.j.event('InterruptRequested', { turn_id: TURN }), interrupted.result());
+    spec.given(interrupted.history).when(interrupted.j.delivered(2_000)).thenNothing();
   });
 });
 
@@ -556,7 +592,7 @@ describe('sandbox-manager workflow: session resources', () => {
     ];
     spec.given(history).when(j.delivered()).then([]);
     history.push(j.event('SandboxRequested', { generation: 1, reason: 'startup' }));
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource] }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null }]);
   });
 
   it('mounts nothing into a paused session; its resume acquires a sandbox with the resource', () => {
@@ -564,7 +600,7 @@ describe('sandbox-manager workflow: session resources', () => {
     history.push(j.event('SessionPaused', { sandbox_id: SANDBOX }), j.event('SessionResourceAdded', { resource }));
     spec.given(history).when(j.delivered()).then([]);
     history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }));
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource] }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null }]);
   });
 
   it('a removed resource is no longer mounted in new sandboxes', () => {

@@ -1,4 +1,4 @@
-import { LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type ContentBlock, type EventType, type HarnessKind, type PermissionMode, type RecordedEvent, type SandboxLeaseTerms, type SessionResource } from '@berth/contracts';
+import { LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type ContentBlock, type EventType, type HarnessKind, type PermissionMode, type RecordedEvent, type SandboxLeaseTerms, type SessionResource, type ToolResultContent } from '@berth/contracts';
 import type { AskedCall, CarriedDecision } from './continuation';
 
 /** A bound container; `expires_at` is its lease, moved by turn activity as the kernel moves it when the binding has `lease` terms. */
@@ -11,14 +11,25 @@ export type ViewTurn = Readonly<{
   interrupting: boolean;
   /** Public `agent.tool_use` event id → the harness's own tool-use id, for the uses that asked. */
   asks: Readonly<Record<string, string>>;
-  /** `agent.tool_use` event ids still waiting for `user.tool_confirmation`. */
+  /** Event ids the turn still waits on (`user.tool_confirmation` or `user.custom_tool_result`). */
   pending: readonly string[];
+  /** The turn's custom tool calls, in the order the harness made them, each with the client's result once it came. */
+  custom_calls: readonly CustomToolCall[];
   /** The calls that asked, by `agent.tool_use` event id: what a continuing harness must re-issue to get the answer. */
   calls: Readonly<Record<string, AskedCall>>;
   /** The user's answers, by `agent.tool_use` event id. */
   answers: Readonly<Record<string, Readonly<{ result: 'allow' | 'deny'; deny_message: string | null }>>>;
   /** The session paused while the turn waited: the harness that asked is gone; the answers continue the turn in a new one. */
   harness_released: boolean;
+}>;
+
+/** One `agent.custom_tool_use` of the open turn. */
+export type CustomToolCall = Readonly<{
+  event_id: string;
+  harness_tool_use_id: string;
+  name: string;
+  input: Readonly<Record<string, unknown>>;
+  result: Readonly<{ content: ToolResultContent; is_error: boolean }> | null;
 }>;
 
 /**
@@ -53,6 +64,8 @@ export type SessionView = Readonly<{
   prompts: Readonly<Record<string, readonly ContentBlock[]>>;
   /** The session's resources (files, repositories), to mount in each of its sandboxes. */
   resources: readonly SessionResource[];
+  /** A fork's origin: its first workspace is that turn's snapshot. */
+  forked_from: Readonly<{ session_id: string; turn_id: string }> | null;
 }>;
 
 export const emptySessionView = (): SessionView => ({
@@ -72,6 +85,7 @@ export const emptySessionView = (): SessionView => ({
   turn: null,
   prompts: {},
   resources: [],
+  forked_from: null,
 });
 
 /** The journal events the view folds; the manager reads only these back from the journal. */
@@ -82,6 +96,8 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'TurnStarted',
   'AgentToolUseRecorded',
   'AgentMcpToolUseRecorded',
+  'AgentCustomToolUseRecorded',
+  'CustomToolResultReceived',
   'TurnAwaitingConfirmation',
   'ToolUseConfirmed',
   'TurnResumed',
@@ -102,6 +118,7 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionResourceRemoved',
   'SessionPaused',
   'SessionResumed',
+  'SessionForked',
 ];
 
 /** The answers a continuing harness carries: every answered call of the turn that asked before its harness was released. */
@@ -142,7 +159,7 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'UserMessageReceived':
       return { ...v, prompts: { ...v.prompts, [event.data.turn_id]: event.data.content } };
     case 'TurnStarted':
-      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [], calls: {}, answers: {}, harness_released: false } };
+      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [], calls: {}, answers: {}, harness_released: false, custom_calls: [] } };
     case 'AgentToolUseRecorded':
     case 'AgentMcpToolUseRecorded':
       return event.data.evaluated_permission === 'ask'
@@ -152,6 +169,18 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
             calls: { ...t.calls, [event.id]: { name: event.data.name, mcp_server_name: 'mcp_server_name' in event.data ? event.data.mcp_server_name : null, input: event.data.input } },
           }))
         : v;
+    case 'AgentCustomToolUseRecorded': {
+      const { harness_tool_use_id, name, input } = event.data;
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, custom_calls: [...t.custom_calls, { event_id: event.id, harness_tool_use_id, name, input, result: null }] }));
+    }
+    case 'CustomToolResultReceived': {
+      const { custom_tool_use_event_id: id, content, is_error } = event.data;
+      return onTurn(v, event.data.turn_id, (t) => ({
+        ...t,
+        pending: t.pending.filter((p) => p !== id),
+        custom_calls: t.custom_calls.map((c) => (c.event_id === id ? { ...c, result: { content, is_error } } : c)),
+      }));
+    }
     case 'TurnAwaitingConfirmation':
       // As in the kernel: a turn waiting for the user is no longer "interrupting" (it waits instead).
       return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: event.data.event_ids, interrupting: false }));
@@ -202,6 +231,8 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     }
     case 'SessionResumed':
       return { ...v, paused: false };
+    case 'SessionForked':
+      return { ...v, forked_from: { session_id: event.data.from.session_id, turn_id: event.data.from.turn_id }, harness_session_id: event.data.from.harness_session_id };
     case 'SessionResourceAdded':
       return { ...v, resources: [...v.resources.filter((r) => r.id !== event.data.resource.id), event.data.resource] };
     case 'SessionResourceRemoved':

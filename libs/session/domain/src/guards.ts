@@ -4,6 +4,7 @@ import type { SessionState } from './state';
 /** Codes the session domain adds to the shared vocabulary in `@berth/core`. */
 export const SessionErrorCodes = {
   TOOL_USE_NOT_PENDING: 'TOOL_USE_NOT_PENDING',
+  CUSTOM_TOOL_USE_NOT_PENDING: 'CUSTOM_TOOL_USE_NOT_PENDING',
   IDEMPOTENCY_KEY_RETIRED: 'IDEMPOTENCY_KEY_RETIRED',
   SESSION_ARCHIVED: 'SESSION_ARCHIVED',
   RESOURCE_NOT_FOUND: 'RESOURCE_NOT_FOUND',

@@ -1,7 +1,8 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource } from '@berth/contracts';
-import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
+import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource, type ToolResultContent } from '@berth/contracts';
+import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets, TranscriptMirror } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
+import { cutTranscripts } from './fork-transcripts';
 import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
 import { recoverResult, type RecoverResult } from './recover-result';
 import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
@@ -18,6 +19,8 @@ export type SessionUseCasesDeps = Readonly<{
   probe: SandboxProbe;
   /** Repository tokens kept beside the journal (never in it), sealed by `box`: a deleted session's or resource's go. */
   secrets: SessionSecrets;
+  /** Harness transcript mirrors: a fork gets its origin's, cut at the turn it forks from. */
+  transcripts: Pick<TranscriptMirror, 'files' | 'append'>;
   /** Seals repository tokens before they are stored (without a server key: 503 SECRETS_NOT_CONFIGURED, nothing sent). */
   box: SecretBox;
   clock: Clock;
@@ -49,13 +52,17 @@ export type CreateSessionInput = Readonly<{
 /** A resource as the journal records it, and the token a repository is cloned with (kept in the secrets, never in an event). */
 export type ResourceToAttach = Readonly<{ resource: SessionResource; token: string | null }>;
 
+/** The turn a fork continues from: its `user.message` id or seq; neither: the latest completed turn. */
+export type ForkAt = Readonly<{ event_id?: string; seq?: number }>;
+
 export type SessionPatch = Readonly<{ title?: string | null; metadata?: Readonly<Record<string, string | null>> | null }>;
 
 /** What `POST …/events` accepts. */
 export type SendableEvent =
   | Readonly<{ type: 'user.message'; content: readonly ContentBlock[] }>
   | Readonly<{ type: 'user.interrupt'; session_thread_id?: string | null }>
-  | Readonly<{ type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string | null; session_thread_id?: string | null }>;
+  | Readonly<{ type: 'user.tool_confirmation'; tool_use_id: string; result: 'allow' | 'deny'; deny_message?: string | null; session_thread_id?: string | null }>
+  | Readonly<{ type: 'user.custom_tool_result'; custom_tool_use_id: string; content?: ToolResultContent; is_error?: boolean | null; session_thread_id?: string | null }>;
 
 export type RecoverAnswer = Readonly<{
   record: SessionRecord;
@@ -76,11 +83,11 @@ function probeTarget(record: SessionRecord): ProbeTarget {
   return { sessionId: record.id, sandbox: bound };
 }
 
-const tooLarge = (bytes: number) =>
+const tooLarge = (type: string, bytes: number) =>
   new BerthError(
     ErrorCodes.PAYLOAD_TOO_LARGE,
     413,
-    `a user.message's content may be at most ${PayloadLimits.userMessageBytes} bytes of JSON (this one is ${bytes}); send a large document as a file instead`,
+    `a ${type}'s content may be at most ${PayloadLimits.userMessageBytes} bytes of JSON (this one is ${bytes}); send a large document as a file instead`,
     { limit_bytes: PayloadLimits.userMessageBytes, bytes },
   );
 
@@ -125,7 +132,7 @@ export class SessionUseCases {
       const existing = await this.d.sessions.get(owner, sessionId);
       if (existing) return existing;
     }
-    for (const content of input.initial_messages) this.checkMessageSize(content);
+    for (const content of input.initial_messages) this.checkMessageSize('user.message', content);
     const resources = input.resources ?? [];
     const sealed = resources.flatMap(({ resource, token }) => (token === null ? [] : [{ id: resource.id, secret: this.seal(sessionId, resource.id, token) }]));
     for (const { id, secret } of sealed) await this.d.secrets.put(sessionId, id, secret);
@@ -154,6 +161,47 @@ export class SessionUseCases {
       lastSeq = sent.last_seq;
     }
     return this.readAfter(owner, sessionId, lastSeq);
+  }
+
+  /**
+   * A new session of the same owner, agent version, environment, resources and vaults whose conversation
+   * and workspace are the source's at the end of one turn. The source's kernel picks the turn and
+   * refuses what cannot be forked (a running turn, an unknown event, no snapshot) and records the
+   * fork; then the fork's transcript mirror gets the source's cut at that turn (so its first turn
+   * resumes the harness conversation exactly there), and the fork is created pointing at it (its
+   * first sandbox's workspace is that turn's snapshot). A crash between the two leaves a recorded
+   * fork that was never created; the next fork attempt makes a new one.
+   */
+  async fork(owner: string, sourceId: string, at: ForkAt): Promise<SessionRecord> {
+    const source = await this.find(owner, sourceId);
+    const view = viewOf(source);
+    const forkId = this.d.ids.next('sesn');
+    const forked = await this.d.commands.send(owner, sourceId, 'ForkSession', { fork_session_id: forkId, event_id: at.event_id ?? null, seq: at.seq ?? null });
+    const created = (await this.d.journal.eventsOfCommand(sourceId, forked.command_id)).find((e) => e.type === 'ForkCreated');
+    if (created?.type !== 'ForkCreated') throw new BerthError(ErrorCodes.UNAVAILABLE, 503, 'the fork was accepted but is not visible yet; retry');
+    const point = created.data;
+    for (const file of cutTranscripts(await this.d.transcripts.files(sourceId), point.transcript)) {
+      await this.d.transcripts.append({ session_id: forkId, path: file.path, offset: 0, data: file.data });
+    }
+    // A token is sealed to its session and resource: the fork's copy is opened and sealed again for the fork.
+    for (const resource of view.resources) {
+      const sealed = await this.d.secrets.get(sourceId, resource.id);
+      if (sealed !== null) await this.d.secrets.put(forkId, resource.id, this.seal(forkId, resource.id, this.d.box.open(sealed, sessionSecretAad(sourceId, resource.id))));
+    }
+    const outcome = await this.d.commands.send(owner, forkId, 'CreateSession', {
+      owner_id: owner,
+      agent: { id: source.agent_id, version: source.agent_version },
+      environment_id: source.environment_id,
+      harness: view.harness.kind,
+      title: source.title,
+      metadata: source.metadata,
+      idempotency_key: null,
+      permission_mode: view.permission_mode,
+      ...(view.resources.length > 0 ? { resources: [...view.resources] } : {}),
+      ...(view.vault_ids.length > 0 ? { vault_ids: [...view.vault_ids] } : {}),
+      fork: { session_id: sourceId, turn_id: point.turn_id, event_id: point.event_id, seq: point.seq, harness_session_id: point.harness_session_id },
+    });
+    return this.readAfter(owner, forkId, outcome.last_seq);
   }
 
   /** Title and metadata; `metadata: null` clears every key, a null value deletes one. Nothing to change sends nothing. */
@@ -269,7 +317,10 @@ export class SessionUseCases {
    * a retry re-sends the same command ids: each event is recorded once and answered the same.
    */
   async sendEvents(owner: string, sessionId: string, events: readonly SendableEvent[], idempotencyKey?: string): Promise<PublicEvent[]> {
-    for (const event of events) if (event.type === 'user.message') this.checkMessageSize(event.content);
+    for (const event of events) {
+      if (event.type === 'user.message') this.checkMessageSize(event.type, event.content);
+      if (event.type === 'user.custom_tool_result') this.checkMessageSize(event.type, event.content ?? []);
+    }
     const record = await this.find(owner, sessionId);
     if (idempotencyKey !== undefined) await this.claimEventsKey(owner, sessionId, idempotencyKey, events);
     const view = viewOf(record);
@@ -297,9 +348,9 @@ export class SessionUseCases {
     return this.d.box.seal(token, sessionSecretAad(sessionId, resourceId));
   }
 
-  private checkMessageSize(content: readonly ContentBlock[]): void {
+  private checkMessageSize(type: SendableEvent['type'], content: readonly ContentBlock[] | ToolResultContent): void {
     const bytes = jsonBytes(content);
-    if (bytes > PayloadLimits.userMessageBytes) throw tooLarge(bytes);
+    if (bytes > PayloadLimits.userMessageBytes) throw tooLarge(type, bytes);
   }
 
   private sendOne(owner: string, sessionId: string, event: SendableEvent, keyed?: Readonly<{ key: string; index: number }>): Promise<AcceptedOutcome> {
@@ -313,6 +364,14 @@ export class SessionUseCases {
         return this.d.commands.send(owner, sessionId, 'InterruptTurn', {}, commandId);
       case 'user.tool_confirmation':
         return this.d.commands.send(owner, sessionId, 'ConfirmToolUse', { tool_use_id: event.tool_use_id, result: event.result, deny_message: event.deny_message ?? null }, commandId);
+      case 'user.custom_tool_result':
+        return this.d.commands.send(
+          owner,
+          sessionId,
+          'SubmitCustomToolResult',
+          { custom_tool_use_id: event.custom_tool_use_id, content: [...(event.content ?? [])], is_error: event.is_error ?? false },
+          commandId,
+        );
     }
   }
 

@@ -1,2 +1,3 @@
 export * from './nats-server';
 export * from './wait-until';
+export * from './nats-cluster';

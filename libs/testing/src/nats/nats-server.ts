@@ -98,33 +98,7 @@ export async function startNatsServer(options: { startTimeoutMs?: number; jetstr
   );
   const url = `nats://127.0.0.1:${port}`;
   const credsFile = (user: NatsTestUser) => join(authDir, NatsAuthFiles.creds(user));
-  const timeoutMs = options.startTimeoutMs ?? 15_000;
-  let child: ChildProcess | null = null;
-
-  const start = async (): Promise<void> => {
-    const proc = spawn(binary, ['-c', configFile], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    proc.stderr?.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString()).slice(-4000);
-    });
-    running.add(proc);
-    proc.once('exit', () => running.delete(proc));
-    child = proc;
-    await waitForPort(port, timeoutMs, () => (proc.exitCode !== null ? `nats-server exited: ${stderr}` : null));
-  };
-
-  const halt = async (signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> => {
-    const proc = child;
-    child = null;
-    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill(signal);
-    const forced = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(forced);
-  };
+  const { start, halt } = natsProcess(binary, configFile, port, options.startTimeoutMs ?? 15_000);
 
   await start();
   return {
@@ -146,6 +120,34 @@ export async function startNatsServer(options: { startTimeoutMs?: number; jetstr
     },
     kill: () => halt(),
     crash: () => halt('SIGKILL'),
+  };
+}
+
+/** One nats-server process on a config file: started (until its client port answers) and halted, again and again. */
+export function natsProcess(binary: string, configFile: string, port: number, timeoutMs: number): { start(): Promise<void>; halt(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void> } {
+  let child: ChildProcess | null = null;
+  return {
+    async start() {
+      const proc = spawn(binary, ['-c', configFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      proc.stderr?.on('data', (chunk: Buffer) => {
+        stderr = (stderr + chunk.toString()).slice(-4000);
+      });
+      running.add(proc);
+      proc.once('exit', () => running.delete(proc));
+      child = proc;
+      await waitForPort(port, timeoutMs, () => (proc.exitCode !== null ? `nats-server exited: ${stderr}` : null));
+    },
+    async halt(signal = 'SIGTERM') {
+      const proc = child;
+      child = null;
+      if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+      proc.kill(signal);
+      const forced = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(forced);
+    },
   };
 }
 

@@ -114,6 +114,7 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
     case 'AgentToolResultRecorded':
     case 'AgentMcpToolUseRecorded':
     case 'AgentMcpToolResultRecorded':
+    case 'AgentCustomToolUseRecorded':
     case 'UsageRecorded': {
       const turn = ofTurn(event.data.turn_id);
       return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs, event.data.offset), input_delivered: true } } : s;
@@ -130,6 +131,11 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
     case 'TurnResumed': {
       const turn = ofTurn(event.data.turn_id);
       return turn ? { ...s, turn: { ...progressed(turn, at, probeAfterMs), awaiting_confirmation: false } } : s;
+    }
+    // One answer of several pending: the turn still waits (TurnResumed follows the last one).
+    case 'CustomToolResultReceived': {
+      const turn = ofTurn(event.data.turn_id);
+      return turn ? { ...s, turn: progressed(turn, at, probeAfterMs) } : s;
     }
     case 'TurnTranscriptPending': {
       const turn = ofTurn(event.data.turn_id);
@@ -174,10 +180,12 @@ export const OPEN_TURN_EVENT_TYPES: readonly EventType[] = [
   'AgentToolResultRecorded',
   'AgentMcpToolUseRecorded',
   'AgentMcpToolResultRecorded',
+  'AgentCustomToolUseRecorded',
   'UsageRecorded',
   'HarnessSessionRecorded',
   'TurnAwaitingConfirmation',
   'ToolUseConfirmed',
+  'CustomToolResultReceived',
   'TurnResumed',
   'TurnTranscriptPending',
 ];

@@ -54,14 +54,18 @@ export class SubscriberIssuer {
     private readonly material: NatsIssuerMaterial,
     private readonly admin: NatsConnection,
     private readonly pusher: NatsConnection,
+    private readonly streamReplicas: number,
   ) {}
 
-  /** `publicUrl`: where subscribers reach the server, when it differs from the platform's own `url`. */
-  static async connect(url: string, material: NatsIssuerMaterial, publicUrl = url): Promise<SubscriberIssuer> {
+  /**
+   * `publicUrl`: where subscribers reach the server, when it differs from the platform's own `url`;
+   * `streamReplicas`: copies of each owner's stream (`BERTH_NATS_STREAM_REPLICAS`, as Berth's own).
+   */
+  static async connect(url: string, material: NatsIssuerMaterial, publicUrl = url, streamReplicas = 1): Promise<SubscriberIssuer> {
     const admin = await connectNats({ url, name: 'subscribers-admin', creds: material.subscribers_admin_creds });
     try {
       const pusher = await connectNats({ url, name: 'account-pusher', creds: material.account_pusher_creds });
-      return new SubscriberIssuer(publicUrl, material, admin, pusher);
+      return new SubscriberIssuer(publicUrl, material, admin, pusher, streamReplicas);
     } catch (e) {
       await admin.close();
       throw e;
@@ -69,7 +73,7 @@ export class SubscriberIssuer {
   }
 
   async ensureOwnerStream(ownerId: string): Promise<void> {
-    await applyOwnerStream(await jetstreamManager(this.admin), ownerEventStream(ownerId, BERTH_API_PREFIX));
+    await applyOwnerStream(await jetstreamManager(this.admin), ownerEventStream(ownerId, BERTH_API_PREFIX, this.streamReplicas));
   }
 
   /** Creates the owner's stream if needed, then signs a user that may read only it. */

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { Subjects } from '@berth/contracts';
+import { natsServers, Subjects } from '@berth/contracts';
 import { AuthorizationError, credsAuthenticator, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 
 export type NatsConnectionOptions = Readonly<{
+  /** One server, or a cluster's servers separated by commas (`NATS_URL=nats://a:4222,nats://b:4222`). */
   url: string;
   /** Shows in the server's connection list (`session-kernel`, `gateway`, …) and names the connection's inbox. */
   name: string;
@@ -49,7 +50,7 @@ export async function connectNats(options: NatsConnectionOptions): Promise<NatsC
   const creds = options.creds ? checkedCreds(options.creds, 'creds') : options.credsFile ? readCredsFile(options.credsFile) : null;
   try {
     return await connect({
-      servers: options.url,
+      servers: natsServers(options.url),
       name: options.name,
       inboxPrefix: options.inboxPrefix ?? Subjects.serviceInbox(options.name),
       ...(creds ? { authenticator: credsAuthenticator(creds) } : {}),

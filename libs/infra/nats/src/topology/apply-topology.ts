@@ -14,6 +14,8 @@ import type { ConsumerDeclaration, OwnerStreamDeclaration, StreamDeclaration, To
 
 const STREAM_NOT_FOUND = 10059;
 const CONSUMER_NOT_FOUND = 10014;
+/** "replicas > 1 not supported in non-clustered mode", "insufficient resources", "no suitable peers for placement". */
+const CANNOT_PLACE_REPLICAS = new Set([10074, 10023, 10005]);
 
 const isApiError = (e: unknown, code: number): boolean => e instanceof JetStreamApiError && e.code === code;
 
@@ -61,11 +63,20 @@ export async function applyTopology(jsm: JetStreamManager, topology: Topology, o
   for (const stream of topology.streams) {
     const config = toStreamConfig(stream);
     try {
-      await jsm.streams.info(stream.name);
-      await jsm.streams.update(stream.name, config);
+      try {
+        await jsm.streams.info(stream.name);
+        await jsm.streams.update(stream.name, config);
+      } catch (e) {
+        if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
+        await jsm.streams.add(config);
+      }
     } catch (e) {
-      if (!isApiError(e, STREAM_NOT_FOUND)) throw e;
-      await jsm.streams.add(config);
+      if (e instanceof JetStreamApiError && CANNOT_PLACE_REPLICAS.has(e.code) && stream.num_replicas > 1) {
+        throw new Error(
+          `stream ${stream.name} with ${stream.num_replicas} replicas: ${e.message}. BERTH_NATS_STREAM_REPLICAS=${stream.num_replicas} needs a NATS cluster of at least ${stream.num_replicas} JetStream servers (docs/scale-out.md); use 1 on a single nats-server`,
+        );
+      }
+      throw e;
     }
   }
   for (const consumer of topology.consumers) {

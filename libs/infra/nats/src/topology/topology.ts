@@ -51,6 +51,11 @@ export type TopologyOptions = Readonly<{
   tuning?: Partial<DeliveryTuning>;
   /** Event subjects each reactor listens to; every event by default. (The manager's turns consumer takes `TurnStarted` only.) */
   filters?: Readonly<Partial<Record<'sandboxManagerControl' | 'turnReconciler', readonly string[]>>>;
+  /**
+   * Copies of each stream (`BERTH_NATS_STREAM_REPLICAS`): 1 on a single nats-server, 3 on a
+   * three-node cluster (a stream then survives the loss of one node). Consumers inherit it.
+   */
+  replicas?: number;
 }>;
 
 /**
@@ -65,19 +70,20 @@ function ackTimeoutBackoff(t: DeliveryTuning): number[] {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** One file-backed, single-replica stream; publishes are deduplicated by `Nats-Msg-Id` for 2 minutes. */
+/** One file-backed stream; publishes are deduplicated by `Nats-Msg-Id` for 2 minutes. */
 const stream = (
   name: string,
   subject: string,
   retention: StreamDeclaration['retention'],
   maxAgeMs: number,
   allowDirect: boolean,
+  replicas: number,
 ): StreamDeclaration => ({
   name,
   subjects: [subject],
   retention,
   storage: 'file',
-  num_replicas: 1,
+  num_replicas: replicas,
   discard: 'old',
   duplicate_window: nanos(2 * 60 * 1000),
   max_age: nanos(maxAgeMs),
@@ -86,6 +92,7 @@ const stream = (
 
 export function berthTopology(options: TopologyOptions = {}): Topology {
   const tuning: DeliveryTuning = { ...defaultDeliveryTuning, ...options.tuning };
+  const replicas = options.replicas ?? 1;
   const consumer = (
     stream: string,
     name: ConsumerName,
@@ -110,9 +117,9 @@ export function berthTopology(options: TopologyOptions = {}): Topology {
 
   return {
     streams: [
-      stream(Streams.commands, Subjects.allCommands, 'workqueue', 7 * DAY_MS, false),
-      stream(Streams.events, Subjects.allEvents, 'limits', 30 * DAY_MS, true),
-      stream(Streams.deadLetters, Subjects.allDeadLetters, 'limits', 30 * DAY_MS, false),
+      stream(Streams.commands, Subjects.allCommands, 'workqueue', 7 * DAY_MS, false, replicas),
+      stream(Streams.events, Subjects.allEvents, 'limits', 30 * DAY_MS, true, replicas),
+      stream(Streams.deadLetters, Subjects.allDeadLetters, 'limits', 30 * DAY_MS, false, replicas),
     ],
     consumers: [
       consumer(Streams.commands, Consumers.kernel, 'Session kernel: the only writer of session state', [Subjects.allCommands]),
@@ -170,12 +177,12 @@ export type OwnerStreamDeclaration = Readonly<{
   sources: readonly Readonly<{ name: string; filter_subject: string; external: Readonly<{ api: string; deliver: string }> }>[];
 }>;
 
-export function ownerEventStream(ownerId: string, apiPrefix: string): OwnerStreamDeclaration {
+export function ownerEventStream(ownerId: string, apiPrefix: string, replicas = 1): OwnerStreamDeclaration {
   return {
     name: Streams.ownerEvents(ownerId),
     retention: 'limits',
     storage: 'file',
-    num_replicas: 1,
+    num_replicas: replicas,
     discard: 'old',
     max_age: nanos(30 * DAY_MS),
     sources: [{ name: Streams.events, filter_subject: Subjects.ownerEvents(ownerId), external: { api: apiPrefix, deliver: Subjects.ownerDelivery(ownerId) } }],

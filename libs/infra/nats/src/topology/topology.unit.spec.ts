@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Consumers, Streams } from '@berth/contracts';
 import { topologyDeployFiles } from './deploy-files';
-import { berthTopology, consumerDeclaration } from './topology';
+import { berthTopology, consumerDeclaration, ownerEventStream } from './topology';
 
 const DEPLOY_DIR = join(__dirname, '..', '..', '..', '..', '..', 'deploy', 'nats');
 
@@ -34,6 +34,18 @@ describe('berthTopology', () => {
     const topology = berthTopology();
     expect(consumerDeclaration(topology, Consumers.sandboxManagerTurns).config.filter_subject).toBe('session.*.evt.*.TurnStarted');
     expect(consumerDeclaration(topology, Consumers.sandboxManagerControl).config.filter_subject).toBe('session.*.evt.>');
+  });
+
+  it('declares every stream with one copy by default (a single nats-server) and with the replicas asked for on a cluster', () => {
+    expect(berthTopology().streams.map((s) => s.num_replicas)).toEqual([1, 1, 1]);
+    expect(berthTopology({ replicas: 3 }).streams.map((s) => [s.name, s.num_replicas])).toEqual([
+      [Streams.commands, 3],
+      [Streams.events, 3],
+      [Streams.deadLetters, 3],
+    ]);
+    // Consumers carry no replica count of their own: nats-server gives them their stream's.
+    expect(berthTopology({ replicas: 3 }).consumers.every((c) => !('num_replicas' in c.config))).toBe(true);
+    expect(ownerEventStream('acme', 'berth.api', 3).num_replicas).toBe(3);
   });
 
   // Regenerate with BERTH_WRITE_DEPLOY=1 after changing the declarations.

@@ -14,6 +14,9 @@ export const MONGO_DEFAULTS = {
   waitQueueTimeoutMS: 10_000,
   w: 'majority',
   wtimeoutMS: 10_000,
+  // Reads outside a transaction (event lists and SSE replay, a get) see only majority-committed
+  // data: an event a failover rolls back is never shown. Transactions read a snapshot instead.
+  readConcernLevel: 'majority',
   retryWrites: true,
   retryReads: true,
 } as const satisfies MongoClientOptions;
@@ -26,6 +29,7 @@ const SPELLINGS: Readonly<Record<keyof typeof MONGO_DEFAULTS, readonly string[]>
   waitQueueTimeoutMS: ['waitqueuetimeoutms'],
   w: ['w'],
   wtimeoutMS: ['wtimeoutms', 'wtimeout'],
+  readConcernLevel: ['readconcernlevel'],
   retryWrites: ['retrywrites'],
   retryReads: ['retryreads'],
 };

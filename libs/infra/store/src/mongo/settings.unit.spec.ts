@@ -5,20 +5,22 @@ import { clientOptionsFor, commitDeadlineMs, databaseOf, MONGO_DEFAULTS } from '
 const resolved = (url: string) => new MongoClient(url, clientOptionsFor(url)).options;
 
 describe('MongoDB client settings', () => {
-  it('bounds every wait and asks for majority writes when the URL says nothing', () => {
+  it('bounds every wait and asks for majority writes and majority reads when the URL says nothing', () => {
     const options = resolved('mongodb://db1,db2/berth?replicaSet=rs0');
     expect(options.serverSelectionTimeoutMS).toBe(MONGO_DEFAULTS.serverSelectionTimeoutMS);
     expect(options.socketTimeoutMS).toBe(MONGO_DEFAULTS.socketTimeoutMS);
     expect(options.waitQueueTimeoutMS).toBe(MONGO_DEFAULTS.waitQueueTimeoutMS);
     expect(options.connectTimeoutMS).toBe(MONGO_DEFAULTS.connectTimeoutMS);
     expect(options.writeConcern).toMatchObject({ w: 'majority', wtimeoutMS: MONGO_DEFAULTS.wtimeoutMS });
+    expect(options.readConcern).toMatchObject({ level: 'majority' });
     expect(options.retryWrites).toBe(true);
     expect(options.dbName).toBe('berth');
   });
 
   it("keeps the URL's own options, whatever their case", () => {
-    const options = resolved('mongodb://db/berth?replicaSet=rs0&w=1&WTIMEOUTMS=2500&socketTimeoutMS=5000&serverSelectionTimeoutMS=3000&readPreference=secondaryPreferred');
+    const options = resolved('mongodb://db/berth?replicaSet=rs0&w=1&WTIMEOUTMS=2500&socketTimeoutMS=5000&serverSelectionTimeoutMS=3000&readPreference=secondaryPreferred&readConcernLevel=local');
     expect(options.writeConcern).toMatchObject({ w: 1, wtimeoutMS: 2500 });
+    expect(options.readConcern).toMatchObject({ level: 'local' });
     expect(options.socketTimeoutMS).toBe(5000);
     expect(options.serverSelectionTimeoutMS).toBe(3000);
     expect(options.readPreference.mode).toBe('secondaryPreferred');

@@ -62,6 +62,9 @@ export function decideConfirmToolUse(command: SessionCommandOf<'ConfirmToolUse'>
   const { tool_use_id, result, deny_message } = command.data;
   const turn = state.current_turn;
   if (turn !== null && turn.confirmed.includes(tool_use_id)) return [];
+  if (turn?.custom_tool_uses.includes(tool_use_id) === true) {
+    throw new IllegalStateError(SessionErrorCodes.TOOL_USE_NOT_PENDING, `${tool_use_id} is a custom tool use: answer it with user.custom_tool_result`, { tool_use_id });
+  }
   if (turn === null || !turn.pending_confirmations.includes(tool_use_id)) {
     throw new IllegalStateError(SessionErrorCodes.TOOL_USE_NOT_PENDING, `tool use ${tool_use_id} is not waiting for a confirmation`, {
       tool_use_id,
@@ -72,4 +75,32 @@ export function decideConfirmToolUse(command: SessionCommandOf<'ConfirmToolUse'>
   // An answer to a paused session brings its sandbox back: the turn continues there.
   const resumed = stillPending.length > 0 ? [] : resumeIfPaused(state);
   return stillPending.length > 0 ? [confirmed] : [...resumed, confirmed, { type: 'TurnResumed', data: { turn_id: turn.id } }];
+}
+
+/**
+ * The client's result for a custom tool use the turn waits on; when nothing else is pending, the
+ * turn runs again (the harness gets the result as the tool's answer). A result for a custom tool
+ * use that is unknown, already answered, or of a turn being interrupted is refused: a result is
+ * one answer, and a retried request is the same command id, which the kernel deduplicates.
+ */
+export function decideSubmitCustomToolResult(command: SessionCommandOf<'SubmitCustomToolResult'>, state: SessionState): SessionEvent[] {
+  requireExists(state, command.meta.session_id);
+  requireTurnEligible(state, { rejectTerminated: true, rejectDeleted: true });
+  const { custom_tool_use_id, content, is_error } = command.data;
+  const turn = state.current_turn;
+  const notPending = (why: 'unknown' | 'answered' | 'interrupted', message: string): never => {
+    throw new IllegalStateError(SessionErrorCodes.CUSTOM_TOOL_USE_NOT_PENDING, message, { custom_tool_use_id, reason: why });
+  };
+  if (turn === null || !turn.custom_tool_uses.includes(custom_tool_use_id)) {
+    return notPending('unknown', `${custom_tool_use_id} is not a custom tool use of the running turn`);
+  }
+  if (!turn.pending_confirmations.includes(custom_tool_use_id)) return notPending('answered', `custom tool use ${custom_tool_use_id} was already answered`);
+  if (turn.status === 'INTERRUPTING') return notPending('interrupted', `the turn of custom tool use ${custom_tool_use_id} is being interrupted`);
+  const harnessId = Object.entries(turn.tool_use_event_ids).find(([, id]) => id === custom_tool_use_id)?.[0] ?? '';
+  const received: SessionEvent = {
+    type: 'CustomToolResultReceived',
+    data: { turn_id: turn.id, custom_tool_use_event_id: custom_tool_use_id, harness_tool_use_id: harnessId, content, is_error },
+  };
+  const stillPending = turn.pending_confirmations.filter((id) => id !== custom_tool_use_id);
+  return stillPending.length > 0 ? [received] : [received, { type: 'TurnResumed', data: { turn_id: turn.id } }];
 }

@@ -1,6 +1,6 @@
 import { DeciderSpec } from '@berth/core/testing';
 import { sessionDecider } from '../decide';
-import { Cmd, historyOf, Out, readySession, runningTurn } from '../testing/builders';
+import { Cmd, historyOf, Out, partial, readySession, runningTurn } from '../testing/builders';
 
 const spec = DeciderSpec.for(sessionDecider);
 const hello = [{ type: 'text' as const, text: 'hello' }];
@@ -119,5 +119,73 @@ describe('ConfirmToolUse', () => {
   it('refuses TERMINATED (AGENT_RUNTIME_ERROR) and unknown sessions (NOT_FOUND)', () => {
     spec.given(historyOf(...asking(), Cmd.terminate())).when(Cmd.confirm('sevt_ask_0')).thenThrows('AGENT_RUNTIME_ERROR', 409);
     spec.given([]).when(Cmd.confirm('sevt_ask_0')).thenThrows('NOT_FOUND', 404);
+  });
+});
+
+describe('SubmitCustomToolResult', () => {
+  const calling = () => [...runningTurn(), Cmd.output('turn_1', 0, [Out.customToolUse('toolu_c'), Out.customToolUse('toolu_d', 'get_time', {})], 1, null, 'cmd_call')];
+  const sunny = [{ type: 'text' as const, text: 'sunny' }];
+
+  it('a custom tool call is recorded and the turn waits on it (requires_action with its event id)', () => {
+    spec.given(historyOf(...runningTurn())).when(Cmd.output('turn_1', 0, [Out.customToolUse('toolu_c')], 1, null, 'cmd_one')).then([
+      { type: 'AgentCustomToolUseRecorded', data: { turn_id: 'turn_1', offset: 0, harness_tool_use_id: 'toolu_c', name: 'get_weather', input: { city: 'Oslo' } } },
+      { type: 'TurnAwaitingConfirmation', data: { turn_id: 'turn_1', event_ids: ['sevt_one_0'] } },
+    ]);
+  });
+
+  it('answers one of two pending calls; the turn keeps waiting for the other', () => {
+    spec.given(historyOf(...calling())).when(Cmd.customResult('sevt_call_0')).then([
+      { type: 'CustomToolResultReceived', data: { turn_id: 'turn_1', custom_tool_use_event_id: 'sevt_call_0', harness_tool_use_id: 'toolu_c', content: sunny, is_error: false } },
+    ]);
+  });
+
+  it('resumes the turn when the last pending call is answered (an error result too)', () => {
+    spec.given(historyOf(...calling(), Cmd.customResult('sevt_call_0'))).when(Cmd.customResult('sevt_call_1', 'no clock', true)).then([
+      {
+        type: 'CustomToolResultReceived',
+        data: { turn_id: 'turn_1', custom_tool_use_event_id: 'sevt_call_1', harness_tool_use_id: 'toolu_d', content: [{ type: 'text', text: 'no clock' }], is_error: true },
+      },
+      { type: 'TurnResumed', data: { turn_id: 'turn_1' } },
+    ]);
+  });
+
+  it('waits on a confirmation and a custom call together; neither answer stands in for the other', () => {
+    const both = [...runningTurn(), Cmd.output('turn_1', 0, [Out.toolUse('toolu_a', true), Out.customToolUse('toolu_c')], 1, null, 'cmd_both')];
+    const h = historyOf(...both);
+    expect(h.at(-1)).toMatchObject({ type: 'TurnAwaitingConfirmation', data: { event_ids: ['sevt_both_0', 'sevt_both_1'] } });
+    spec.given(h).when(Cmd.confirm('sevt_both_1')).thenThrows('TOOL_USE_NOT_PENDING', 409);
+    spec.given(h).when(Cmd.customResult('sevt_both_0')).thenThrows('CUSTOM_TOOL_USE_NOT_PENDING', 409);
+    spec.given(historyOf(...both, Cmd.confirm('sevt_both_0'))).when(Cmd.customResult('sevt_both_1')).thenMatches(
+      partial([{ type: 'CustomToolResultReceived' }, { type: 'TurnResumed', data: { turn_id: 'turn_1' } }]),
+    );
+  });
+
+  it('refuses a result for an already-answered call with CUSTOM_TOOL_USE_NOT_PENDING (answered)', () => {
+    const err = spec.given(historyOf(...calling(), Cmd.customResult('sevt_call_0'))).when(Cmd.customResult('sevt_call_0', 'rain')).thenThrows('CUSTOM_TOOL_USE_NOT_PENDING', 409);
+    expect(err.details).toEqual({ custom_tool_use_id: 'sevt_call_0', reason: 'answered' });
+  });
+
+  it('refuses a result for an unknown id, another turn\'s call, or with no turn (unknown)', () => {
+    const unknown = spec.given(historyOf(...calling())).when(Cmd.customResult('sevt_nope_0')).thenThrows('CUSTOM_TOOL_USE_NOT_PENDING', 409);
+    expect(unknown.details).toEqual({ custom_tool_use_id: 'sevt_nope_0', reason: 'unknown' });
+    spec.given(historyOf(...readySession())).when(Cmd.customResult('sevt_call_0')).thenThrows('CUSTOM_TOOL_USE_NOT_PENDING', 409);
+    const later = historyOf(...calling(), Cmd.interrupt(), Cmd.complete('turn_1', 1, true), Cmd.message('turn_2'));
+    spec.given(later).when(Cmd.customResult('sevt_call_0')).thenThrows('CUSTOM_TOOL_USE_NOT_PENDING', 409);
+  });
+
+  it('an interrupt while waiting ends the wait: the turn stops, a late result is refused (interrupted)', () => {
+    spec.given(historyOf(...calling())).when(Cmd.interrupt()).then([{ type: 'InterruptRequested', data: { turn_id: 'turn_1' } }]);
+    const err = spec.given(historyOf(...calling(), Cmd.interrupt())).when(Cmd.customResult('sevt_call_0')).thenThrows('CUSTOM_TOOL_USE_NOT_PENDING', 409);
+    expect(err.details).toEqual({ custom_tool_use_id: 'sevt_call_0', reason: 'interrupted' });
+  });
+
+  it('a pause while a custom tool call waits keeps its harness: it takes effect when the turn ends', () => {
+    spec.given(historyOf(...calling())).when(Cmd.pause()).then([{ type: 'PauseRequested', data: { turn_id: 'turn_1' } }]);
+    spec.given(historyOf(...calling(), Cmd.pause())).when(Cmd.customResult('sevt_call_0')).thenMatches(partial([{ type: 'CustomToolResultReceived' }]));
+  });
+
+  it('refuses TERMINATED (AGENT_RUNTIME_ERROR) and unknown sessions (NOT_FOUND)', () => {
+    spec.given(historyOf(...calling(), Cmd.terminate())).when(Cmd.customResult('sevt_call_0')).thenThrows('AGENT_RUNTIME_ERROR', 409);
+    spec.given([]).when(Cmd.customResult('sevt_call_0')).thenThrows('NOT_FOUND', 404);
   });
 });

@@ -40,6 +40,7 @@ export function decideCreateSession(command: SessionCommandOf<'CreateSession'>, 
       },
     },
     ...resourcesAdded(d.resources ?? []),
+    ...(d.fork !== undefined ? [{ type: 'SessionForked', data: { from: d.fork } } as const] : []),
     { type: 'SandboxRequested', data: { generation: 1, reason: 'startup' } },
   ];
 }
@@ -90,7 +91,9 @@ export function decidePauseSession(command: SessionCommandOf<'PauseSession'>, st
   if (state.paused || state.pause_requested) return [];
   if (state.lifecycle === 'RECOVERY_REQUIRED') throw new IllegalStateError(ErrorCodes.SESSION_BUSY, 'the session needs recovery; recover it before pausing');
   const turn = state.current_turn;
-  if (turn !== null && !waitsForConfirmation(state)) return [{ type: 'PauseRequested', data: { turn_id: turn.id } }];
+  // A custom tool call keeps its harness (its result goes to that call): the pause waits for the turn's end.
+  const waitsOnCustomTool = turn !== null && turn.pending_confirmations.some((id) => turn.custom_tool_uses.includes(id));
+  if (turn !== null && (!waitsForConfirmation(state) || waitsOnCustomTool)) return [{ type: 'PauseRequested', data: { turn_id: turn.id } }];
   return [pausedNow(state)];
 }
 

@@ -31,10 +31,10 @@ export function decideRecordAgentOutput(command: SessionCommandOf<'RecordAgentOu
   let usage = state.usage;
   for (const { output, at } of fresh) {
     const event = outputEvent(output, turn_id, at, toolUseIds, usage);
-    if (event.type === 'AgentToolUseRecorded' || event.type === 'AgentMcpToolUseRecorded') {
+    if (event.type === 'AgentToolUseRecorded' || event.type === 'AgentMcpToolUseRecorded' || event.type === 'AgentCustomToolUseRecorded') {
       const id = eventIdFor(command.meta.command_id, events.length);
       toolUseIds[event.data.harness_tool_use_id] = id;
-      if (event.data.evaluated_permission === 'ask') asks.push(id);
+      if (event.type === 'AgentCustomToolUseRecorded' || event.data.evaluated_permission === 'ask') asks.push(id);
     }
     if (event.type === 'UsageRecorded') usage = event.data.usage;
     events.push(event);
@@ -89,6 +89,8 @@ function outputEvent(output: AgentOutput, turn_id: string, offset: number, toolU
         type: 'AgentMcpToolResultRecorded',
         data: { turn_id, offset, mcp_tool_use_event_id: toolUseIds[output.tool_use_id] ?? null, content: output.content, is_error: output.is_error },
       };
+    case 'custom_tool_use':
+      return { type: 'AgentCustomToolUseRecorded', data: { turn_id, offset, harness_tool_use_id: output.tool_use_id, name: output.name, input: output.input } };
     case 'usage':
       return {
         type: 'UsageRecorded',
@@ -109,13 +111,14 @@ function outputEvent(output: AgentOutput, turn_id: string, offset: number, toolU
 /** The harness finished the turn on the current sandbox; the next queued message starts. */
 export function decideCompleteTurn(command: SessionCommandOf<'CompleteTurn'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
-  const { turn_id, generation, interrupted, harness_session_id } = command.data;
+  const { turn_id, generation, interrupted, harness_session_id, checkpoint } = command.data;
   if (currentTurnOn(state, turn_id, generation) === null) return [];
   const recorded: SessionEvent[] =
     harness_session_id !== null && harness_session_id !== state.harness_session_id
       ? [{ type: 'HarnessSessionRecorded', data: { turn_id, harness_session_id } }]
       : [];
-  return [...recorded, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id, interrupted } })];
+  const checkpointed: SessionEvent[] = checkpoint !== undefined ? [{ type: 'TurnCheckpointed', data: { turn_id, ...checkpoint } }] : [];
+  return [...recorded, ...checkpointed, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id, interrupted } })];
 }
 
 /** The turn cannot finish. Fenced by turn id only: any reporter may settle the current turn. */

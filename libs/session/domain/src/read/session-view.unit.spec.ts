@@ -27,6 +27,12 @@ describe('deriveSessionView: public status and stop_reason', () => {
     expect(v).toMatchObject({ status: 'idle', stop_reason: { type: 'requires_action', event_ids: ['sevt_t_0'] }, conversation: 'WAITING_INPUT' });
   });
 
+  it('is idle with requires_action naming a custom tool use until its result comes, then running again', () => {
+    const calling = [...runningTurn(), Cmd.output('turn_1', 0, [Out.customToolUse('toolu_c')], 1, null, 'cmd_c')];
+    expect(view(...calling)).toMatchObject({ status: 'idle', stop_reason: { type: 'requires_action', event_ids: ['sevt_c_0'] }, conversation: 'WAITING_INPUT' });
+    expect(view(...calling, Cmd.customResult('sevt_c_0'))).toMatchObject({ status: 'running', stop_reason: null, conversation: 'RUNNING' });
+  });
+
   it('is rescheduling while a turn whose sandbox died is being recovered', () => {
     expect(view(...runningTurn(), Cmd.died(1))).toMatchObject({
       status: 'rescheduling',

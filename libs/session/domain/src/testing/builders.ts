@@ -34,14 +34,18 @@ export const Cmd = {
   message: (turn_id: string, body = 'hello') => command('SubmitUserMessage', { turn_id, content: text(body) }),
   output: (turn_id: string, offset: number, outputs: CommandData<'RecordAgentOutput'>['outputs'], generation = 1, harness_session_id: string | null = null, commandId?: string) =>
     command('RecordAgentOutput', { turn_id, generation, offset, outputs, harness_session_id }, commandId),
-  complete: (turn_id: string, generation = 1, interrupted = false, harness_session_id: string | null = null) =>
-    command('CompleteTurn', { turn_id, generation, interrupted, harness_session_id }),
+  complete: (turn_id: string, generation = 1, interrupted = false, harness_session_id: string | null = null, checkpoint?: CommandData<'CompleteTurn'>['checkpoint']) =>
+    command('CompleteTurn', { turn_id, generation, interrupted, harness_session_id, ...(checkpoint !== undefined ? { checkpoint } : {}) }),
+  fork: (fork_session_id: string, at: Readonly<{ event_id?: string; seq?: number }> = {}) =>
+    command('ForkSession', { fork_session_id, event_id: at.event_id ?? null, seq: at.seq ?? null }),
   fail: (turn_id: string, reason: CommandData<'FailTurn'>['reason'] = 'harness_failed', message = 'boom') => command('FailTurn', { turn_id, reason, message }),
   recoverTurn: (turn_id: string, method: CommandData<'RecoverTurn'>['method'] = 'transcript_recovered') => command('RecoverTurn', { turn_id, method }),
   transcriptPending: (turn_id: string) => command('MarkTranscriptPending', { turn_id }),
   interrupt: () => command('InterruptTurn', {}),
   confirm: (tool_use_id: string, result: 'allow' | 'deny' = 'allow', deny_message: string | null = null) =>
     command('ConfirmToolUse', { tool_use_id, result, deny_message }),
+  customResult: (custom_tool_use_id: string, text_: string | null = 'sunny', is_error = false) =>
+    command('SubmitCustomToolResult', { custom_tool_use_id, content: text_ === null ? [] : text(text_), is_error }),
   terminate: () => command('TerminateSession', {}),
   end: () => command('EndConversation', {}),
   pause: () => command('PauseSession', {}),
@@ -58,6 +62,13 @@ export const Cmd = {
   removeResource: (resource_id: string) => command('RemoveSessionResource', { resource_id }),
 };
 
+/** A turn's checkpoint: its transcript cut (`bytes` of the one file) and a workspace snapshot (null: none). */
+export const checkpoint = (bytes: number, workspace: Readonly<{ bytes: number; files: number }> | null = { bytes: 1024, files: 1 }, dropped_turn_ids: string[] = []) => ({
+  transcript: [{ path: '/home/agent/.claude/projects/-workspace/hs_1.jsonl', bytes }],
+  workspace,
+  dropped_turn_ids,
+});
+
 const STAMP = '2026-01-01T00:00:00.000Z';
 
 /** Session resources as the gateway resolves them (ids, mount paths and times filled in). */
@@ -72,6 +83,8 @@ export const Out = {
   message: (t: string) => ({ kind: 'message' as const, content: text(t) }),
   thinking: () => ({ kind: 'thinking' as const }),
   toolUse: (tool_use_id: string, needs_confirmation = false) => ({ kind: 'tool_use' as const, tool_use_id, name: 'bash', input: { command: 'ls' }, needs_confirmation }),
+  customToolUse: (tool_use_id: string, name = 'get_weather', input: Record<string, unknown> = { city: 'Oslo' }) =>
+    ({ kind: 'custom_tool_use' as const, tool_use_id, name, input }),
   toolResult: (tool_use_id: string) => ({ kind: 'tool_result' as const, tool_use_id, content: [{ type: 'text', text: 'ok' }], is_error: false }),
   usage: (input_tokens: number, output_tokens: number) => ({
     kind: 'usage' as const,
