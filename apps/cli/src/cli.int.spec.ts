@@ -64,6 +64,11 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.method === 'POST' && /^\/v1\/sessions\/sesn_1\/(pause|resume)$/.test(path)) {
         return json(res, 200, { id: 'sesn_1', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { paused: path.endsWith('/pause') } }), true;
       }
+      if (req.method === 'POST' && path === '/v1/sessions/sesn_1/fork') {
+        const from = { session_id: 'sesn_1', turn_id: 'turn_2', event_id: 'sevt_2', seq: 7 };
+        return json(res, 200, { id: 'sesn_fork', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { forked_from: from } }), true;
+      }
+      if (path === '/v1/sessions/sesn_busy/fork') return apiError(res, 409, 'conflict_error', 'FORK_TURN_RUNNING', 'turn turn_9 has not finished yet; fork from it once it is idle'), true;
       if (req.method === 'GET' && path === '/v1/sessions/sesn_1/export') {
         res.writeHead(200, { 'content-type': 'application/x-tar' });
         return res.end(EXPORTED), true;
@@ -199,7 +204,22 @@ describe('berth against a loopback API', () => {
     }
   });
 
+  it('sessions fork posts the turn it names (--event-id, --seq, or none) and prints the new session and its origin', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    for (const [flags, body] of [[['--event-id', 'sevt_2'], { event_id: 'sevt_2' }], [['--seq', '7'], { seq: 7 }], [[], {}]] as const) {
+      const c = capture();
+      expect(await runCli(['sessions', 'fork', 'sesn_1', ...flags], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+      expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/sessions/sesn_1/fork', body });
+      expect(c.out.join('\n')).toMatch(/sesn_fork[\s\S]*forked from: sesn_1 at turn_2/);
+    }
+    const both = capture();
+    expect(await runCli(['sessions', 'fork', 'sesn_1', '--event-id', 'sevt_2', '--seq', '7'], { env: env(server.url), io: both.io })).toBe(ExitCode.usage);
+    expect(both.err[0]).toContain('not both');
+  });
+
   it.each([
+    [['sessions', 'fork', 'sesn_busy'], 'good', ExitCode.apiError, 'error: turn turn_9 has not finished yet; fork from it once it is idle (code FORK_TURN_RUNNING, HTTP 409)'],
     [['sessions', 'pause', 'sesn_busy'], 'good', ExitCode.apiError, 'error: a turn is active; let it finish (or interrupt it) before pausing (code SESSION_BUSY, HTTP 409)'],
     [['agents', 'get', 'agent_404'], 'good', ExitCode.notFound, 'error: agent agent_404 not found (code AGENT_NOT_FOUND, HTTP 404)'],
     [['agents', 'list'], 'bad', ExitCode.auth, 'error: invalid API key (code UNAUTHENTICATED, HTTP 401)'],

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
-  const { runtime, workspaces, images, egressSocketOf, close } = await openSandboxEngines(config, scopeLabels, log);
+  const { runtime, workspaces, snapshots, images, egressSocketOf, close } = await openSandboxEngines(config, scopeLabels, log);
   const manager = await startSandboxManager({
     nc,
     store,
@@ -29,6 +29,7 @@ async function main(): Promise<void> {
     box: secretBoxFromEnv(),
     egressSocketOf,
     workspaces,
+    snapshots,
     workspaceBytes: config.workspaceBytes,
     images,
     clock: systemClock,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
+import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
 import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
 import { MAX_SESSION_VAULTS } from './integrations/vaults';
 import { IsoTimeSchema, TokenSchema } from './tokens';
@@ -126,8 +127,19 @@ export const CommandDataSchemas = {
     permission_mode: PermissionModeSchema.default('always_allow'),
     /** Files and repositories in place before the first turn (ids and mount paths resolved by the caller). */
     resources: z.array(SessionResourceSchema).max(MAX_SESSION_RESOURCES).optional(),
+    /** A fork: the session and turn whose conversation and workspace it continues. */
+    fork: ForkOriginSchema.optional(),
     /** Vaults whose credentials the egress injects for this session (checked by the caller: the owner's, not archived). */
     vault_ids: z.array(TokenSchema).max(MAX_SESSION_VAULTS).optional(),
+  }),
+  /**
+   * Sent to the session forked from: picks the turn (its `user.message` id or seq; neither: the
+   * latest completed turn) and records that `fork_session_id` continues from it.
+   */
+  ForkSession: z.object({
+    fork_session_id: TokenSchema,
+    event_id: z.string().min(1).max(256).nullable().default(null),
+    seq: z.number().int().positive().nullable().default(null),
   }),
   /** Attach a file or repository; it is mounted before the next turn runs. */
   AddSessionResource: z.object({ resource: SessionResourceSchema }),
@@ -168,6 +180,8 @@ export const CommandDataSchemas = {
     generation: z.number().int().nonnegative(),
     interrupted: z.boolean().default(false),
     harness_session_id: z.string().max(256).nullable().default(null),
+    /** The transcript cut and workspace snapshot taken at the turn's end (what a fork at this turn starts from). */
+    checkpoint: TurnCheckpointSchema.optional(),
   }),
   /** The turn cannot finish; `reason` is one of the named failure reasons. */
   FailTurn: z.object({

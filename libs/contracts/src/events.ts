@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
 import { EgressDenialSchema, SandboxLeaseTermsSchema, TurnFailureReasonSchema } from './commands';
+import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
 import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
@@ -101,6 +102,8 @@ export const EventDataSchemas = {
   }),
   TurnResumed: z.object({ ...turn }),
   InterruptRequested: z.object({ turn_id: TokenSchema.nullable() }),
+  /** What a fork at this turn starts from (recorded just before its `TurnCompleted`). */
+  TurnCheckpointed: TurnCheckpointSchema.extend({ ...turn }),
   TurnCompleted: z.object({ ...turn, interrupted: z.boolean() }),
   TurnFailed: z.object({ ...turn, reason: TurnFailureReasonSchema, message: z.string() }),
   TurnTranscriptPending: z.object({ ...turn }),
@@ -144,6 +147,17 @@ export const EventDataSchemas = {
   /** A pause asked for while a turn runs: it takes effect when the turn ends or waits for a confirmation. */
   PauseRequested: z.object({ ...turn }),
   SessionResumed: z.object({}),
+  /** This session was forked: `fork_session_id` continues from the end of `turn_id`. */
+  ForkCreated: z.object({
+    fork_session_id: TokenSchema,
+    ...turn,
+    event_id: z.string().nullable(),
+    seq: z.number().int().positive().nullable(),
+    harness_session_id: z.string().nullable(),
+    transcript: TurnCheckpointSchema.shape.transcript,
+  }),
+  /** This session is a fork: its conversation and workspace start as `from` left them at the end of its turn. */
+  SessionForked: z.object({ from: ForkOriginSchema }),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),
   PermissionModeSet: z.object({ mode: PermissionModeSchema }),

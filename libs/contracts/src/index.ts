@@ -14,4 +14,5 @@ export * from './resources';
 export * from './sandbox-network';
 export * from './host-names';
 export * from './integrations';
+export * from './fork';
 export * from './session-archive';

@@ -28,6 +28,7 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   ToolUseConfirmed: 'user.tool_confirmation',
   TurnResumed: 'session.status_running',
   InterruptRequested: 'user.interrupt',
+  TurnCheckpointed: 'berth.turn_checkpointed',
   TurnCompleted: 'session.status_idle',
   TurnFailed: 'session.status_idle',
   TurnTranscriptPending: 'berth.turn_transcript_pending',
@@ -42,6 +43,8 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionPaused: 'berth.lifecycle',
   PauseRequested: 'berth.lifecycle',
   SessionResumed: 'berth.lifecycle',
+  ForkCreated: 'berth.fork_created',
+  SessionForked: 'berth.session_forked',
   SessionArchived: 'berth.session_archived',
   SessionDeleted: 'session.deleted',
   PermissionModeSet: 'berth.permission_mode_set',
@@ -102,6 +105,12 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, lifecycle: 'pause_requested', turn_id: event.data.turn_id };
     case 'SessionResumed':
       return { ...head, lifecycle: 'resumed' };
+    case 'TurnCheckpointed':
+      return { ...head, turn_id: event.data.turn_id, workspace_snapshot: event.data.workspace, dropped_turn_ids: event.data.dropped_turn_ids };
+    case 'ForkCreated':
+      return { ...head, fork_session_id: event.data.fork_session_id, turn_id: event.data.turn_id, event_id: event.data.event_id, seq: event.data.seq };
+    case 'SessionForked':
+      return { ...head, from_session_id: event.data.from.session_id, from_turn_id: event.data.from.turn_id, from_event_id: event.data.from.event_id, from_seq: event.data.from.seq };
     case 'EgressDenied':
       return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };
     default:

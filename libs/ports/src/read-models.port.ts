@@ -137,6 +137,8 @@ export interface TranscriptMirror {
   files(sessionId: string): Promise<readonly { path: string; data: string }[]>;
   /** Bytes mirrored so far for one file. */
   size(sessionId: string, path: string): Promise<number>;
+  /** Bytes mirrored so far for every file of the session (a turn's checkpoint: where a fork cuts). */
+  sizes(sessionId: string): Promise<readonly { path: string; bytes: number }[]>;
 }
 
 /** A session's position as each part of the store records it (what `berth store check` compares). */

@@ -26,3 +26,22 @@ export interface SessionWorkspaces {
   /** Spares nobody adopted (start-up reconcile removes those no container uses). */
   spares(): Promise<readonly string[]>;
 }
+
+/** How many per-turn snapshots of a session's workspace are kept, and how many bytes they may use together. */
+export type SnapshotRetention = Readonly<{ keep: number; maxBytes: number }>;
+
+/** One per-turn snapshot: the bytes it added (what is not shared with the previous one), its files, and the turns retention dropped for it. */
+export type TakenSnapshot = Readonly<{ bytes: number; files: number; dropped_turn_ids: readonly string[] }>;
+
+/**
+ * Per-turn snapshots of session workspaces: taken when a turn ends, the start of a fork's workspace.
+ * An adapter that cannot take them answers `take` with null (a fork of such a session is refused).
+ */
+export interface WorkspaceSnapshots {
+  /** Snapshots the session's workspace as it is at the end of `turnId`, then applies `retention`; null: none taken (no workspace, snapshots off or unsupported). */
+  take(sessionId: string, turnId: string, retention: SnapshotRetention): Promise<TakenSnapshot | null>;
+  /** Makes `sessionId`'s workspace (at most `limitBytes`) a copy of `from`'s snapshot at its turn, once; a workspace already seeded is kept. */
+  seed(sessionId: string, from: Readonly<{ session_id: string; turn_id: string }>, limitBytes: number): Promise<void>;
+  /** Removes every snapshot of the session. */
+  removeSession(sessionId: string): Promise<void>;
+}

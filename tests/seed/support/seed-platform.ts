@@ -58,7 +58,7 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
   // The journal's commit writes the snapshot and the read-model row, as every store does.
   const journal = new InMemoryJournal();
   const { snapshots, sessions } = journal;
-  const { idempotency, secrets } = new MemoryStore();
+  const { idempotency, secrets, transcripts } = new MemoryStore();
   const clock = options.clock ?? new FixedClock(new Date('2026-01-01T00:00:00.000Z'));
   const ids = new SequentialIds();
   const kernel = createSessionKernel({ journal, snapshots, clock });
@@ -74,6 +74,7 @@ export function seedPlatform(options: { clock?: FixedClock } = {}) {
     commands: new SessionCommands(bus, clock, ids, 5_000),
     probe,
     secrets,
+    transcripts,
     // The seed's sessions carry no repository tokens: nothing is ever sealed.
     box: new UnconfiguredSecretBox(),
     clock,

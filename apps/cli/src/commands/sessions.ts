@@ -23,7 +23,7 @@ type Session = {
 
 const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
 
-const sessionOutput = (s: Session): Output => ({
+const sessionOutput = (s: Session, extra: readonly [string, string | undefined][] = []): Output => ({
   json: s,
   human: details([
     ['id', s.id],
@@ -34,6 +34,7 @@ const sessionOutput = (s: Session): Output => ({
     ['created', s.created_at],
     ['updated', s.updated_at],
     ['archived', s.archived_at],
+    ...extra,
   ]),
 });
 
@@ -160,6 +161,24 @@ export const sessionCommands: readonly Command[] = [
   action('/terminate', 'terminate a session and stop its sandbox', 'terminate'),
   action('/pause', 'pause a session: release its sandbox, keep conversation, workspace, queued messages and pending approvals (a running turn finishes first)', 'pause'),
   action('/resume', 'resume a paused session in a new sandbox', 'resume'),
+  {
+    name: ['sessions', 'fork'],
+    args: ['session'],
+    options: {
+      'event-id': { type: 'string', help: "the turn to fork after, by its user.message event id" },
+      seq: { type: 'string', help: "the turn to fork after, by its user.message seq" },
+    },
+    summary: "a new session with this one's conversation and workspace at the end of a turn (default: the latest completed turn)",
+    run: async ({ api }, a, o) => {
+      const eventId = str(o, 'event-id');
+      const seq = o.seq === undefined ? undefined : intOption(o, 'seq', 1);
+      if (eventId !== undefined && seq !== undefined) throw new UsageError('name the turn by --event-id or by --seq, not both');
+      const body = eventId !== undefined ? { event_id: eventId } : seq !== undefined ? { seq } : {};
+      const fork = await api.request<Session & { berth?: { forked_from?: { session_id: string; turn_id: string } } }>('POST', `/v1/sessions/${a.session}/fork`, { body });
+      const from = fork.berth?.forked_from;
+      return sessionOutput(fork, [['forked from', from ? `${from.session_id} at ${from.turn_id}` : undefined]]);
+    },
+  },
   {
     name: ['sessions', 'export'],
     args: ['session'],

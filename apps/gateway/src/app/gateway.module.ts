@@ -72,6 +72,7 @@ export class GatewayModule {
               commands,
               probe: d.sandboxProbe,
               secrets: d.store.secrets,
+              transcripts: d.store.transcripts,
               box: d.secrets,
               clock: d.clock,
               ids: d.ids,

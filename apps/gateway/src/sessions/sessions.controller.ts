@@ -58,6 +58,11 @@ export class SessionsController {
     return this.sessions.resume(i.owner, i.params.session_id);
   }
 
+  @ApiRoute(R.fork)
+  fork(@Input() i: RouteInput<typeof R.fork>) {
+    return this.sessions.fork(i.owner, i.params.session_id, i.body ?? {});
+  }
+
   @ApiRoute(R.terminate)
   terminate(@Input() i: RouteInput<typeof R.terminate>) {
     return this.sessions.terminate(i.owner, i.params.session_id);

@@ -28,6 +28,14 @@ export const SessionUpdateBody = z.object({
   vault_ids: z.array(z.string()).max(0, 'vault_ids is reserved').optional(),
 });
 
+/** Which turn a fork continues from: its `user.message` event id or seq (at most one); neither: the latest completed turn. */
+export const SessionForkBody = z
+  .strictObject({
+    event_id: z.string().min(1).max(256).optional(),
+    seq: z.number().int().positive().optional(),
+  })
+  .refine((b) => b.event_id === undefined || b.seq === undefined, { message: 'name the turn by event_id or by seq, not both', path: ['seq'] });
+
 const Statuses = z.enum(['rescheduling', 'running', 'idle', 'terminated']);
 const SessionIdParams = z.object({ session_id: idParam('session_id', 'sesn') });
 
@@ -77,6 +85,14 @@ export const SessionRoutes = {
     tag: 'sessions',
     summary: 'Berth: release the sandbox, keep workspace, transcript and conversation (idle sessions only)',
     params: SessionIdParams,
+  }),
+  fork: defineRoute({
+    method: 'POST',
+    path: '/v1/sessions/{session_id}/fork',
+    tag: 'sessions',
+    summary: "Berth: a new session whose conversation and workspace are this one's at the end of a turn (`event_id` or `seq` of its user.message; default: the latest completed turn)",
+    params: SessionIdParams,
+    body: SessionForkBody.optional(),
   }),
   resume: defineRoute({ method: 'POST', path: '/v1/sessions/{session_id}/resume', tag: 'sessions', summary: 'Berth: bring a paused session back in a new sandbox', params: SessionIdParams }),
 } as const;

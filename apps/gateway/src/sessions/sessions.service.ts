@@ -130,6 +130,11 @@ export class SessionsService {
     return this.render(await this.d.useCases.pause(owner, id));
   }
 
+  /** The fork, rendered like any session (`berth.forked_from` names where it came from). */
+  async fork(owner: string, id: string, at: Readonly<{ event_id?: string; seq?: number }>) {
+    return this.render(await this.d.useCases.fork(owner, id, at));
+  }
+
   async resume(owner: string, id: string) {
     return this.render(await this.d.useCases.resume(owner, id));
   }

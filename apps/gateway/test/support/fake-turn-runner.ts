@@ -1,12 +1,13 @@
-import type { AgentOutput, CommandData, CommandType, RecordedEvent } from '@berth/contracts';
+import type { AgentOutput, CommandData, CommandType, RecordedEvent, TurnCheckpoint } from '@berth/contracts';
 import { commandFor } from '@berth/contracts/testing';
-import type { CommandBus } from '@berth/ports';
+import type { CommandBus, TranscriptMirror } from '@berth/ports';
 
 /**
  * Stands in for the sandbox-manager until turns run in real sandboxes: binds a sandbox when one is
  * requested and answers every turn with one agent message ("echo: <text>") and a completion. A
  * message starting with "tool:" first asks to run a tool that needs confirmation, and finishes the
- * turn once the confirmation arrives.
+ * turn once the confirmation arrives. Given the transcript mirror, each completion carries a checkpoint
+ * as the sandbox-manager's does (the mirror's sizes, and a workspace snapshot it pretends to take).
  */
 export class FakeTurnRunner {
   private readonly generation = new Map<string, number>();
@@ -20,6 +21,7 @@ export class FakeTurnRunner {
   constructor(
     private readonly bus: CommandBus,
     onEvent: (listener: (event: RecordedEvent) => void) => () => void,
+    private readonly transcripts: TranscriptMirror | null = null,
   ) {
     this.stop = onEvent((event) => {
       this.chain = this.chain.then(() => this.react(event)).catch(() => undefined);
@@ -63,7 +65,13 @@ export class FakeTurnRunner {
       ],
       harness_session_id: null,
     });
-    await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null });
+    await this.complete(sessionId, turnId, generation);
+  }
+
+  private async complete(sessionId: string, turnId: string, generation: number): Promise<void> {
+    const checkpoint: TurnCheckpoint | undefined =
+      this.transcripts === null ? undefined : { transcript: [...(await this.transcripts.sizes(sessionId))], workspace: { bytes: 0, files: 0 }, dropped_turn_ids: [] };
+    await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null, ...(checkpoint ? { checkpoint } : {}) });
   }
 
   private async answer(sessionId: string, turnId: string): Promise<void> {
@@ -78,7 +86,7 @@ export class FakeTurnRunner {
     }
     const text = `echo: ${said}`;
     await this.send(sessionId, 'RecordAgentOutput', { turn_id: turnId, generation, offset: 0, outputs: [{ kind: 'message', content: [{ type: 'text', text }] }], harness_session_id: null });
-    await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation, interrupted: false, harness_session_id: null });
+    await this.complete(sessionId, turnId, generation);
   }
 
   private async send<T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): Promise<void> {

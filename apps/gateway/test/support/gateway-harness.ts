@@ -49,6 +49,8 @@ export type GatewayHarness = Readonly<{
 
 export type GatewayHarnessOptions = {
   turnRunner?: boolean;
+  /** The fake turn runner records a checkpoint with each completed turn (what a fork needs). */
+  checkpoints?: boolean;
   /** Off: the gateway has no BERTH_NATS_ISSUER (subscriber credentials are not offered). */
   subscriberIssuer?: boolean;
   gateway?: Partial<GatewayOptions>;
@@ -72,7 +74,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const feed = new InMemoryEventFeed();
   const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: systemClock });
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
-  const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener));
+  const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener), options.checkpoints ? store.transcripts : null);
   const issuer = new FakeSubscriberIssuer();
   const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };

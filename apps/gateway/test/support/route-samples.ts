@@ -58,6 +58,7 @@ export function validBody(route: RouteSpec, ids: OwnedIds): unknown {
     'POST /v1/sessions': { agent: ids.agentId, environment_id: ids.envId, vault_ids: [ids.vaultId] },
     'POST /v1/sessions/{session_id}': { title: 'changed' },
     'POST /v1/nats_credentials': { name: 'n' },
+    'POST /v1/sessions/{session_id}/fork': {},
     'POST /v1/sessions/{session_id}/events': { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] },
     'POST /v1/sessions/{session_id}/resources': { type: 'file', file_id: ids.fileId, mount_path: '/home/agent/copy.txt' },
     'POST /v1/sessions/{session_id}/resources/{resource_id}': { authorization_token: 'ghp_rotated' },

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
-import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces } from '@berth/ports';
+import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
 import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
@@ -32,6 +32,7 @@ import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { PinnedAgents } from '../sessions/pinned-agents';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import type { TurnTuning } from '../turns/turn-execution';
 import { TurnExecutions } from '../turns/turn-executions';
 import { DeathReporter } from '../watchers/death-reporter';
@@ -51,6 +52,8 @@ export type SandboxManagerInput = Readonly<{
   egressSocketOf: (sandboxId: string) => Promise<string | null>;
   /** Where sessions' workspaces live (they outlive sandboxes). */
   workspaces: SessionWorkspaces;
+  /** Per-turn snapshots of those workspaces (what a fork starts from); default: none. */
+  snapshots?: WorkspaceSnapshots;
   /** Default size limit of a session's workspace, when its environment sets none. */
   workspaceBytes?: number;
   /** Builds the images of environments with `packages`. */
@@ -110,9 +113,11 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     },
   });
   const { workspaces } = input;
+  const snapshots = input.snapshots ?? NO_WORKSPACE_SNAPSHOTS;
   const files = new SessionFiles({
     runtime,
     workspaces,
+    snapshots,
     mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
     send,
@@ -159,6 +164,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     settings,
     agents: new PinnedAgents(store.agents),
     transcripts: new TranscriptSync(runtime, store.transcripts),
+    checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,
     send,
     crash,

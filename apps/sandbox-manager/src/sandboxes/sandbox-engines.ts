@@ -1,12 +1,15 @@
 import { resolve } from 'node:path';
-import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
-import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaceSnapshots, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { MultiHostRuntime, MultiHostSandboxImages } from '@berth/sandbox-lifecycle';
 import type { ManagerConfig } from '../config/manager.config';
+import { NO_WORKSPACE_SNAPSHOTS } from '../turns/turn-checkpoints';
 
+/** `snapshots`: the per-turn workspace snapshots forks start from (`loop` workspaces only). */
 export type SandboxEngines = Readonly<{
   runtime: SandboxRuntime;
   workspaces: SessionWorkspaces;
+  snapshots: WorkspaceSnapshots;
   images: SandboxImages;
   /** The host path of a sandbox's egress socket, on whichever host runs it (null: none has it). */
   egressSocketOf(sandboxId: string): Promise<string | null>;
@@ -35,10 +38,14 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, config.imageBuild);
   if (engines.length === 1) {
     const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
-    if (kind.kind === 'volume') log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced', { reason: kind.reason });
-    else log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
-    const workspaces = kind.kind === 'loop' ? new LoopWorkspaces(resolve(config.workspaceDir)) : new VolumeWorkspaces(first.runtime.docker, scopeLabels);
-    return { runtime: first.runtime, workspaces, images: images(first), egressSocketOf: (id) => first.runtime.egressSocketPath(id), close: () => undefined };
+    const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);
+    if (kind.kind === 'volume') {
+      log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced, and no per-turn snapshots are taken, so sessions cannot be forked', { reason: kind.reason });
+      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, close: () => undefined };
+    }
+    log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
+    const loop = new LoopWorkspaces(resolve(config.workspaceDir));
+    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), egressSocketOf, close: () => undefined };
   }
   const volume = engines.findIndex((_, i) => detected[i]?.kind !== 'loop');
   if (volume >= 0) {
@@ -58,9 +65,11 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   });
   log.info('sandbox hosts', { hosts: engines.map((e) => ({ name: e.name, docker: e.dockerHost, egress_dir: e.egressDir, max_sandboxes: e.maxSandboxes })) });
   log.info('workspaces: loop', { reason: detected[0]?.reason, dir: resolve(config.workspaceDir) });
+  const loop = new LoopWorkspaces(resolve(config.workspaceDir));
   return {
     runtime,
-    workspaces: new LoopWorkspaces(resolve(config.workspaceDir)),
+    workspaces: loop,
+    snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop),
     images: new MultiHostSandboxImages(engines.map((e) => ({ name: e.name, images: images(e) }))),
     egressSocketOf: async (id) => {
       for (const engine of engines) {

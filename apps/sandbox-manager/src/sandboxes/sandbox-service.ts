@@ -107,6 +107,8 @@ export class SandboxService {
       const config = await this.deps.images.sandboxFor(environmentId, settings);
       this.deps.pools.ensure(environmentId, config);
       const provisioned = await this.deps.acquisitions.run(sessionId, async () => {
+        // A fork starts from its origin's snapshot: its workspace exists before the provisioner looks, so no warm spare is adopted.
+        await this.deps.files.seedFork(o, config.workspaceBytes);
         const got = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
         await this.deps.files.prepare(o, got.sandbox.name);
         return got;

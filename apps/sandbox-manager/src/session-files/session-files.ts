@@ -1,5 +1,5 @@
 import { SessionPaths, type SessionResource } from '@berth/contracts';
-import type { Logger, SandboxRuntime, SessionWorkspaces } from '@berth/ports';
+import type { Logger, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { sessionLayoutArchive } from '@berth/docker';
 import { managerCommands, type AcquireSandbox } from '@berth/sandbox-workflow';
 import type { SendManagerCommand } from '../workflow/manager-sender';
@@ -22,6 +22,7 @@ export class SessionFiles {
     private readonly deps: Readonly<{
       runtime: SandboxRuntime;
       workspaces: SessionWorkspaces;
+      snapshots: WorkspaceSnapshots;
       mounter: ResourceMounter;
       capture: OutputCapture;
       send: SendManagerCommand;
@@ -64,8 +65,18 @@ export class SessionFiles {
     this.deps.mounter.forget(sandboxId);
   }
 
-  /** The session was deleted and its sandboxes removed: its workspace goes too. */
+  /**
+   * A fork's first sandbox: its workspace becomes a copy of the snapshot of the turn it forked from
+   * (once; a rebuild finds it seeded). Then it mounts like any other session's.
+   */
+  async seedFork(o: AcquireSandbox, workspaceBytes: number): Promise<void> {
+    if (o.fork_of === null) return;
+    await this.deps.snapshots.seed(o.session_id, o.fork_of, workspaceBytes);
+  }
+
+  /** The session was deleted and its sandboxes removed: its workspace and its snapshots go too. */
   async removeWorkspace(sessionId: string): Promise<void> {
+    await this.deps.snapshots.removeSession(sessionId);
     await this.deps.workspaces.removeSession(sessionId);
     this.deps.log.info('workspace removed', { session_id: sessionId });
   }

@@ -24,6 +24,7 @@ import { ResourceMounter } from '../session-files/resource-mounter';
 import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { TranscriptSync } from '../turns/transcript-sync';
+import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import { TurnExecutions } from '../turns/turn-executions';
 import { managerSender, type SendManagerCommand } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
@@ -77,6 +78,7 @@ export class InMemoryManager implements CommandBus {
     const files = new SessionFiles({
       runtime: this.runtime,
       workspaces,
+      snapshots: NO_WORKSPACE_SNAPSHOTS,
       mounter: new ResourceMounter({
         runtime: this.runtime,
         files: this.store.files,
@@ -115,6 +117,7 @@ export class InMemoryManager implements CommandBus {
       settings,
       agents: new PinnedAgents(this.store.agents),
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
+      checkpoints: new TurnCheckpoints({ snapshots: NO_WORKSPACE_SNAPSHOTS, transcripts: this.store.transcripts, settings, log: quiet }),
       files,
       send,
       crash: noCrashPoints,

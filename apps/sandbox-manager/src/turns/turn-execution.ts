@@ -1,4 +1,4 @@
-import type { AgentConfig } from '@berth/contracts';
+import type { AgentConfig, TurnCheckpoint } from '@berth/contracts';
 import type { HarnessAdapter, ParseState, PendingConfirmation, TurnPlan, TurnTerminal } from '@berth/harness';
 import type { Logger, SandboxInfo, SandboxRuntime } from '@berth/ports';
 import { SANDBOX_HOME, SANDBOX_WORKDIR, sandboxOwner } from '@berth/sandbox-domain';
@@ -62,6 +62,8 @@ export type TurnExecutionDeps = Readonly<{
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
   restored: Set<string>;
+  /** The transcript cut and workspace snapshot at the turn's end (undefined: none could be taken). */
+  checkpoint: () => Promise<TurnCheckpoint | undefined>;
   /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
   customTools: Pick<CustomToolSockets, 'serve'> | null;
   /** Highest offset the kernel recorded for this turn (-1: none), read when reattaching. */
@@ -321,6 +323,8 @@ export class TurnExecution {
   private async onTerminal(terminal: TurnTerminal): Promise<void> {
     this.pending.clear();
     await Promise.all([this.batcher?.flush(), this.mirror.mirror({ quick: true }), this.process?.endStdin().catch(() => undefined), this.captureOutputs()]);
+    // A turn a fork may continue from: its checkpoint is recorded with its completion, so a client that saw it idle can fork it.
+    const checkpoint = terminal.ok || terminal.interrupted ? await this.deps.checkpoint() : undefined;
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.report({
       kind: 'turn_terminal',
@@ -330,6 +334,7 @@ export class TurnExecution {
       interrupted: terminal.interrupted,
       error: terminal.error,
       harness_session_id: this.harnessSessionId,
+      ...(checkpoint !== undefined ? { checkpoint } : {}),
       now: this.deps.now(),
     });
   }

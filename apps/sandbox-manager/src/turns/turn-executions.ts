@@ -9,6 +9,7 @@ import type { EnvironmentSettingsReader, ModelSettings } from '../sandboxes/envi
 import type { SessionFiles } from '../session-files/session-files';
 import type { PinnedAgents } from '../sessions/pinned-agents';
 import type { TranscriptSync } from './transcript-sync';
+import type { TurnCheckpoints } from './turn-checkpoints';
 import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
 import { turnFiles, wholeLines } from './turn-files';
 import { TurnProcess, writeStdinOnce } from './turn-process';
@@ -22,6 +23,8 @@ export type TurnExecutionsDeps = Readonly<{
   /** The agent version each session pinned, read for every turn. */
   agents: PinnedAgents;
   transcripts: TranscriptSync;
+  /** What each completed turn leaves for a fork. */
+  checkpoints: Pick<TurnCheckpoints, 'take'>;
   files: Pick<SessionFiles, 'mount' | 'captureOutputs'>;
   send: SendManagerCommand;
   crash: CrashPoints;
@@ -93,6 +96,7 @@ export class TurnExecutions {
         tuning: this.tuning,
         now: this.deps.now,
         restored: this.restored,
+        checkpoint: () => this.deps.checkpoints.take(turn),
         lastRecordedOffset: () => this.lastRecordedOffset(turn.session_id, turn.turn_id),
         report,
       },

@@ -25,6 +25,7 @@ function expectedView(state: SessionState): Omit<SessionView, 'session_id' | 'la
     sandbox_request: state.sandbox_request?.generation ?? null,
     harness_session_id: state.harness_session_id,
     resources: state.resources,
+    forked_from: state.forked_from === null ? null : { session_id: state.forked_from.session_id, turn_id: state.forked_from.turn_id },
     turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations, harness_released: turn.harness_released },
     prompts: Object.fromEntries([...(turn === null ? [] : [turn.id]), ...state.queued.map((q) => q.turn_id)].map((id) => [id, expect.anything()])),
   };
@@ -50,7 +51,9 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
         const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: new FixedClock() });
         let i = 0;
         const run = <T extends CommandType>(type: T, data: CommandData<T>) => kernel.execute(commandFor(type, SID, data, { command_id: `cmd_p${i++}` }));
-        await run('CreateSession', createSessionData({ permission_mode: 'always_ask' }));
+        // Half the journals are of a fork (its harness conversation and origin come from SessionForked).
+        const fork = { session_id: 'sesn_origin', turn_id: 'turn_origin', event_id: 'sevt_o_0', seq: 3, harness_session_id: 'h_origin' };
+        await run('CreateSession', createSessionData({ permission_mode: 'always_ask', ...(steps.length % 2 === 1 ? { fork } : {}) }));
         for (const { name, n } of steps) {
           const events = await store.journal.readEvents(SID);
           const state = events.reduce<SessionState>(evolve, initialState());
@@ -85,7 +88,13 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
               break;
             }
             case 'complete':
-              await run('CompleteTurn', { turn_id: turn, generation, interrupted: n % 2 === 0, harness_session_id: null });
+              await run('CompleteTurn', {
+                turn_id: turn,
+                generation,
+                interrupted: n % 2 === 0,
+                harness_session_id: null,
+                ...(n % 3 === 0 ? { checkpoint: { transcript: [{ path: '/t.jsonl', bytes: n }], workspace: { bytes: n, files: 1 }, dropped_turn_ids: [] } } : {}),
+              });
               break;
             case 'fail':
               await run('FailTurn', { turn_id: turn, reason: 'harness_failed', message: 'x' });

@@ -18,4 +18,8 @@ export class InMemoryTranscripts implements TranscriptMirror {
   async size(sessionId: string, path: string): Promise<number> {
     return this.files_.get(sessionId)?.get(path)?.length ?? 0;
   }
+
+  async sizes(sessionId: string): Promise<readonly { path: string; bytes: number }[]> {
+    return [...(this.files_.get(sessionId) ?? new Map<string, string>()).entries()].map(([path, data]) => ({ path, bytes: data.length }));
+  }
 }

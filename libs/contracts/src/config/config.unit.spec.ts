@@ -123,11 +123,23 @@ describe('the environment contract', () => {
       resources: { memory_mb: 2048, cpus: 1, pids: 512, workspace_mb: null },
       idle_timeout_seconds: 900,
       warm_pool_size: null,
+      workspace_snapshots: { keep: 10, max_mb: 2048 },
       model: null,
     });
     const updated = environmentConfigFrom({ type: 'cloud', resources: { memory_mb: 512 }, packages: { npm: ['cowsay'] }, idle_timeout_seconds: 60 }, created);
     expect(updated).toMatchObject({ resources: { memory_mb: 512, cpus: 1, pids: 512 }, packages: { apt: ['jq'], npm: ['cowsay'] }, idle_timeout_seconds: 60 });
     expect(environmentConfigFrom({ type: 'cloud', packages: null, idle_timeout_seconds: null }, updated)).toMatchObject({ packages: { apt: [], npm: [] }, idle_timeout_seconds: 900 });
+    const snapshots = environmentConfigFrom({ type: 'cloud', workspace_snapshots: { keep: 2 } }, created);
+    expect(snapshots.workspace_snapshots).toEqual({ keep: 2, max_mb: 2048 });
+    expect(environmentConfigFrom({ type: 'cloud', workspace_snapshots: { max_mb: 64 } }, snapshots).workspace_snapshots).toEqual({ keep: 2, max_mb: 64 });
+    expect(environmentConfigFrom({ type: 'cloud', workspace_snapshots: null }, snapshots).workspace_snapshots).toEqual({ keep: 10, max_mb: 2048 });
+  });
+
+  it('bounds workspace_snapshots: keep 0-64 (0: off), max_mb 1-1048576', () => {
+    expect(fieldOf(() => parseWith(EnvironmentCreateParamsSchema, { name: 'e', config: { type: 'cloud', workspace_snapshots: { keep: 65 } } }))).toBe('config.workspace_snapshots.keep');
+    expect(fieldOf(() => parseWith(EnvironmentCreateParamsSchema, { name: 'e', config: { type: 'cloud', workspace_snapshots: { max_mb: 0 } } }))).toBe('config.workspace_snapshots.max_mb');
+    expect(fieldOf(() => parseWith(EnvironmentCreateParamsSchema, { name: 'e', config: { type: 'cloud', workspace_snapshots: { every: 1 } } }))).toBe('config.workspace_snapshots.every');
+    expect(environmentConfigFrom(parseWith(EnvironmentCreateParamsSchema, { name: 'e', config: { type: 'cloud', workspace_snapshots: { keep: 0 } } }).config).workspace_snapshots.keep).toBe(0);
   });
 
   it('refuses package names that are not registry names (options, paths, URLs)', () => {
@@ -150,7 +162,13 @@ describe('the environment contract', () => {
       model: { base_url: 'https://models.local', model: 'claude-x' },
     };
     const { permission_mode: _dropped, ...kept } = previous;
-    expect(readEnvironmentConfig(previous)).toEqual({ ...kept, idle_timeout_seconds: 10, warm_pool_size: null, model: { base_url: 'https://models.local', api_key_env: null } });
+    expect(readEnvironmentConfig(previous)).toEqual({
+      ...kept,
+      idle_timeout_seconds: 10,
+      warm_pool_size: null,
+      workspace_snapshots: { keep: 10, max_mb: 2048 },
+      model: { base_url: 'https://models.local', api_key_env: null },
+    });
     expect(readEnvironmentConfig({ ...previous, model: null }).model).toBeNull();
     const current = environmentConfigFrom(null);
     expect(readEnvironmentConfig(current)).toEqual(current);

@@ -19,12 +19,15 @@ const SandboxNetworkParamsSchema = z.enum(SANDBOX_NETWORK_INPUTS as readonly [st
 export const RESOURCE_LIMITS = { memory_mb: [64, 262_144], cpus: [0.1, 64], pids: [16, 65_536], workspace_mb: [64, 1_048_576] } as const;
 export const IDLE_TIMEOUT_LIMITS = [10, 604_800] as const;
 export const WARM_POOL_LIMIT = 16;
+/** Per-turn workspace snapshots (what a fork starts from): how many a session keeps, and how many MiB they may use together. */
+export const WORKSPACE_SNAPSHOT_LIMITS = { keep: [0, 64], max_mb: [1, 1_048_576] } as const;
 
 export const ENVIRONMENT_DEFAULTS = {
   harness: 'claude-code',
   network: DEFAULT_SANDBOX_NETWORK,
   resources: { memory_mb: 2048, cpus: 2, pids: 512 },
   idle_timeout_seconds: 900,
+  workspace_snapshots: { keep: 10, max_mb: 2048 },
 } as const;
 
 // Image references: registry/name[:tag][@digest]; nothing a shell or Docker would read as an option.
@@ -100,6 +103,13 @@ const SandboxParamsShape = {
     .nullish(),
   idle_timeout_seconds: z.number().int().min(IDLE_TIMEOUT_LIMITS[0]).max(IDLE_TIMEOUT_LIMITS[1]).nullish(),
   warm_pool_size: z.number().int().min(0).max(WARM_POOL_LIMIT).nullish(),
+  /** Per-turn workspace snapshots, the start of a fork: `keep` 0 turns them off. */
+  workspace_snapshots: z
+    .strictObject({
+      keep: z.number().int().min(WORKSPACE_SNAPSHOT_LIMITS.keep[0]).max(WORKSPACE_SNAPSHOT_LIMITS.keep[1]).nullish(),
+      max_mb: z.number().int().min(WORKSPACE_SNAPSHOT_LIMITS.max_mb[0]).max(WORKSPACE_SNAPSHOT_LIMITS.max_mb[1]).nullish(),
+    })
+    .nullish(),
   /** Where the harness reaches its model; the key is named by a variable of the sandbox-manager, never stored. */
   model: ModelEndpointParamsSchema.nullish(),
   permission_mode: moved('tool confirmation is set per tool on the agent: tools[].default_config.permission_policy or tools[].configs[].permission_policy'),
@@ -143,6 +153,7 @@ const SandboxShape = {
   idle_timeout_seconds: z.number().int(),
   /** null: the sandbox-manager's default (`BERTH_WARM_POOL_SIZE`). */
   warm_pool_size: z.number().int().nullable(),
+  workspace_snapshots: z.object({ keep: z.number().int(), max_mb: z.number().int() }),
   /** null: the sandbox-manager's default model endpoint. */
   model: z.object({ base_url: z.string().nullable(), api_key_env: z.string().nullable() }).nullable(),
 };
@@ -161,6 +172,14 @@ const field = <T>(value: Nullish<T>, current: T, fallback: T): T => (value === u
 
 function sandboxFields(given: EnvironmentConfigParams, current: Omit<EnvironmentConfig, 'type' | 'networking' | 'packages'> | null) {
   const base = current ?? { ...ENVIRONMENT_DEFAULTS, image: null, warm_pool_size: null, model: null };
+  const ds = ENVIRONMENT_DEFAULTS.workspace_snapshots;
+  const ws = given.workspace_snapshots;
+  const workspace_snapshots =
+    ws === undefined
+      ? base.workspace_snapshots
+      : ws === null
+        ? { ...ds }
+        : { keep: field(ws.keep, base.workspace_snapshots.keep, ds.keep), max_mb: field(ws.max_mb, base.workspace_snapshots.max_mb, ds.max_mb) };
   const d = ENVIRONMENT_DEFAULTS.resources;
   const r = given.resources;
   const resources =
@@ -183,6 +202,7 @@ function sandboxFields(given: EnvironmentConfigParams, current: Omit<Environment
     resources,
     idle_timeout_seconds: field(given.idle_timeout_seconds, base.idle_timeout_seconds, ENVIRONMENT_DEFAULTS.idle_timeout_seconds),
     warm_pool_size: field(given.warm_pool_size, base.warm_pool_size, null),
+    workspace_snapshots,
     model: endpoint !== null && endpoint.base_url === null && endpoint.api_key_env === null ? null : endpoint,
   };
 }
@@ -229,7 +249,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Records of the previous release stored `permission_mode` (now per tool on the agent) and
- * `model.model` (now the agent's `model`), had no `warm_pool_size`, allowed an idle timeout
+ * `model.model` (now the agent's `model`), had no `warm_pool_size` or `workspace_snapshots`, allowed an idle timeout
  * under 10 s and had `network: bridge` (now `egress`). Those fields are dropped, the missing one
  * defaulted, the timeout raised to the minimum, the network read as its mode.
  */
@@ -242,6 +262,7 @@ function upgradeStored(raw: unknown): unknown {
     ...config,
     model: isRecord(model) && model['base_url'] === null && model['api_key_env'] === null ? null : model,
     warm_pool_size: config['warm_pool_size'] ?? null,
+    workspace_snapshots: config['workspace_snapshots'] ?? { ...ENVIRONMENT_DEFAULTS.workspace_snapshots },
     network: sandboxNetworkOf(config['network']) ?? DEFAULT_SANDBOX_NETWORK,
     idle_timeout_seconds: typeof idle === 'number' ? Math.max(IDLE_TIMEOUT_LIMITS[0], idle) : ENVIRONMENT_DEFAULTS.idle_timeout_seconds,
   };

@@ -3,6 +3,7 @@ export { assertHardenedSpec, containerCreateOptions } from './host-config';
 export { toRuntimeEvent } from './docker-events';
 export { LoopWorkspaces, MIN_LOOP_WORKSPACE_BYTES } from './workspaces/loop-workspaces';
 export { VolumeWorkspaces } from './workspaces/volume-workspaces';
+export { LoopWorkspaceSnapshots } from './workspaces/loop-snapshots';
 export { detectWorkspaceKind } from './workspaces/detect-workspaces';
 export { sessionLayoutArchive } from './workspaces/layout';
 export * from './docker-sandbox-images';

@@ -23,6 +23,8 @@ export type SandboxConfig = Readonly<{
   workspaceBytes: number;
   idle: IdlePolicy;
   warmPool: WarmPoolConfig;
+  /** Per-turn workspace snapshots a session keeps (0: none) and the bytes they may use together. */
+  snapshots: Readonly<{ keep: number; maxBytes: number }>;
 }>;
 
 /** Server-wide settings: the image and pool size an environment leaves to the operator, and what no environment sets. */
@@ -62,6 +64,7 @@ export function sandboxConfigOf(config: EnvironmentConfig, defaults: SandboxDefa
     workspaceBytes: config.resources.workspace_mb != null ? config.resources.workspace_mb * 1024 * 1024 : defaults.workspaceBytes,
     idle: { idleTimeoutSeconds: config.idle_timeout_seconds, maxLifetimeSeconds: defaults.maxLifetimeSeconds },
     warmPool: { size: config.warm_pool_size ?? defaults.warmPoolSize, ttlSeconds: defaults.warmPoolTtlSeconds },
+    snapshots: { keep: config.workspace_snapshots.keep, maxBytes: config.workspace_snapshots.max_mb * 1024 * 1024 },
   };
 }
 

@@ -11,6 +11,7 @@ describe('sandbox config of an environment', () => {
       resources: { memory_mb: 512, cpus: 0.5, pids: 128, workspace_mb: 2048 },
       idle_timeout_seconds: 600,
       warm_pool_size: 2,
+      workspace_snapshots: { keep: 3, max_mb: 100 },
     });
     const defaults = { ...DEFAULT_SANDBOX_DEFAULTS, readOnlyRoot: true, maxLifetimeSeconds: 3600, warmPoolTtlSeconds: 900 };
     expect(sandboxConfigOf(config, defaults)).toEqual({
@@ -23,6 +24,7 @@ describe('sandbox config of an environment', () => {
       workspaceBytes: 2048 * 1024 * 1024,
       idle: { idleTimeoutSeconds: 600, maxLifetimeSeconds: 3600 },
       warmPool: { size: 2, ttlSeconds: 900 },
+      snapshots: { keep: 3, maxBytes: 100 * 1024 * 1024 },
     });
   });
 
@@ -32,6 +34,7 @@ describe('sandbox config of an environment', () => {
     expect(sandboxConfigOf(config, defaults)).toMatchObject({ image: 'berth/harness:abc', warmPool: { size: 3 }, idle: { idleTimeoutSeconds: 900 } });
     expect(sandboxConfigOf(config, defaults, 'berth/env:0123').image).toBe('berth/env:0123');
     expect(sandboxConfigOf(environmentConfigFrom({ type: 'cloud', warm_pool_size: 0 }), defaults).warmPool.size).toBe(0);
+    expect(sandboxConfigOf(config, defaults).snapshots).toEqual({ keep: 10, maxBytes: 2048 * 1024 * 1024 });
   });
 });
 

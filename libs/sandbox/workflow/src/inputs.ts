@@ -1,4 +1,4 @@
-import type { EventType, RecordedEvent, SandboxLeaseTerms } from '@berth/contracts';
+import type { EventType, RecordedEvent, SandboxLeaseTerms, TurnCheckpoint } from '@berth/contracts';
 
 /** A journal event folded into the session's view (catching up on the journal); decides nothing. */
 export type EventFolded = Readonly<{ kind: 'event'; event: RecordedEvent }>;
@@ -56,6 +56,8 @@ export type TurnTerminalSeen = Readonly<{
   interrupted: boolean;
   error: string | null;
   harness_session_id: string | null;
+  /** The transcript cut and workspace snapshot taken at the terminal line (absent: none could be taken). */
+  checkpoint?: TurnCheckpoint;
   now: string;
 }>;
 

@@ -18,6 +18,8 @@ export type AcquireSandbox = Readonly<{
   owner_id: string;
   environment_id: string;
   resources: readonly SessionResource[];
+  /** A fork's first workspace is the snapshot of this session's turn (null: no fork). */
+  fork_of: Readonly<{ session_id: string; turn_id: string }> | null;
 }>;
 
 /**

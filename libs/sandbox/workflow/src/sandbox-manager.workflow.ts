@@ -1,4 +1,4 @@
-import type { RecordedEvent } from '@berth/contracts';
+import type { RecordedEvent, TurnCheckpoint } from '@berth/contracts';
 import type { Workflow } from '@berth/core';
 import type { CommandAnswered, EventDelivered, ManagerInput, TurnExited, TurnTerminalSeen } from './inputs';
 import { managerCommands, type ManagerCommand } from './manager-commands';
@@ -109,8 +109,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
   const nothing = (state: ManagerState): Step => ({ state, outputs: [] });
   const withWork = (state: ManagerState, work: Partial<ManagerWork>): ManagerState => ({ ...state, work: { ...state.work, ...work } });
   const command = (c: ManagerCommand, report = false): ManagerOutput => ({ kind: 'command', command: c, report });
-  const complete = (state: ManagerState, turnId: string, generation: number, interrupted: boolean, harnessSessionId: string | null = null): ManagerOutput =>
-    command(managerCommands.completeTurn(state.view.session_id, { turn_id: turnId, generation, interrupted, harness_session_id: harnessSessionId }));
+  const complete = (state: ManagerState, turnId: string, generation: number, interrupted: boolean, harnessSessionId: string | null = null, checkpoint?: TurnCheckpoint): ManagerOutput =>
+    command(managerCommands.completeTurn(state.view.session_id, { turn_id: turnId, generation, interrupted, harness_session_id: harnessSessionId, ...(checkpoint !== undefined ? { checkpoint } : {}) }));
   const fail = (state: ManagerState, turnId: string, reason: 'model_error' | 'harness_failed' | 'sandbox_lost' | 'input_not_delivered' | 'resource_unavailable', message: string): ManagerOutput =>
     command(managerCommands.failTurn(state.view.session_id, { turn_id: turnId, reason, message }));
   const touch = (state: ManagerState): ManagerOutput => ({ kind: 'lease', action: 'touch', session_id: state.view.session_id });
@@ -120,7 +120,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const v = state.view;
     return {
       state: withWork(state, { acquiring: generation }),
-      outputs: [{ kind: 'acquire_sandbox', session_id: v.session_id, generation, owner_id: v.owner_id, environment_id: v.environment_id, resources: v.resources }],
+      outputs: [{ kind: 'acquire_sandbox', session_id: v.session_id, generation, owner_id: v.owner_id, environment_id: v.environment_id, resources: v.resources, fork_of: v.forked_from }],
     };
   };
 
@@ -377,8 +377,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const running = state.work.running;
     if (running?.turn_id !== input.turn_id || running.settled) return nothing(state);
     const settled = withWork(state, { running: { ...running, settled: true } });
-    if (running.interrupted || input.interrupted) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, true, input.harness_session_id)] };
-    if (input.ok) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, false, input.harness_session_id)] };
+    if (running.interrupted || input.interrupted) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, true, input.harness_session_id, input.checkpoint)] };
+    if (input.ok) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, false, input.harness_session_id, input.checkpoint)] };
     return { state: settled, outputs: [fail(state, running.turn_id, 'model_error', input.error ?? 'the harness reported a failed turn')] };
   };
 

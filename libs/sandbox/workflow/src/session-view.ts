@@ -64,6 +64,8 @@ export type SessionView = Readonly<{
   prompts: Readonly<Record<string, readonly ContentBlock[]>>;
   /** The session's resources (files, repositories), to mount in each of its sandboxes. */
   resources: readonly SessionResource[];
+  /** A fork's origin: its first workspace is that turn's snapshot. */
+  forked_from: Readonly<{ session_id: string; turn_id: string }> | null;
 }>;
 
 export const emptySessionView = (): SessionView => ({
@@ -83,6 +85,7 @@ export const emptySessionView = (): SessionView => ({
   turn: null,
   prompts: {},
   resources: [],
+  forked_from: null,
 });
 
 /** The journal events the view folds; the manager reads only these back from the journal. */
@@ -115,6 +118,7 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionResourceRemoved',
   'SessionPaused',
   'SessionResumed',
+  'SessionForked',
 ];
 
 /** The answers a continuing harness carries: every answered call of the turn that asked before its harness was released. */
@@ -227,6 +231,8 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     }
     case 'SessionResumed':
       return { ...v, paused: false };
+    case 'SessionForked':
+      return { ...v, forked_from: { session_id: event.data.from.session_id, turn_id: event.data.from.turn_id }, harness_session_id: event.data.from.harness_session_id };
     case 'SessionResourceAdded':
       return { ...v, resources: [...v.resources.filter((r) => r.id !== event.data.resource.id), event.data.resource] };
     case 'SessionResourceRemoved':

@@ -13,6 +13,7 @@ import {
   decideTerminateSession,
   decideUpdateSession,
 } from './deciders/lifecycle';
+import { decideForkSession } from './deciders/fork';
 import { decideRecoverSession } from './deciders/recovery';
 import { decideAddSessionResource, decideRemoveSessionResource } from './deciders/resources';
 import { decideBindSandbox, decideReportEgressDenied, decideReportSandboxDied, decideReportSandboxExpired, decideReportSandboxStartFailed } from './deciders/sandbox';
@@ -29,6 +30,8 @@ export function decide(command: SessionCommand, state: SessionState): readonly S
   switch (command.type) {
     case 'CreateSession':
       return decideCreateSession(command, state);
+    case 'ForkSession':
+      return decideForkSession(command, state);
     case 'UpdateSession':
       return decideUpdateSession(command, state);
     case 'SubmitUserMessage':

@@ -11,7 +11,7 @@ const oneOfEach: SessionCommand[] = [
   Cmd.output('turn_1', 0, [Out.message('a')]), Cmd.complete('turn_1'), Cmd.fail('turn_1'), Cmd.recoverTurn('turn_1'),
   Cmd.transcriptPending('turn_1'), Cmd.bind(1), Cmd.startFailed(1), Cmd.died(1), Cmd.expired(1), Cmd.terminate(),
   Cmd.end(), Cmd.archive(), Cmd.delete(), Cmd.recover(), Cmd.permission('always_ask'), Cmd.error(), Cmd.egressDenied(1), Cmd.pause(), Cmd.resume(),
-  Cmd.addResource(Res.file('sesrsc_1')), Cmd.removeResource('sesrsc_1'),
+  Cmd.addResource(Res.file('sesrsc_1')), Cmd.removeResource('sesrsc_1'), Cmd.fork('sesn_fork'),
 ];
 
 describe('decide', () => {

@@ -1,5 +1,5 @@
-import { LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type SessionEvent } from '@berth/contracts';
-import type { CurrentTurn, SandboxBinding, SessionState } from './state';
+import { FORK_POINT_HISTORY, LEASE_ACTIVITY_EVENTS, leaseExpiryAfter, type SessionEvent } from '@berth/contracts';
+import type { CurrentTurn, ForkPoint, SandboxBinding, SessionState } from './state';
 
 /**
  * Folds one event into the state. Total: an event that does not fit the state (e.g. a turn event
@@ -20,6 +20,15 @@ const leaseAfter = (binding: SandboxBinding | null, event: SessionEvent, at: str
   binding?.lease == null || !LEASE_ACTIVITY_EVENTS.has(event.type) ? binding : { ...binding, expires_at: leaseExpiryAfter(binding.lease, at) };
 
 const eventIdOf = (event: SessionEvent): string | null => ('id' in event && typeof event.id === 'string' ? event.id : null);
+const seqOf = (event: SessionEvent): number | null => ('seq' in event && typeof event.seq === 'number' ? event.seq : null);
+
+/** The turn becomes a fork point (once: a checkpoint recorded it already); its message is no longer pending. */
+function settledForkPoint(state: SessionState, turnId: string, status: ForkPoint['status'], checkpoint: ForkPoint['checkpoint']): SessionState {
+  const { [turnId]: message, ...turn_messages } = state.turn_messages;
+  if (state.fork_points.some((p) => p.turn_id === turnId)) return { ...state, turn_messages };
+  const point: ForkPoint = { turn_id: turnId, message: message ?? null, status, harness_session_id: state.harness_session_id, checkpoint };
+  return { ...state, turn_messages, fork_points: [...state.fork_points, point].slice(-FORK_POINT_HISTORY) };
+}
 
 function onTurn(state: SessionState, turnId: string, change: (turn: CurrentTurn) => CurrentTurn): SessionState {
   const turn = state.current_turn;
@@ -58,8 +67,12 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       }
       return { ...state, title: event.data.title === undefined ? state.title : event.data.title, metadata };
     }
-    case 'UserMessageReceived':
-      return event.data.queued ? { ...state, queued: [...state.queued, { turn_id: event.data.turn_id, content: event.data.content }] } : state;
+    case 'UserMessageReceived': {
+      const id = eventIdOf(event);
+      const seq = seqOf(event);
+      const next = id === null || seq === null ? state : { ...state, turn_messages: { ...state.turn_messages, [event.data.turn_id]: { event_id: id, seq } } };
+      return event.data.queued ? { ...next, queued: [...next.queued, { turn_id: event.data.turn_id, content: event.data.content }] } : next;
+    }
     case 'TurnStarted':
       return {
         ...state,
@@ -126,12 +139,18 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       const next = onTurn(state, event.data.turn_id, (t) => ({ ...t, status: 'INTERRUPTING' }));
       return next === state ? state : { ...next, conversation: 'INTERRUPTING' };
     }
+    case 'TurnCheckpointed': {
+      if (state.current_turn?.id !== event.data.turn_id) return state;
+      const dropped = new Set(event.data.dropped_turn_ids);
+      const kept = { ...state, fork_points: state.fork_points.map((p) => (p.checkpoint !== null && dropped.has(p.turn_id) ? { ...p, checkpoint: { ...p.checkpoint, workspace: null } } : p)) };
+      return settledForkPoint(kept, event.data.turn_id, 'COMPLETED', { transcript: event.data.transcript, workspace: event.data.workspace });
+    }
     case 'TurnCompleted':
     case 'TurnFailed': {
       if (state.current_turn?.id !== event.data.turn_id) return state;
       const failed = event.type === 'TurnFailed';
       return {
-        ...state,
+        ...settledForkPoint(state, event.data.turn_id, failed ? 'FAILED' : 'COMPLETED', null),
         conversation: 'IDLE',
         current_turn: null,
         last_turn: {
@@ -218,6 +237,10 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       };
     case 'SessionArchived':
       return { ...released(state), archived: true };
+    case 'ForkCreated':
+      return state;
+    case 'SessionForked':
+      return { ...state, forked_from: event.data.from, harness_session_id: event.data.from.harness_session_id };
     case 'SessionDeleted':
       return { ...released(state), lifecycle: 'DELETED', paused: false };
     case 'PermissionModeSet':
@@ -239,6 +262,7 @@ const released = (state: SessionState): SessionState => ({
   sandbox_request: null,
   runtime_unavailable: true,
   queued: [],
+  turn_messages: {},
   current_turn: null,
   conversation: 'IDLE',
   pause_requested: false,

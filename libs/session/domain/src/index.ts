@@ -7,3 +7,4 @@ export * from './rebuild-wait';
 export { planRecovery, type RecoveryPlan, type RecoveryReason } from './deciders/recovery';
 export * from './read/recovery-fields';
 export * from './read/session-view';
+export { forkPointOf, ForkErrorCodes } from './deciders/fork';

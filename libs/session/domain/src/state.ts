@@ -1,4 +1,4 @@
-import type { ContentBlock, EventData, HarnessKind, PermissionMode, SandboxLeaseTerms, SessionResource, TurnFailureReason, Usage } from '@berth/contracts';
+import type { ContentBlock, EventData, ForkOrigin, HarnessKind, PermissionMode, SandboxLeaseTerms, SessionResource, TurnCheckpoint, TurnFailureReason, Usage } from '@berth/contracts';
 
 /** Where the session is in its life. Sandbox death is NOT a lifecycle state: see `runtime_unavailable`. */
 export type Lifecycle = 'CREATING' | 'READY' | 'RECOVERY_REQUIRED' | 'TERMINATED' | 'DELETED';
@@ -36,6 +36,21 @@ export type CurrentTurn = Readonly<{
 }>;
 
 export type LastTurn = Readonly<{ id: string; status: 'COMPLETED' | 'FAILED'; failure_reason: TurnFailureReason | null; interrupted: boolean }>;
+
+/** A turn's `user.message` as the journal recorded it (a fork names its turn by either). */
+export type TurnMessage = Readonly<{ event_id: string; seq: number }>;
+
+/**
+ * A settled turn a fork may continue from: its message, how it ended, the harness conversation at
+ * its end, and its checkpoint (null when none was recorded: a recovered turn, or one before checkpoints).
+ */
+export type ForkPoint = Readonly<{
+  turn_id: string;
+  message: TurnMessage | null;
+  status: 'COMPLETED' | 'FAILED';
+  harness_session_id: string | null;
+  checkpoint: Readonly<{ transcript: TurnCheckpoint['transcript']; workspace: TurnCheckpoint['workspace'] }> | null;
+}>;
 
 export type QueuedMessage = Readonly<{ turn_id: string; content: readonly ContentBlock[] }>;
 
@@ -84,6 +99,12 @@ export type SessionState = Readonly<{
   /** The harness's own session id, used to resume the conversation in a new sandbox. */
   harness_session_id: string | null;
   conversation_ended: boolean;
+  /** The `user.message` of every turn not settled yet (the current one and the queued ones). */
+  turn_messages: Readonly<Record<string, TurnMessage>>;
+  /** The latest settled turns, oldest first (at most FORK_POINT_HISTORY). */
+  fork_points: readonly ForkPoint[];
+  /** Set when this session is a fork of another. */
+  forked_from: ForkOrigin | null;
   /** Files and repositories mounted into every sandbox of the session, in the order they were added. */
   resources: readonly SessionResource[];
   /** Vaults whose credentials the egress injects into this session's requests, pinned at create. */
@@ -123,6 +144,9 @@ export const initialState = (): SessionState => ({
   permission_mode: 'always_allow',
   harness_session_id: null,
   conversation_ended: false,
+  turn_messages: {},
+  fork_points: [],
+  forked_from: null,
   resources: [],
   vault_ids: [],
   usage: ZERO_USAGE,

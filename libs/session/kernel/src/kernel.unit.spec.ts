@@ -151,7 +151,7 @@ describe('SessionKernel.execute', () => {
     snapshots.put({ sessionId: SID, version: 2, state: { something: 'else' }, updatedAt: 'x' });
     expect((await kernel.load(SID)).state.exists).toBe(true);
     await kernel.execute(bind());
-    expect(snapshots.get(SID)).toMatchObject({ version: 3, state: { format: 1, session: { lifecycle: 'READY' } } });
+    expect(snapshots.get(SID)).toMatchObject({ version: 3, state: { format: 2, session: { lifecycle: 'READY' } } });
   });
 
   it('ignores a snapshot ahead of the journal (an inconsistent restore) and commits after the real last seq', async () => {

@@ -27,7 +27,7 @@ const fold = (events: readonly RecordedEvent[]): SessionState => events.reduce<S
 const snapshotOf = (events: readonly RecordedEvent[], session: SessionState = fold(events)): SessionSnapshot => ({
   sessionId: SID,
   version: events[events.length - 1].seq,
-  state: { format: 1, session },
+  state: { format: 2, session },
   updatedAt: '2026-03-01T10:00:00.000Z',
 });
 
@@ -48,7 +48,7 @@ describe('berth replay (auditSession)', () => {
     const { store, snapshots } = await recordedSession();
     const stored = snapshots.get(SID)!;
     const session = (stored.state as { session: SessionState }).session;
-    snapshots.put({ ...stored, state: { format: 1, session: { ...session, conversation: 'IDLE', usage: { ...session.usage, output_tokens: 999 } } } });
+    snapshots.put({ ...stored, state: { format: 2, session: { ...session, conversation: 'IDLE', usage: { ...session.usage, output_tokens: 999 } } } });
     const report = await replaySession(store, SID);
     expect(report.differences).toEqual([
       { where: 'snapshot', path: 'conversation', stored: 'IDLE', replayed: 'RUNNING' },

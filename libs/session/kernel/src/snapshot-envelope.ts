@@ -2,7 +2,7 @@ import type { SessionSnapshot } from '@berth/ports';
 import type { SessionState } from '@berth/session-domain';
 
 /** Snapshots hold the state in a versioned envelope, so a change of state shape just ignores old ones. */
-export const SNAPSHOT_FORMAT = 1;
+export const SNAPSHOT_FORMAT = 2;
 type SnapshotEnvelope = Readonly<{ format: number; session: SessionState }>;
 
 export const envelope = (session: SessionState): SnapshotEnvelope => ({ format: SNAPSHOT_FORMAT, session });

@@ -1,7 +1,8 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
 import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource, type ToolResultContent } from '@berth/contracts';
-import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets } from '@berth/ports';
+import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets, TranscriptMirror } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
+import { cutTranscripts } from './fork-transcripts';
 import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
 import { recoverResult, type RecoverResult } from './recover-result';
 import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
@@ -18,6 +19,8 @@ export type SessionUseCasesDeps = Readonly<{
   probe: SandboxProbe;
   /** Repository tokens kept beside the journal (never in it), sealed by `box`: a deleted session's or resource's go. */
   secrets: SessionSecrets;
+  /** Harness transcript mirrors: a fork gets its origin's, cut at the turn it forks from. */
+  transcripts: Pick<TranscriptMirror, 'files' | 'append'>;
   /** Seals repository tokens before they are stored (without a server key: 503 SECRETS_NOT_CONFIGURED, nothing sent). */
   box: SecretBox;
   clock: Clock;
@@ -48,6 +51,9 @@ export type CreateSessionInput = Readonly<{
 
 /** A resource as the journal records it, and the token a repository is cloned with (kept in the secrets, never in an event). */
 export type ResourceToAttach = Readonly<{ resource: SessionResource; token: string | null }>;
+
+/** The turn a fork continues from: its `user.message` id or seq; neither: the latest completed turn. */
+export type ForkAt = Readonly<{ event_id?: string; seq?: number }>;
 
 export type SessionPatch = Readonly<{ title?: string | null; metadata?: Readonly<Record<string, string | null>> | null }>;
 
@@ -155,6 +161,47 @@ export class SessionUseCases {
       lastSeq = sent.last_seq;
     }
     return this.readAfter(owner, sessionId, lastSeq);
+  }
+
+  /**
+   * A new session of the same owner, agent version, environment, resources and vaults whose conversation
+   * and workspace are the source's at the end of one turn. The source's kernel picks the turn and
+   * refuses what cannot be forked (a running turn, an unknown event, no snapshot) and records the
+   * fork; then the fork's transcript mirror gets the source's cut at that turn (so its first turn
+   * resumes the harness conversation exactly there), and the fork is created pointing at it (its
+   * first sandbox's workspace is that turn's snapshot). A crash between the two leaves a recorded
+   * fork that was never created; the next fork attempt makes a new one.
+   */
+  async fork(owner: string, sourceId: string, at: ForkAt): Promise<SessionRecord> {
+    const source = await this.find(owner, sourceId);
+    const view = viewOf(source);
+    const forkId = this.d.ids.next('sesn');
+    const forked = await this.d.commands.send(owner, sourceId, 'ForkSession', { fork_session_id: forkId, event_id: at.event_id ?? null, seq: at.seq ?? null });
+    const created = (await this.d.journal.eventsOfCommand(sourceId, forked.command_id)).find((e) => e.type === 'ForkCreated');
+    if (created?.type !== 'ForkCreated') throw new BerthError(ErrorCodes.UNAVAILABLE, 503, 'the fork was accepted but is not visible yet; retry');
+    const point = created.data;
+    for (const file of cutTranscripts(await this.d.transcripts.files(sourceId), point.transcript)) {
+      await this.d.transcripts.append({ session_id: forkId, path: file.path, offset: 0, data: file.data });
+    }
+    // A token is sealed to its session and resource: the fork's copy is opened and sealed again for the fork.
+    for (const resource of view.resources) {
+      const sealed = await this.d.secrets.get(sourceId, resource.id);
+      if (sealed !== null) await this.d.secrets.put(forkId, resource.id, this.seal(forkId, resource.id, this.d.box.open(sealed, sessionSecretAad(sourceId, resource.id))));
+    }
+    const outcome = await this.d.commands.send(owner, forkId, 'CreateSession', {
+      owner_id: owner,
+      agent: { id: source.agent_id, version: source.agent_version },
+      environment_id: source.environment_id,
+      harness: view.harness.kind,
+      title: source.title,
+      metadata: source.metadata,
+      idempotency_key: null,
+      permission_mode: view.permission_mode,
+      ...(view.resources.length > 0 ? { resources: [...view.resources] } : {}),
+      ...(view.vault_ids.length > 0 ? { vault_ids: [...view.vault_ids] } : {}),
+      fork: { session_id: sourceId, turn_id: point.turn_id, event_id: point.event_id, seq: point.seq, harness_session_id: point.harness_session_id },
+    });
+    return this.readAfter(owner, forkId, outcome.last_seq);
   }
 
   /** Title and metadata; `metadata: null` clears every key, a null value deletes one. Nothing to change sends nothing. */

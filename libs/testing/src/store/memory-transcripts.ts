@@ -22,6 +22,10 @@ export class MemoryTranscripts implements TranscriptMirror {
     return sizeOf(this.mirrored.get(sessionId)?.get(path) ?? []);
   }
 
+  async sizes(sessionId: string): Promise<readonly { path: string; bytes: number }[]> {
+    return [...(this.mirrored.get(sessionId) ?? [])].map(([path, pieces]) => ({ path, bytes: sizeOf(pieces) })).sort((a, b) => a.path.localeCompare(b.path));
+  }
+
   /** For the inspection: every file's pieces. */
   all(): readonly { session_id: string; path: string; pieces: readonly TranscriptPiece[] }[] {
     return [...this.mirrored].flatMap(([session_id, files]) => [...files].map(([path, pieces]) => ({ session_id, path, pieces })));

@@ -65,6 +65,14 @@ export class LoopWorkspaces implements SessionWorkspaces {
     return this.workspace(winner);
   }
 
+  /** Where the session's workspace image is mounted on this host (its `workspace/` and `session/` trees), or null when it has none. */
+  async hostRoot(sessionId: string): Promise<string | null> {
+    const id = await this.aliasTarget(sessionId);
+    if (id === null) return null;
+    await this.guarded(id, () => this.ensureMounted(id));
+    return this.mountPath(id);
+  }
+
   async adopt(sessionId: string, workspaceId: string): Promise<boolean> {
     return (await this.claimAlias(sessionId, checkWorkspaceId(workspaceId))) === workspaceId;
   }
@@ -124,6 +132,9 @@ export class LoopWorkspaces implements SessionWorkspaces {
     if (!(await isMountPoint(mount))) {
       await mkdir(mount, { recursive: true, mode: 0o700 });
       await run('mount', ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime', this.imagePath(id), mount]);
+    } else {
+      // A manager that died while snapshotting it (LoopWorkspaceSnapshots) left it frozen; not frozen answers EINVAL.
+      await run('fsfreeze', ['--unfreeze', mount]).catch(() => undefined);
     }
     for (const dir of ['workspace', 'session', 'session/uploads', 'session/outputs']) {
       const path = join(mount, dir);

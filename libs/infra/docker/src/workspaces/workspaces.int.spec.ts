@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec, SessionWorkspaces, Workspace } from '@berth/ports';
@@ -8,6 +8,7 @@ import { ensureDockerTestEngine } from '@berth/testing';
 import { DockerSandboxRuntime } from '../docker-sandbox-runtime';
 import { detectWorkspaceKind } from './detect-workspaces';
 import { sessionLayoutArchive } from './layout';
+import { LoopWorkspaceSnapshots } from './loop-snapshots';
 import { LoopWorkspaces } from './loop-workspaces';
 import { VolumeWorkspaces } from './volume-workspaces';
 
@@ -127,5 +128,74 @@ describe('loop workspaces', () => {
     expect(size * 1024).toBeLessThanOrEqual(32 * MiB);
     await runtime.remove(box);
     await workspaces.removeSession(session);
+  });
+
+  describe('per-turn snapshots (LoopWorkspaceSnapshots)', () => {
+    const keepAll = { keep: 10, maxBytes: 1024 * MiB };
+    const snapshotDir = (session: string, turn: string) => join(root, 'snapshots', session, turn);
+
+    it('link what a turn left unchanged, copy what it changed, and seed a fork with the tree as it was at that turn', async () => {
+      if (detected.kind !== 'loop') return;
+      const workspaces = new LoopWorkspaces(root);
+      const snapshots = new LoopWorkspaceSnapshots(root, workspaces);
+      const source = `sesn_${run}snap`;
+      const box = await sandbox(await workspaces.forSession(source, 64 * MiB));
+      await sh(box, 'head -c 2097152 /dev/urandom > /workspace/big.bin && echo one > /workspace/notes.txt && mkdir -p /workspace/src && echo out > /mnt/session/outputs/r.txt');
+      const first = await snapshots.take(source, 'turn_1', keepAll);
+      expect(first).toEqual({ bytes: 2 * MiB + 4 + 4, files: 3, dropped_turn_ids: [] });
+      // A symlink the agent plants is kept as a link, never followed into the host.
+      expect((await sh(box, 'echo two > /workspace/notes.txt && ln -s /etc/shadow /workspace/src/escape && echo $?')).out).toBe('0');
+      const second = await snapshots.take(source, 'turn_2', keepAll);
+      expect(second).toEqual({ bytes: 4, files: 3, dropped_turn_ids: [] });
+      expect(lstatSync(join(snapshotDir(source, 'turn_2'), 'workspace', 'big.bin')).nlink).toBe(2);
+      expect(lstatSync(join(snapshotDir(source, 'turn_2'), 'workspace', 'src', 'escape')).isSymbolicLink()).toBe(true);
+      await sh(box, 'echo three > /workspace/notes.txt && rm /workspace/big.bin');
+      await snapshots.take(source, 'turn_3', keepAll);
+
+      const fork = `sesn_${run}fork`;
+      await snapshots.seed(fork, { session_id: source, turn_id: 'turn_2' }, 64 * MiB);
+      const forkBox = await sandbox((await workspaces.ofSession(fork)) as Workspace);
+      const seen = await sh(forkBox, 'cat /workspace/notes.txt; ls /workspace; readlink /workspace/src/escape; stat -c %u /workspace/notes.txt; cat /mnt/session/outputs/r.txt');
+      expect(seen).toEqual({ out: 'two\nbig.bin\nnotes.txt\nsrc\n/etc/shadow\n1000\nout', code: 0 });
+      // Seeding again (a rebuilt sandbox of the fork) keeps the fork's own work.
+      await sh(forkBox, 'echo mine > /workspace/notes.txt');
+      await snapshots.seed(fork, { session_id: source, turn_id: 'turn_2' }, 64 * MiB);
+      expect((await sh(forkBox, 'cat /workspace/notes.txt')).out).toBe('mine');
+      expect((await sh(box, 'cat /workspace/notes.txt')).out).toBe('three');
+
+      await runtime.remove(box);
+      await runtime.remove(forkBox);
+      await snapshots.removeSession(source);
+      expect(existsSync(join(root, 'snapshots', source))).toBe(false);
+      await expect(snapshots.seed(`sesn_${run}late`, { session_id: source, turn_id: 'turn_2' }, 64 * MiB)).rejects.toThrow(/snapshot .* is gone/);
+      for (const session of [source, fork, `sesn_${run}late`]) await workspaces.removeSession(session);
+    });
+
+    it('keep at most `keep` snapshots and `maxBytes` together, dropping the oldest and naming it; keep 0 takes none', async () => {
+      if (detected.kind !== 'loop') return;
+      const workspaces = new LoopWorkspaces(root);
+      const snapshots = new LoopWorkspaceSnapshots(root, workspaces);
+      const session = `sesn_${run}keep`;
+      const box = await sandbox(await workspaces.forSession(session, 64 * MiB));
+      const turn = async (n: number, retention: { keep: number; maxBytes: number }, file = `f${n}`) => {
+        await sh(box, `head -c 1048576 /dev/urandom > /workspace/${file}.bin`);
+        return snapshots.take(session, `turn_${n}`, retention);
+      };
+      expect((await turn(1, { keep: 2, maxBytes: 64 * MiB }))?.dropped_turn_ids).toEqual([]);
+      expect((await turn(2, { keep: 2, maxBytes: 64 * MiB }))?.dropped_turn_ids).toEqual([]);
+      expect((await turn(3, { keep: 2, maxBytes: 64 * MiB }))?.dropped_turn_ids).toEqual(['turn_1']);
+      expect(existsSync(snapshotDir(session, 'turn_1'))).toBe(false);
+      // Bytes count once however many snapshots link them: f1-f3 are 3 MiB on disk. Rewriting f3 adds 1 MiB;
+      // under 3.5 MiB that drops turn_2 (frees nothing: its files are linked by later turns) and turn_3 (frees the old f3).
+      expect((await turn(4, { keep: 10, maxBytes: 3.5 * MiB }, 'f3'))?.dropped_turn_ids).toEqual(['turn_2', 'turn_3']);
+      expect(existsSync(snapshotDir(session, 'turn_4'))).toBe(true);
+      expect((await turn(6, { keep: 10, maxBytes: 3.5 * MiB }, 'f3'))?.dropped_turn_ids).toEqual(['turn_4']);
+      expect(await turn(5, { keep: 0, maxBytes: 64 * MiB })).toBeNull();
+      expect(existsSync(snapshotDir(session, 'turn_5'))).toBe(false);
+      expect(await snapshots.take(`sesn_${run}none`, 'turn_1', keepAll)).toBeNull();
+      await runtime.remove(box);
+      await snapshots.removeSession(session);
+      await workspaces.removeSession(session);
+    });
   });
 });

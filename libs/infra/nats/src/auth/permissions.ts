@@ -48,7 +48,7 @@ export const SERVICE_USERS = {
     answers: [],
   },
   gateway: {
-    commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'SubmitCustomToolResult', 'ArchiveSession', 'EndConversation', 'DeleteSession', 'TerminateSession', 'RecoverSession', 'PauseSession', 'ResumeSession', 'AddSessionResource', 'RemoveSessionResource'],
+    commands: ['CreateSession', 'UpdateSession', 'SubmitUserMessage', 'InterruptTurn', 'ConfirmToolUse', 'SubmitCustomToolResult', 'ArchiveSession', 'EndConversation', 'DeleteSession', 'TerminateSession', 'RecoverSession', 'PauseSession', 'ResumeSession', 'AddSessionResource', 'RemoveSessionResource', 'ForkSession'],
     // Plans webhook deliveries from every event.
     consumes: [{ stream: Streams.events, consumer: Consumers.webhooks }],
     tailsEvents: true,

@@ -24,6 +24,11 @@ export function transcriptsContract(store: () => BerthStore): void {
         { path: 'projects/a/s.jsonl', data: line1 + line2 },
       ]);
       expect(await transcripts.files('sesn_3')).toEqual([]);
+      expect(await transcripts.sizes('sesn_1')).toEqual([
+        { path: 'other.json', bytes: 2 },
+        { path: 'projects/a/s.jsonl', bytes: bytes(line1 + line2) },
+      ]);
+      expect(await transcripts.sizes('sesn_3')).toEqual([]);
     });
 
     it('keeps only the new tail of a chunk overlapping what is mirrored, and refuses a gap', async () => {

@@ -48,6 +48,13 @@ export class MongoTranscripts implements TranscriptMirror {
     return this.sizeOf(sessionId, path);
   }
 
+  async sizes(sessionId: string): Promise<readonly { path: string; bytes: number }[]> {
+    const rows = await this.m.c.transcripts
+      .aggregate<{ _id: string; bytes: number }>([{ $match: { session_id: sessionId } }, { $group: { _id: '$path', bytes: { $max: { $add: ['$offset', '$bytes'] } } } }, { $sort: { _id: 1 } }], PRIMARY)
+      .toArray();
+    return rows.map((r) => ({ path: r._id, bytes: r.bytes }));
+  }
+
   private async sizeOf(sessionId: string, path: string, session?: ClientSession): Promise<number> {
     const last = await this.m.c.transcripts.findOne({ session_id: sessionId, path }, { ...(session ? { session } : PRIMARY), sort: { offset: -1 }, projection: { offset: 1, bytes: 1 } });
     return last ? last.offset + last.bytes : 0;

@@ -30,6 +30,12 @@ export class SqliteTranscripts implements TranscriptMirror {
     return this.sizeOf(sessionId, path);
   }
 
+  async sizes(sessionId: string): Promise<readonly { path: string; bytes: number }[]> {
+    return this.db
+      .stmt('SELECT path, MAX("offset" + bytes) AS bytes FROM transcript_chunks WHERE session_id = ? GROUP BY path ORDER BY path')
+      .all(sessionId) as { path: string; bytes: number }[];
+  }
+
   private sizeOf(sessionId: string, path: string): number {
     const row = this.db
       .stmt('SELECT "offset" + bytes AS size FROM transcript_chunks WHERE session_id = ? AND path = ? ORDER BY "offset" DESC LIMIT 1')

@@ -1,5 +1,7 @@
 import { DeciderSpec } from '@berth/core/testing';
 import { sessionDecider } from '../decide';
+import { evolve } from '../evolve';
+import { initialState } from '../state';
 import { Cmd, historyOf, readySession, runningTurn, stateOf } from '../testing/builders';
 
 const spec = DeciderSpec.for(sessionDecider);
@@ -62,8 +64,9 @@ describe('ReportEgressDenied', () => {
   });
 
   it('leaves the session as it was (but for its last-updated stamp)', () => {
-    const before = stateOf(...readySession(), Cmd.message('turn_1'));
-    expect({ ...stateOf(...readySession(), Cmd.message('turn_1'), Cmd.egressDenied(1)), updated_at: before.updated_at }).toEqual(before);
+    const history = historyOf(...readySession(), Cmd.message('turn_1'), Cmd.egressDenied(1));
+    const before = history.slice(0, -1).reduce(evolve, initialState());
+    expect({ ...history.reduce(evolve, initialState()), updated_at: before.updated_at }).toEqual(before);
   });
 
   it('drops a refusal about another generation or a deleted session', () => {

@@ -111,13 +111,14 @@ function outputEvent(output: AgentOutput, turn_id: string, offset: number, toolU
 /** The harness finished the turn on the current sandbox; the next queued message starts. */
 export function decideCompleteTurn(command: SessionCommandOf<'CompleteTurn'>, state: SessionState): SessionEvent[] {
   requireExists(state, command.meta.session_id);
-  const { turn_id, generation, interrupted, harness_session_id } = command.data;
+  const { turn_id, generation, interrupted, harness_session_id, checkpoint } = command.data;
   if (currentTurnOn(state, turn_id, generation) === null) return [];
   const recorded: SessionEvent[] =
     harness_session_id !== null && harness_session_id !== state.harness_session_id
       ? [{ type: 'HarnessSessionRecorded', data: { turn_id, harness_session_id } }]
       : [];
-  return [...recorded, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id, interrupted } })];
+  const checkpointed: SessionEvent[] = checkpoint !== undefined ? [{ type: 'TurnCheckpointed', data: { turn_id, ...checkpoint } }] : [];
+  return [...recorded, ...checkpointed, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id, interrupted } })];
 }
 
 /** The turn cannot finish. Fenced by turn id only: any reporter may settle the current turn. */

@@ -28,6 +28,8 @@ export type SessionView = Readonly<{
   permission_mode: SessionState['permission_mode'];
   harness: Readonly<{ kind: SessionState['harness']; session_id: string | null }>;
   resources: SessionState['resources'];
+  /** The session and turn this one was forked from; null when it is no fork. */
+  forked_from: Readonly<{ session_id: string; turn_id: string; event_id: string | null; seq: number | null }> | null;
   vault_ids: SessionState['vault_ids'];
 }>;
 
@@ -72,6 +74,7 @@ export function deriveSessionView(state: SessionState): SessionView {
     permission_mode: state.permission_mode,
     harness: { kind: state.harness, session_id: state.harness_session_id },
     resources: state.resources,
+    forked_from: state.forked_from === null ? null : { session_id: state.forked_from.session_id, turn_id: state.forked_from.turn_id, event_id: state.forked_from.event_id, seq: state.forked_from.seq },
     vault_ids: state.vault_ids,
   };
 }

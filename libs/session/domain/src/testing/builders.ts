@@ -34,8 +34,10 @@ export const Cmd = {
   message: (turn_id: string, body = 'hello') => command('SubmitUserMessage', { turn_id, content: text(body) }),
   output: (turn_id: string, offset: number, outputs: CommandData<'RecordAgentOutput'>['outputs'], generation = 1, harness_session_id: string | null = null, commandId?: string) =>
     command('RecordAgentOutput', { turn_id, generation, offset, outputs, harness_session_id }, commandId),
-  complete: (turn_id: string, generation = 1, interrupted = false, harness_session_id: string | null = null) =>
-    command('CompleteTurn', { turn_id, generation, interrupted, harness_session_id }),
+  complete: (turn_id: string, generation = 1, interrupted = false, harness_session_id: string | null = null, checkpoint?: CommandData<'CompleteTurn'>['checkpoint']) =>
+    command('CompleteTurn', { turn_id, generation, interrupted, harness_session_id, ...(checkpoint !== undefined ? { checkpoint } : {}) }),
+  fork: (fork_session_id: string, at: Readonly<{ event_id?: string; seq?: number }> = {}) =>
+    command('ForkSession', { fork_session_id, event_id: at.event_id ?? null, seq: at.seq ?? null }),
   fail: (turn_id: string, reason: CommandData<'FailTurn'>['reason'] = 'harness_failed', message = 'boom') => command('FailTurn', { turn_id, reason, message }),
   recoverTurn: (turn_id: string, method: CommandData<'RecoverTurn'>['method'] = 'transcript_recovered') => command('RecoverTurn', { turn_id, method }),
   transcriptPending: (turn_id: string) => command('MarkTranscriptPending', { turn_id }),
@@ -59,6 +61,13 @@ export const Cmd = {
   addResource: (resource: CommandData<'AddSessionResource'>['resource']) => command('AddSessionResource', { resource }),
   removeResource: (resource_id: string) => command('RemoveSessionResource', { resource_id }),
 };
+
+/** A turn's checkpoint: its transcript cut (`bytes` of the one file) and a workspace snapshot (null: none). */
+export const checkpoint = (bytes: number, workspace: Readonly<{ bytes: number; files: number }> | null = { bytes: 1024, files: 1 }, dropped_turn_ids: string[] = []) => ({
+  transcript: [{ path: '/home/agent/.claude/projects/-workspace/hs_1.jsonl', bytes }],
+  workspace,
+  dropped_turn_ids,
+});
 
 const STAMP = '2026-01-01T00:00:00.000Z';
 
