@@ -11,8 +11,9 @@ const base = {
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swc, swcrc: false }] },
   moduleNameMapper: pathsToModuleNameMapper(),
   setupFiles: ['reflect-metadata'],
-  // NestJS 12 ships ESM only; jest runs CommonJS, so its packages go through the same swc transform.
-  transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
+  // NestJS 12 and @kubernetes/client-node 1.x (with its OpenID client) ship ESM only; jest runs
+  // CommonJS, so their packages go through the same swc transform.
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@kubernetes/client-node|openid-client|oauth4webapi|jose)/)'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/dist/', '<rootDir>/tmp/', '/lint-fixtures/'],
 };
 

@@ -4,7 +4,7 @@ import { DirectCommands } from './direct-commands';
 import type { ChaosDriver, TurnEnd } from './driver';
 import type { ExpectedOutput, TurnOutcome } from './invariants';
 import type { Scenario, ScenarioContext, ScenarioOutcome } from './run-scenario';
-import { CRASH_POINTS, SERVICES, type ServiceName } from './supervisor';
+import { CRASH_POINTS, REPLICATED, SERVICES, type ServiceName } from './supervisor';
 
 const TURN_TIMEOUT_MS = 60_000;
 /** Sessions with a turn running during every fault (the first is the one a targeted fault hits). */
@@ -269,6 +269,33 @@ const killService = (name: ServiceName): Scenario => completesMidTurn(`kill -9 $
 
 const everyServiceKilled = completesMidTurn('kill -9 every service mid-turn', (ctx, _sessionId, began) => killAndRestart(ctx, SERVICES, began));
 
+/**
+ * Two replicas of every replicated service (docs/scale-out.md "Replicas"): the second ones start
+ * before the sessions exist (so both sandbox-managers share the sessions' sandbox requests and the
+ * warm pool, and both gateways serve the clients through the balancer); mid-turn the first of each
+ * is SIGKILLed and not brought back while the turns run: the replicas carry them (the kernel's
+ * redelivered commands, the manager reattaching to the running harness, the standby reconciler
+ * taking the lease over, the SSE clients resuming on the other gateway).
+ */
+const replicasKilled: Scenario = {
+  name: 'two replicas of every service, one of each killed mid-turn',
+  requires: 'every turn completed with its whole output, carried by the surviving replicas',
+  run: (ctx, outcome) =>
+    turnUnderFault(ctx, outcome, {
+      beforeSession: async ({ sup }) => {
+        for (const name of REPLICATED) await sup.startReplica(name);
+      },
+      trigger: 'tool_use',
+      requires: COMPLETED,
+      inject: async ({ sup }, _sessionId, began) => {
+        const at = Date.now();
+        await Promise.all(REPLICATED.map((name) => sup.kill(name)));
+        began();
+        return { at, backAt: at };
+      },
+    }),
+};
+
 const natsRestart = completesMidTurn('nats-server restart mid-turn', async ({ sup }, _sessionId, began) => {
   const at = Date.now();
   began();
@@ -523,6 +550,7 @@ export const SCENARIOS: readonly Scenario[] = [
   reconcilerCrash('after-command'),
   killService('gateway'),
   everyServiceKilled,
+  replicasKilled,
   natsRestart,
   natsKilled,
   storeOutage,

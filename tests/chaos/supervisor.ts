@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
 import { ensureDockerTestEngine, freePort, releaseWorkspaceMounts, startNatsServer, type NatsServerHandle } from '@berth/testing';
+import { GatewayBalancer } from './gateway-balancer';
 import { PrivateEngine } from './private-engine';
 import { REPO_ROOT, startService, type ServiceProcess } from './service-process';
 
@@ -24,6 +25,10 @@ export const CRASH_POINTS: Readonly<Record<ServiceName, readonly string[]>> = {
   gateway: [],
 };
 
+/** The services a scenario can run a second replica of (the egress serves its host's sandbox sockets: one per host). */
+export const REPLICATED = ['session-kernel', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const;
+export type ReplicatedService = (typeof REPLICATED)[number];
+
 export type SupervisorOptions = Readonly<{
   /** The server-wide default model endpoint (each scenario's environment points at its own). */
   modelBaseUrl: string;
@@ -31,8 +36,9 @@ export type SupervisorOptions = Readonly<{
 
 /**
  * The chaos suite's platform: one nats-server (own store dir), a Docker engine of its own (see
- * PrivateEngine), and the four services as child processes on loopback over one fresh SQLite file
- * on a small tmpfs. It can SIGKILL and restart any service (optionally with a crash point armed),
+ * PrivateEngine), and the services as child processes on loopback over one fresh SQLite file
+ * on a small tmpfs; clients reach the gateway through a balancer, as in a deployment, so a second
+ * gateway replica (`startReplica`) takes the connections of one that died. It can SIGKILL and restart any service (optionally with a crash point armed),
  * restart or SIGKILL the broker, restart the engine, hold the store's write lock or fill its disk
  * for a while, and skew one service's wall clock.
  */
@@ -45,6 +51,8 @@ export class Supervisor {
   apiKey = '';
 
   private readonly procs = new Map<ServiceName, ServiceProcess>();
+  /** Second replicas a scenario started (`startReplica`); `settle()` stops them. */
+  private readonly replicas = new Map<ReplicatedService, ServiceProcess>();
   /** Services running with extra environment (an armed crash point): `settle()` restarts them plain. */
   private readonly special = new Set<ServiceName>();
   /** Every process started, in order, for the logs. */
@@ -58,12 +66,15 @@ export class Supervisor {
     private readonly storeDir: string,
     private readonly harnessImage: string,
     private readonly gatewayPort: number,
+    private readonly replicaGatewayPort: number,
+    private readonly balancer: GatewayBalancer,
     private readonly options: SupervisorOptions,
   ) {
     this.scope = `chaos${process.pid}${Date.now().toString(36)}`;
     this.storeUrl = `sqlite:${join(storeDir, 'berth.db')}`;
     this.egressDir = join(dir, 'egress');
-    this.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    this.gatewayUrl = `http://127.0.0.1:${balancer.port}`;
+    balancer.add(gatewayPort);
     this.runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': this.scope }, egressRoot: this.egressDir });
     for (const name of SERVICES) {
       const file = join(dir, `${name}.clock`);
@@ -85,7 +96,8 @@ export class Supervisor {
     mkdirSync(storeDir);
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${STORE_FS_MB}m`, 'berth-chaos-store', storeDir]);
     const nats = await startNatsServer();
-    const supervisor = new Supervisor(dir, nats, engine, storeDir, harnessImage, await freePort(), options);
+    const balancer = await new GatewayBalancer(await freePort()).start();
+    const supervisor = new Supervisor(dir, nats, engine, storeDir, harnessImage, await freePort(), await freePort(), balancer, options);
     try {
       // The kernel declares the streams; the others only attach to them.
       await supervisor.startService('session-kernel');
@@ -134,7 +146,8 @@ export class Supervisor {
         BERTH_LEASE_SWEEP_MS: '500',
         BERTH_WORKSPACE_DIR: join(this.dir, 'workspaces'),
       },
-      'turn-reconciler': { ...common, ...delivery },
+      // A stable identity across restarts (a container keeps its name): a restart takes its lease back at once.
+      'turn-reconciler': { ...common, ...delivery, BERTH_RECONCILER_LEASE_MS: '3000', BERTH_INSTANCE_ID: 'chaos-a' },
       gateway: { ...common, PORT: String(this.gatewayPort), HOST: '127.0.0.1' },
     };
     return { ...defaults[name], ...extra };
@@ -152,8 +165,23 @@ export class Supervisor {
   }
 
   /**
-   * Back to the plain platform between scenarios: every service running without crash points,
-   * every clock true. Returns what had to be fixed.
+   * Starts a second replica of a service beside the first (same store, broker and engine; the
+   * gateway's behind the balancer, the reconciler's with its own identity, a standby until the
+   * first one's lease lapses).
+   */
+  async startReplica(name: ReplicatedService): Promise<void> {
+    if (this.replicas.get(name)?.alive()) throw new Error(`a replica of ${name} is already running`);
+    const extra: Record<string, string> =
+      name === 'gateway' ? { PORT: String(this.replicaGatewayPort) } : name === 'turn-reconciler' ? { BERTH_INSTANCE_ID: 'chaos-b' } : {};
+    const proc = await startService(name, this.envFor(name, extra));
+    this.replicas.set(name, proc);
+    this.started.push(proc);
+    if (name === 'gateway') this.balancer.add(this.replicaGatewayPort);
+  }
+
+  /**
+   * Back to the plain platform between scenarios: no second replicas, every service running
+   * without crash points, every clock true. Returns what had to be fixed.
    */
   async settle(): Promise<string[]> {
     const fixed: string[] = [];
@@ -167,6 +195,12 @@ export class Supervisor {
         await this.restart(name);
       }
     }
+    // The replicas go once the first ones are back, so a client always has a gateway to reconnect to.
+    for (const [name, replica] of this.replicas) {
+      if (name === 'gateway') this.balancer.remove(this.replicaGatewayPort);
+      await replica.stop();
+    }
+    this.replicas.clear();
     return fixed;
   }
 
@@ -284,7 +318,9 @@ export class Supervisor {
   }
 
   async stop(): Promise<void> {
+    for (const replica of this.replicas.values()) await replica.stop();
     for (const name of [...SERVICES].reverse()) await this.procs.get(name)?.stop();
+    await this.balancer.stop();
     try {
       for (const c of await this.runtime.list({ 'berth.scope': this.scope })) await this.runtime.remove(c.id);
       releaseWorkspaceMounts(join(this.dir, 'workspaces'));

@@ -46,7 +46,7 @@ async function main(): Promise<void> {
     kernel,
     outbox,
     locks,
-    order: new CommandOrder({ oldest: (subject) => oldestMessageSeq(nc, Streams.commands, subject), maxWaitMs: Math.floor(config.ackWaitMs / 2), log }),
+    order: new CommandOrder({ oldest: (subject) => oldestMessageSeq(nc, Streams.commands, subject), maxWaitMs: 2 * config.ackWaitMs, workingEveryMs: Math.floor(config.ackWaitMs / 3), log }),
     replies: nc,
     crash,
     log,

@@ -8,3 +8,4 @@ export * from './logging/test-loggers';
 export * from './otlp/otlp-trace-receiver';
 export * from './metrics/prometheus-text';
 export * from './git/git-http-server';
+export * from './kubernetes';

@@ -6,7 +6,6 @@ export type OldestCommand = (subject: string) => Promise<number | null>;
 
 const FIRST_WAIT_MS = 5;
 const LONGEST_WAIT_MS = 100;
-const WORKING_EVERY_MS = 2_000;
 
 /**
  * One session's commands in stream order, whichever kernel replica each was delivered to. The
@@ -14,13 +13,15 @@ const WORKING_EVERY_MS = 2_000;
  * in flight in two processes at once, and the second could commit first (a later output batch
  * before an earlier one, a turn completed before its last output). SESSION_CMD deletes a command
  * once it is acked, so the session's oldest stored command is the one to apply next: a delivery
- * waits, outside the session lock, until it is that one. A wait is bounded (`maxWaitMs`, below the
- * ack wait): an older command that is itself waiting out a retry delay must not hold the session
- * forever, so past the bound the delivery goes ahead, logged.
+ * waits, outside the session lock, until it is that one, extending its own ack deadline every
+ * `workingEveryMs`. A wait is bounded (`maxWaitMs`, longer than the ack wait, so the command a
+ * dead replica held is redelivered and applied first): an older command that is itself waiting out
+ * a long retry delay must not hold the session forever, so past the bound the delivery goes ahead,
+ * logged.
  */
 export class CommandOrder {
   constructor(
-    private readonly deps: Readonly<{ oldest: OldestCommand; maxWaitMs: number; log: Logger }>,
+    private readonly deps: Readonly<{ oldest: OldestCommand; maxWaitMs: number; workingEveryMs: number; log: Logger }>,
   ) {}
 
   async awaitTurn(sessionId: string, streamSeq: number, working: () => void): Promise<void> {
@@ -35,7 +36,7 @@ export class CommandOrder {
         this.deps.log.warn(`${Streams.commands}: an older command of the session is still pending; applying this one anyway`, { session_id: sessionId, stream_seq: streamSeq, oldest_seq: oldest, waited_ms: now - started });
         return;
       }
-      if (now - lastWorking >= WORKING_EVERY_MS) {
+      if (now - lastWorking >= this.deps.workingEveryMs) {
         working();
         lastWorking = now;
       }

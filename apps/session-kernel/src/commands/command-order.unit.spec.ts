@@ -18,18 +18,20 @@ function stream(pending: Record<string, number[]>) {
 describe('CommandOrder (one session\'s commands in stream order across kernel replicas)', () => {
   it('applies a command at once when no older one of its session is pending, whatever other sessions hold', async () => {
     const s = stream({ sesn_a: [7], sesn_b: [3] });
-    const order = new CommandOrder({ oldest: s.oldest, maxWaitMs: 1_000, log: recordingLogger().log });
+    const order = new CommandOrder({ oldest: s.oldest, maxWaitMs: 1_000, workingEveryMs: 1_000, log: recordingLogger().log });
     await order.awaitTurn('sesn_a', 7, () => undefined);
     expect(s.asked).toEqual(['session.sesn_a.cmd.>']);
   });
 
   it('holds a later command until the older one is done (acked on another replica), extending its ack deadline meanwhile', async () => {
     const s = stream({ sesn_a: [4, 9] });
-    const order = new CommandOrder({ oldest: s.oldest, maxWaitMs: 10_000, log: recordingLogger().log });
+    const order = new CommandOrder({ oldest: s.oldest, maxWaitMs: 10_000, workingEveryMs: 20, log: recordingLogger().log });
     let applied = false;
-    const waiting = order.awaitTurn('sesn_a', 9, () => undefined).then(() => (applied = true));
-    await new Promise((r) => setTimeout(r, 60));
+    let extended = 0;
+    const waiting = order.awaitTurn('sesn_a', 9, () => extended++).then(() => (applied = true));
+    await new Promise((r) => setTimeout(r, 150));
     expect(applied).toBe(false);
+    expect(extended).toBeGreaterThan(0);
     s.done('sesn_a', 4);
     await waiting;
     expect(applied).toBe(true);
@@ -38,7 +40,7 @@ describe('CommandOrder (one session\'s commands in stream order across kernel re
   it('goes ahead after its bound when the older command stays pending (waiting out a retry), and says so', async () => {
     const s = stream({ sesn_a: [4, 9] });
     const logged = recordingLogger();
-    const order = new CommandOrder({ oldest: s.oldest, maxWaitMs: 50, log: logged.log });
+    const order = new CommandOrder({ oldest: s.oldest, maxWaitMs: 50, workingEveryMs: 1_000, log: logged.log });
     const started = Date.now();
     await order.awaitTurn('sesn_a', 9, () => undefined);
     expect(Date.now() - started).toBeGreaterThanOrEqual(50);

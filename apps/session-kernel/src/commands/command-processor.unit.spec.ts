@@ -62,7 +62,7 @@ function setup() {
     outbox,
     locks,
     // One kernel here: nothing older is ever pending elsewhere.
-    order: new CommandOrder({ oldest: async () => null, maxWaitMs: 1_000, log: silentLogger }),
+    order: new CommandOrder({ oldest: async () => null, maxWaitMs: 1_000, workingEveryMs: 1_000, log: silentLogger }),
     crash,
     log: silentLogger,
     metrics,

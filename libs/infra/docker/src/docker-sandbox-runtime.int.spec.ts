@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import type { SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the shared engine fixture lives in the testing library
-import { ensureDockerTestEngine } from '@berth/testing';
+import { describeSandboxRuntimeContract, ensureDockerTestEngine } from '@berth/testing';
 import { DockerSandboxRuntime } from './docker-sandbox-runtime';
 
 jest.setTimeout(60_000);
@@ -43,16 +43,14 @@ afterAll(async () => {
   for (const info of await runtime.list({ [TEST_LABEL]: run })) await runtime.remove(info.id);
 });
 
-describe('DockerSandboxRuntime against the real engine', () => {
-  it('creates a running sandbox, and ensureRunning again is the same container', async () => {
-    const first = await runtime.ensureRunning(spec('a'));
-    expect(first).toMatchObject({ name: `berth-s-${run}a-g1`, running: true, exitCode: null });
-    expect(first.startedAt).not.toBeNull();
-    const second = await runtime.ensureRunning(spec('a'));
-    expect(second.id).toBe(first.id);
-    expect(await runtime.list({ [TEST_LABEL]: run, 'berth.session': `${run}a` })).toHaveLength(1);
-  });
+describeSandboxRuntimeContract('Docker, the real engine', async () => ({
+  runtime: new DockerSandboxRuntime({ dockerHost: engine.dockerHost }),
+  image: engine.baseImage,
+  kill: async (sandbox) => void docker('kill', sandbox.id),
+  dispose: async () => undefined,
+}));
 
+describe('DockerSandboxRuntime against the real engine', () => {
   it('runs hardened: non-root, all capabilities dropped, no-new-privileges, limits, no engine socket', async () => {
     const info = await runtime.ensureRunning(spec('h'));
     const [inspected] = JSON.parse(docker('inspect', info.id));
@@ -96,64 +94,11 @@ describe('DockerSandboxRuntime against the real engine', () => {
     expect((await runtime.readFile(info.id, '/workspace/notes.txt'))?.toString()).toBe('kept');
   });
 
-  it('stop and remove are idempotent, including on containers that never existed', async () => {
-    const info = await runtime.ensureRunning(spec('s'));
-    await runtime.stop(info.id, 1);
-    await runtime.stop(info.id, 1);
-    expect(await runtime.inspect(info.id)).toMatchObject({ running: false });
-    await runtime.remove(info.id);
-    await runtime.remove(info.id);
-    await runtime.stop('berth-s-never-existed-g1');
-    expect(await runtime.inspect(info.id)).toBeNull();
-  });
-
   it('ensureRunning restarts a stopped container with the same name instead of failing', async () => {
     const first = await runtime.ensureRunning(spec('r'));
     await runtime.stop(first.id, 1);
     const again = await runtime.ensureRunning(spec('r'));
     expect(again).toMatchObject({ id: first.id, running: true });
-  });
-
-  it('exec streams stdout lines as they come, keeps stderr apart, takes stdin and reports the exit code', async () => {
-    const info = await runtime.ensureRunning(spec('e'));
-    const handle = await runtime.exec(info.id, { cmd: ['/bin/sh', '-c', 'echo first; echo oops >&2; while read l; do echo "got $l"; done; exit 3'] });
-    const iterator = handle.lines[Symbol.asyncIterator]();
-    expect((await iterator.next()).value).toBe('first');
-    handle.write('one\n');
-    expect((await iterator.next()).value).toBe('got one');
-    handle.write('two\n');
-    handle.closeStdin();
-    expect((await iterator.next()).value).toBe('got two');
-    expect((await iterator.next()).done).toBe(true);
-    expect(await handle.exit).toBe(3);
-    expect(handle.stderrTail?.()).toBe('oops\n');
-  });
-
-  it('exec with stdin given up front feeds it and closes it', async () => {
-    const info = await runtime.ensureRunning(spec('e'));
-    const handle = await runtime.exec(info.id, { cmd: ['wc', '-l'], stdin: 'a\nb\nc\n' });
-    expect(await collect(handle.lines)).toEqual(['3']);
-    expect(await handle.exit).toBe(0);
-  });
-
-  it('writes and reads files through the archive API, owned by the sandbox user', async () => {
-    const info = await runtime.ensureRunning(spec('f'));
-    const body = Buffer.from(JSON.stringify({ hello: 'world', big: 'x'.repeat(3000) }));
-    await runtime.writeFile(info.id, '/tmp/config.json', body, 0o600);
-    expect(await runtime.readFile(info.id, '/tmp/config.json')).toEqual(body);
-    const ls = await collect((await runtime.exec(info.id, { cmd: ['stat', '-c', '%u %a', '/tmp/config.json'] })).lines);
-    expect(ls).toEqual(['1000 600']);
-    expect(await runtime.readFile(info.id, '/tmp/missing.json')).toBeNull();
-  });
-
-  it('appends to a file (creating it) as the sandbox user, larger than one command-line argument may be', async () => {
-    const info = await runtime.ensureRunning(spec('g'));
-    const big = `${'y'.repeat(200_000)}\n`;
-    await runtime.appendFile(info.id, '/tmp/feed.in', '{"n":1}\n');
-    await runtime.appendFile(info.id, '/tmp/feed.in', big);
-    expect((await runtime.readFile(info.id, '/tmp/feed.in'))?.toString()).toBe(`{"n":1}\n${big}`);
-    expect(await collect((await runtime.exec(info.id, { cmd: ['stat', '-c', '%u', '/tmp/feed.in'] })).lines)).toEqual(['1000']);
-    await expect(runtime.appendFile(info.id, 'relative.txt', 'x')).rejects.toThrow(/absolute/);
   });
 
   it('docker kill → the events iterator yields die within a second', async () => {
@@ -183,23 +128,6 @@ describe('DockerSandboxRuntime against the real engine', () => {
     expect(die).toMatchObject({ name: info.name, exitCode: 137, labels: expect.objectContaining({ 'berth.session': `${run}k`, 'berth.generation': '1' }) });
   });
 
-  it('the events iterator ends when its signal aborts', async () => {
-    const abort = new AbortController();
-    const iterating = (async () => {
-      for await (const _ of runtime.events(abort.signal)) void _;
-      return 'ended';
-    })();
-    abort.abort();
-    await expect(iterating).resolves.toBe('ended');
-  });
-
-  it('rename fails when the target name is taken (the last guard of a warm claim)', async () => {
-    const a = await runtime.ensureRunning(spec('n1'));
-    const b = await runtime.ensureRunning(spec('n2'));
-    await expect(runtime.relabel(b.id, a.name)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
-    await runtime.relabel(b.id, `berth-s-${run}n3-g1`);
-    expect(await runtime.inspect(`berth-s-${run}n3-g1`)).toMatchObject({ id: b.id });
-  });
 });
 
 describe('egress directories on the real engine', () => {

@@ -1,0 +1,2 @@
+export * from './kubernetes-sandbox-runtime';
+export * from './sandbox-resource';

@@ -1,0 +1,56 @@
+import type { SandboxSpec } from '@berth/ports';
+import { type PodObject, podPhaseOf, sandboxInfoOf, sandboxObjectName, sandboxResource } from './sandbox-resource';
+
+const spec = (over: Partial<SandboxSpec> = {}): SandboxSpec => ({
+  name: 'berth-s-sesn_AbC-g2',
+  image: 'berth/harness:1',
+  labels: { 'berth.managed': 'true', 'berth.session': 'sesn_AbC' },
+  env: { A: '1' },
+  network: 'none',
+  user: '1000:1000',
+  workdir: '/workspace',
+  memoryBytes: 256 * 1024 * 1024,
+  nanoCpus: 1_500_000_000,
+  pidsLimit: 64,
+  readOnlyRoot: true,
+  cmd: ['sleep', 'infinity'],
+  ...over,
+});
+
+const pod = (phase: string, state: object): PodObject => ({ metadata: { name: 'berth-x' }, status: { phase, containerStatuses: [{ name: 'sandbox', state }] } });
+
+describe('Kubernetes sandbox resources', () => {
+  it('a Sandbox named by a hash of the Berth name, hardened whatever the spec says', () => {
+    const body = sandboxResource(spec(), 'berth') as { metadata: { name: string; labels: Record<string, string> }; spec: { podTemplate: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } } } };
+    expect(body.metadata.name).toBe(sandboxObjectName('berth-s-sesn_AbC-g2'));
+    expect(body.metadata.name).toMatch(/^berth-[0-9a-f]{20}$/);
+    expect(body.metadata.labels['berth.name']).toBe('berth-s-sesn_AbC-g2');
+    const pod = body.spec.podTemplate.spec;
+    expect(pod).toMatchObject({ automountServiceAccountToken: false, hostNetwork: false, restartPolicy: 'Never', securityContext: { runAsNonRoot: true, runAsUser: 1000, seccompProfile: { type: 'RuntimeDefault' } } });
+    expect(pod.containers[0]).toMatchObject({
+      securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+      resources: { limits: { memory: String(256 * 1024 * 1024), cpu: '1500m' } },
+    });
+  });
+
+  it.each([
+    ['root', { user: '0:0' }],
+    ['a user name', { user: 'agent' }],
+    ['the host network', { network: 'host' }],
+    ['a host bind', { mounts: [{ type: 'bind' as const, source: '/var/run', target: '/x' }] }],
+    ['an egress socket', { egress: { mountAt: '/run/berth', relayPort: 3128 } }],
+  ])('refuses %s', (_what, over) => {
+    expect(() => sandboxResource(spec(over as Partial<SandboxSpec>), 'berth')).toThrow(expect.objectContaining({ code: 'VALIDATION_ERROR' }));
+  });
+
+  it('maps pod phases to the same facts as Docker', () => {
+    const sandbox = { metadata: { name: 'berth-x', labels: { 'berth.name': 'berth-s-a-g1' } } };
+    expect(sandboxInfoOf(sandbox, null)).toMatchObject({ name: 'berth-s-a-g1', running: false, exitCode: null });
+    expect(sandboxInfoOf(sandbox, pod('Pending', { waiting: { reason: 'ContainerCreating' } }))).toMatchObject({ running: false, exitCode: null });
+    expect(sandboxInfoOf(sandbox, pod('Running', { running: { startedAt: new Date('2026-01-01T00:00:00Z') } }))).toMatchObject({ running: true, exitCode: null, startedAt: '2026-01-01T00:00:00.000Z' });
+    expect(sandboxInfoOf(sandbox, pod('Failed', { terminated: { exitCode: 137, reason: 'OOMKilled' } }))).toMatchObject({ running: false, exitCode: 137, oomKilled: true });
+    expect(podPhaseOf(pod('Succeeded', { terminated: { exitCode: 0 } }))).toBe('terminated');
+    expect(podPhaseOf(pod('Running', { running: {} }))).toBe('running');
+    expect(podPhaseOf(pod('Pending', {}))).toBe('pending');
+  });
+});
