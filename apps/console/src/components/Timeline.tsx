@@ -2,25 +2,34 @@ import { useState } from 'react';
 import type { Block, ToolBlock } from '../events/fold';
 
 export type ToolDecision = (toolUseId: string, result: 'allow' | 'deny', denyMessage?: string) => void;
+/** Forks the session from the end of the turn this `user.message` started. */
+export type ForkFrom = (messageEventId: string) => void;
 
-export function Timeline({ blocks, onDecide }: { blocks: Block[]; onDecide: ToolDecision }) {
+export function Timeline({ blocks, onDecide, forkable = [], onFork }: { blocks: Block[]; onDecide: ToolDecision; forkable?: readonly string[]; onFork?: ForkFrom }) {
   return (
     <ol className="timeline" data-testid="timeline">
       {blocks.map((block) => (
         <li key={block.id} className={`block block-${block.kind}`} data-testid={`block-${block.kind}`}>
-          <BlockView block={block} onDecide={onDecide} />
+          <BlockView block={block} onDecide={onDecide} onFork={onFork !== undefined && forkable.includes(block.id) ? onFork : undefined} />
         </li>
       ))}
     </ol>
   );
 }
 
-function BlockView({ block, onDecide }: { block: Block; onDecide: ToolDecision }) {
+function BlockView({ block, onDecide, onFork }: { block: Block; onDecide: ToolDecision; onFork?: ForkFrom }) {
   switch (block.kind) {
     case 'user_message':
       return (
         <>
-          <div className="who">You</div>
+          <div className="who">
+            You
+            {onFork && (
+              <button type="button" className="link fork" onClick={() => onFork(block.id)} data-testid="fork-from-turn" title="A new session with this conversation and the workspace as this turn left them">
+                Fork from this turn
+              </button>
+            )}
+          </div>
           <div className="text">{block.text}</div>
         </>
       );

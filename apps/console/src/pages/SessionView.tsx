@@ -5,7 +5,7 @@ import { OutputsPanel, ResourcesList, WorkspaceBrowser } from '../components/Ses
 import { Timeline } from '../components/Timeline';
 import { Empty, ErrorBanner, Loading, StatusBadge } from '../components/ui';
 import { foldEvents } from '../events/fold';
-import { hrefFor } from '../router';
+import { hrefFor, navigate } from '../router';
 import { openSessionStream, type StreamState } from '../stream/session-stream';
 import { useLoad } from '../use-load';
 
@@ -139,7 +139,12 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
       {timeline.blocks.length === 0 ? (
         stream.phase === 'live' ? <Empty>Nothing here yet. Send a message to start the agent.</Empty> : <Loading what="events" />
       ) : (
-        <Timeline blocks={timeline.blocks} onDecide={(id, result, deny) => act(() => api.confirmTool(sessionId, id, result, deny))} />
+        <Timeline
+          blocks={timeline.blocks}
+          onDecide={(id, result, deny) => act(() => api.confirmTool(sessionId, id, result, deny))}
+          forkable={timeline.forkable}
+          onFork={(eventId) => act(async () => navigate({ page: 'session', id: (await api.fork(sessionId, eventId)).id }))}
+        />
       )}
       <div ref={endRef} />
       {timeline.pendingToolUseIds.length > 0 && <p className="waiting-hint">The agent is waiting for you to approve or deny {timeline.pendingToolUseIds.length === 1 ? 'a tool use' : `${timeline.pendingToolUseIds.length} tool uses`}.</p>}
