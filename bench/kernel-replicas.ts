@@ -13,6 +13,10 @@
  * - whether every turn recorded its 20 outputs once and in order (per-session order across
  *   replicas, docs/scale-out.md "Replicas").
  * No harness and no sandbox: this is the kernel's share of a turn.
+ *
+ * BERTH_BENCH_NATS=cluster compares instead one kernel on one nats-server (streams R1) with one
+ * kernel on a three-node cluster on loopback (streams R3, NATS_URL listing all three), the same
+ * figures for each (docs/scale-out.md "Limits measured here").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -21,7 +25,7 @@ import { Subjects, type RecordedEvent, type SessionCommand } from '@berth/contra
 import { commandFor } from '@berth/contracts/testing';
 import { createStore } from '@berth/store';
 import { JetStreamPublisher, NatsCommandBus } from '@berth/nats';
-import { startNatsServer } from '@berth/testing';
+import { startNatsCluster, startNatsServer } from '@berth/testing';
 import { jetstream } from '@nats-io/jetstream';
 import { createSession, submitMessage } from '../apps/session-kernel/src/testing/commands';
 import { startKernelProcess, type KernelProcess } from '../apps/session-kernel/src/testing/kernel-process';
@@ -35,15 +39,22 @@ const WINDOW = 64;
 const BATCHES = 4;
 const PER_BATCH = 5;
 
-type Run = Readonly<{ replicas: number; perSecond: number; p50: number; p99: number; turnP50: number; turnP99: number; turns: number; inOrder: number; load: string }>;
+/** What one measurement runs: kernel processes, and the stream replicas (3: on a three-node cluster). */
+type Setup = Readonly<{ replicas: number; streamReplicas: 1 | 3 }>;
+const SETUPS: readonly Setup[] =
+  process.env.BERTH_BENCH_NATS === 'cluster'
+    ? [{ replicas: 1, streamReplicas: 1 }, { replicas: 1, streamReplicas: 3 }]
+    : [{ replicas: 1, streamReplicas: 1 }, { replicas: 2, streamReplicas: 1 }];
 
-async function measure(replicas: number): Promise<Run> {
-  const server = await startNatsServer();
+type Run = Readonly<{ replicas: number; streamReplicas: number; perSecond: number; p50: number; p99: number; turnP50: number; turnP99: number; turns: number; inOrder: number; load: string }>;
+
+async function measure({ replicas, streamReplicas }: Setup): Promise<Run> {
+  const server = streamReplicas > 1 ? await startNatsCluster() : await startNatsServer();
   const dir = mkdtempSync(join(process.env.BERTH_BENCH_DIR ?? tmpdir(), 'berth-bench-replicas-'));
   const storeUrl = `sqlite:${join(dir, 'berth.db')}`;
   const kernels: KernelProcess[] = [];
   const loadBefore = loadavg()[0];
-  for (let i = 0; i < replicas; i++) kernels.push(await startKernelProcess({ ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW) }));
+  for (let i = 0; i < replicas; i++) kernels.push(await startKernelProcess({ ...server.env('session-kernel'), BERTH_STORE_URL: storeUrl, BERTH_KERNEL_CONCURRENCY: String(WINDOW), BERTH_NATS_STREAM_REPLICAS: String(streamReplicas) }));
   const nc = await server.connect('admin', 'bench');
   const bus = new NatsCommandBus(nc, new JetStreamPublisher(jetstream(nc)), { defaultTimeoutMs: 60_000 });
   const sentAt = new Map<string, number>();
@@ -112,6 +123,7 @@ async function measure(replicas: number): Promise<Run> {
     await store.close();
     return {
       replicas,
+      streamReplicas,
       perSecond,
       p50: percentile(sorted, 50),
       p99: percentile(sorted, 99),
@@ -146,16 +158,17 @@ function managerReports(session: string, turn: string): SessionCommand[] {
 
 async function main(): Promise<void> {
   const runs: Run[] = [];
-  for (const replicas of [1, 2]) runs.push(await measure(replicas));
+  for (const setup of SETUPS) runs.push(await measure(setup));
   const fmt = (n: number): string => n.toFixed(n >= 100 ? 0 : 1);
   console.log(`kernel replicas: ${COMMANDS} SubmitUserMessage over ${SESSIONS} sessions (${WINDOW} in flight); ${TURN_SESSIONS} sessions × ${TURNS} turns of ${BATCHES}×${PER_BATCH} outputs`);
-  console.log(`  machine: ${cpus().length} cores, shared with other work; one SQLite file (WAL), one nats-server`);
-  console.log('  replicas  commands/s  command→event p50/p99 ms  turn p50/p99 ms  turns in order  load');
+  console.log(`  machine: ${cpus().length} cores, shared with other work; one SQLite file (WAL); NATS on loopback`);
+  console.log('  kernels  NATS            commands/s  command→event p50/p99 ms  turn p50/p99 ms  turns in order  load');
   for (const r of runs) {
-    console.log(`  ${String(r.replicas).padEnd(8)}  ${fmt(r.perSecond).padEnd(10)}  ${`${fmt(r.p50)} / ${fmt(r.p99)}`.padEnd(24)}  ${`${fmt(r.turnP50)} / ${fmt(r.turnP99)}`.padEnd(15)}  ${`${r.inOrder}/${r.turns}`.padEnd(14)}  ${r.load}`);
+    const nats = r.streamReplicas > 1 ? `3 nodes, R${r.streamReplicas}` : '1 node, R1';
+    console.log(`  ${String(r.replicas).padEnd(7)}  ${nats.padEnd(14)}  ${fmt(r.perSecond).padEnd(10)}  ${`${fmt(r.p50)} / ${fmt(r.p99)}`.padEnd(24)}  ${`${fmt(r.turnP50)} / ${fmt(r.turnP99)}`.padEnd(15)}  ${`${r.inOrder}/${r.turns}`.padEnd(14)}  ${r.load}`);
   }
   const [one, two] = runs as [Run, Run];
-  console.log(`  ratio two/one: commands/s ${(two.perSecond / one.perSecond).toFixed(2)}x, turn p50 ${(two.turnP50 / one.turnP50).toFixed(2)}x`);
+  console.log(`  ratio ${two.streamReplicas > 1 ? 'cluster/single node' : 'two/one kernels'}: commands/s ${(two.perSecond / one.perSecond).toFixed(2)}x, turn p50 ${(two.turnP50 / one.turnP50).toFixed(2)}x`);
 }
 
 main().catch((e) => {

@@ -107,6 +107,7 @@ export const TurnFailureReasonSchema = z.enum([
   'transcript_unrecoverable',
   'dead_lettered',
   'resource_unavailable',
+  'workspace_full',
 ]);
 export type TurnFailureReason = z.infer<typeof TurnFailureReasonSchema>;
 

@@ -103,7 +103,7 @@ export const EventDataSchemas = {
   TurnResumed: z.object({ ...turn }),
   InterruptRequested: z.object({ turn_id: TokenSchema.nullable() }),
   /** What a fork at this turn starts from (recorded just before its `TurnCompleted`). */
-  TurnCheckpointed: TurnCheckpointSchema.extend({ ...turn }),
+  TurnCheckpointed: TurnCheckpointSchema.extend({ ...turn, message_event_id: z.string().nullable().default(null) }),
   TurnCompleted: z.object({ ...turn, interrupted: z.boolean() }),
   TurnFailed: z.object({ ...turn, reason: TurnFailureReasonSchema, message: z.string() }),
   TurnTranscriptPending: z.object({ ...turn }),

@@ -106,7 +106,7 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
     case 'SessionResumed':
       return { ...head, lifecycle: 'resumed' };
     case 'TurnCheckpointed':
-      return { ...head, turn_id: event.data.turn_id, workspace_snapshot: event.data.workspace, dropped_turn_ids: event.data.dropped_turn_ids };
+      return { ...head, turn_id: event.data.turn_id, message_event_id: event.data.message_event_id, workspace_snapshot: event.data.workspace, dropped_turn_ids: event.data.dropped_turn_ids };
     case 'ForkCreated':
       return { ...head, fork_session_id: event.data.fork_session_id, turn_id: event.data.turn_id, event_id: event.data.event_id, seq: event.data.seq };
     case 'SessionForked':

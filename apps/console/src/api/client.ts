@@ -131,6 +131,8 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
     terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
     pause: (id: string) => call<Session>('POST', `/v1/sessions/${id}/pause`),
     resume: (id: string) => call<Session>('POST', `/v1/sessions/${id}/resume`),
+    /** A new session continuing from the end of the turn this `user.message` started. */
+    fork: (id: string, eventId: string) => call<Session>('POST', `/v1/sessions/${id}/fork`, { event_id: eventId }),
 
     listWebhooks: () => call<Page<WebhookEndpoint>>('GET', '/v1/webhooks?limit=100'),
     createWebhook: (w: { url: string; name?: string; events: string[] }) => call<WebhookEndpoint>('POST', '/v1/webhooks', { url: w.url, name: w.name || undefined, enabled_events: w.events }),

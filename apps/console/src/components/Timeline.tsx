@@ -4,25 +4,34 @@ import type { Block, ToolBlock } from '../events/fold';
 export type ToolDecision = (toolUseId: string, result: 'allow' | 'deny', denyMessage?: string) => void;
 /** Sends a custom tool call's result (`user.custom_tool_result`). */
 export type ToolResultAnswer = (customToolUseId: string, text: string, isError: boolean) => void;
+/** Forks the session from the end of the turn this `user.message` started. */
+export type ForkFrom = (messageEventId: string) => void;
 
-export function Timeline({ blocks, onDecide, onResult }: { blocks: Block[]; onDecide: ToolDecision; onResult: ToolResultAnswer }) {
+export function Timeline({ blocks, onDecide, onResult, forkable = [], onFork }: { blocks: Block[]; onDecide: ToolDecision; onResult: ToolResultAnswer; forkable?: readonly string[]; onFork?: ForkFrom }) {
   return (
     <ol className="timeline" data-testid="timeline">
       {blocks.map((block) => (
         <li key={block.id} className={`block block-${block.kind}`} data-testid={`block-${block.kind}`}>
-          <BlockView block={block} onDecide={onDecide} onResult={onResult} />
+          <BlockView block={block} onDecide={onDecide} onResult={onResult} onFork={onFork !== undefined && forkable.includes(block.id) ? onFork : undefined} />
         </li>
       ))}
     </ol>
   );
 }
 
-function BlockView({ block, onDecide, onResult }: { block: Block; onDecide: ToolDecision; onResult: ToolResultAnswer }) {
+function BlockView({ block, onDecide, onResult, onFork }: { block: Block; onDecide: ToolDecision; onResult: ToolResultAnswer; onFork?: ForkFrom }) {
   switch (block.kind) {
     case 'user_message':
       return (
         <>
-          <div className="who">You</div>
+          <div className="who">
+            You
+            {onFork && (
+              <button type="button" className="link fork" onClick={() => onFork(block.id)} data-testid="fork-from-turn" title="A new session with this conversation and the workspace as this turn left them">
+                Fork from this turn
+              </button>
+            )}
+          </div>
           <div className="text">{block.text}</div>
         </>
       );

@@ -39,6 +39,8 @@ export type SessionTimeline = {
   /** Tool-use event ids the session is blocked on (requires_action), not yet answered. */
   pendingToolUseIds: string[];
   usage: { input_tokens?: number; output_tokens?: number } | null;
+  /** `user.message` ids whose turn can be forked from (it completed with a workspace snapshot still kept). */
+  forkable: string[];
 };
 
 type Draft = {
@@ -48,10 +50,12 @@ type Draft = {
   status: LiveStatus;
   pending: string[];
   usage: SessionTimeline['usage'];
+  /** Turn id → its `user.message` id, for the turns with a kept snapshot. */
+  forkPoints: Map<string, string>;
 };
 
 export function foldEvents(events: readonly PublicEvent[]): SessionTimeline {
-  const draft: Draft = { blocks: [], tools: new Map(), seen: new Set(), status: 'unknown', pending: [], usage: null };
+  const draft: Draft = { blocks: [], tools: new Map(), seen: new Set(), status: 'unknown', pending: [], usage: null, forkPoints: new Map() };
   for (const event of events) {
     if (draft.seen.has(event.id)) continue;
     draft.seen.add(event.id);
@@ -62,7 +66,7 @@ export function foldEvents(events: readonly PublicEvent[]): SessionTimeline {
     return !tool?.confirmation && !(tool?.custom === true && tool.result !== null);
   });
   for (const tool of draft.tools.values()) tool.awaitingConfirmation = pending.includes(tool.id);
-  return { blocks: draft.blocks, status: draft.status, pendingToolUseIds: pending, usage: draft.usage };
+  return { blocks: draft.blocks, status: draft.status, pendingToolUseIds: pending, usage: draft.usage, forkable: [...draft.forkPoints.values()] };
 }
 
 function apply(draft: Draft, e: PublicEvent): void {
@@ -137,9 +141,18 @@ function apply(draft: Draft, e: PublicEvent): void {
     case 'session.usage':
       draft.usage = isRecord(e.usage) ? (e.usage as SessionTimeline['usage']) : null;
       return;
+    case 'berth.turn_checkpointed':
+      applyCheckpoint(draft, e);
+      return;
     default:
       if (e.type.startsWith('berth.')) applyBerthNotice(draft, e);
   }
+}
+
+/** A completed turn's checkpoint: with a workspace snapshot its message becomes a fork point; turns whose snapshots retention dropped stop being one. */
+function applyCheckpoint(draft: Draft, e: PublicEvent): void {
+  if (Array.isArray(e.dropped_turn_ids)) for (const turn of e.dropped_turn_ids) if (typeof turn === 'string') draft.forkPoints.delete(turn);
+  if (typeof e.turn_id === 'string' && typeof e.message_event_id === 'string' && isRecord(e.workspace_snapshot)) draft.forkPoints.set(e.turn_id, e.message_event_id);
 }
 
 function applyIdle(draft: Draft, e: PublicEvent): void {

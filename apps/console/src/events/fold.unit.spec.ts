@@ -35,6 +35,19 @@ describe('foldEvents', () => {
     expect(view.blocks[0]).toMatchObject({ kind: 'tool', id: 'm1', name: 'docs.lookup', input: { key: 'k' }, result: { text: 'the value of k is 42', isError: false } });
   });
 
+  it('offers a turn as a fork point once it completed with a workspace snapshot, and no longer once retention dropped it', () => {
+    const checkpointed = (id: string, turn: string, message: string, snapshot: unknown, dropped: string[] = []) =>
+      ev(id, 'berth.turn_checkpointed', { turn_id: turn, message_event_id: message, workspace_snapshot: snapshot, dropped_turn_ids: dropped });
+    const one = [...turnWithTool.slice(0, 7), checkpointed('c1', 'turn_1', 'e2', { bytes: 10, files: 1 }), turnWithTool[7]];
+    expect(foldEvents(turnWithTool).forkable).toEqual([]);
+    expect(foldEvents(one).forkable).toEqual(['e2']);
+    expect(foldEvents(one).blocks.map((b) => b.kind)).toEqual(['user_message', 'status', 'tool', 'agent_message', 'status']);
+    const noSnapshot = [...one, ev('m2', 'user.message', { content: text('again') }), checkpointed('c2', 'turn_2', 'm2', null)];
+    expect(foldEvents(noSnapshot).forkable).toEqual(['e2']);
+    const dropped = [...one, ev('m3', 'user.message', { content: text('more') }), checkpointed('c3', 'turn_3', 'm3', { bytes: 1, files: 1 }, ['turn_1'])];
+    expect(foldEvents(dropped).forkable).toEqual(['m3']);
+  });
+
   it('shows nothing twice when a replay repeats events', () => {
     const replayed = [...turnWithTool.slice(0, 6), ...turnWithTool.slice(2)];
     expect(foldEvents(replayed)).toEqual(foldEvents(turnWithTool));

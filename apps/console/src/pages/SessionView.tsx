@@ -5,7 +5,7 @@ import { OutputsPanel, ResourcesList, WorkspaceBrowser } from '../components/Ses
 import { Timeline } from '../components/Timeline';
 import { Empty, ErrorBanner, Loading, StatusBadge } from '../components/ui';
 import { foldEvents } from '../events/fold';
-import { hrefFor } from '../router';
+import { hrefFor, navigate } from '../router';
 import { openSessionStream, type StreamState } from '../stream/session-stream';
 import { useLoad } from '../use-load';
 
@@ -143,6 +143,8 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
           blocks={timeline.blocks}
           onDecide={(id, result, deny) => act(() => api.confirmTool(sessionId, id, result, deny))}
           onResult={(id, result, isError) => act(() => api.customToolResult(sessionId, id, result, isError))}
+          forkable={timeline.forkable}
+          onFork={(eventId) => act(async () => navigate({ page: 'session', id: (await api.fork(sessionId, eventId)).id }))}
         />
       )}
       <div ref={endRef} />

@@ -40,7 +40,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
     const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);
     if (kind.kind === 'volume') {
-      log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is not enforced, and no per-turn snapshots are taken, so sessions cannot be forked', { reason: kind.reason });
+      log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is a soft limit (measured before each turn, a turn that finds the workspace over it is refused), and no per-turn snapshots are taken, so sessions cannot be forked', { reason: kind.reason });
       return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, close: () => undefined };
     }
     log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });

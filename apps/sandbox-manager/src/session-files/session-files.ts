@@ -60,6 +60,22 @@ export class SessionFiles {
     }
   }
 
+  /**
+   * What the session's workspace holds (`/workspace` and `/mnt/session`), in bytes: `du` in the
+   * sandbox as its user, so files the agent made unreadable to itself are not counted (the limit
+   * this serves is a soft one, for `volume` workspaces; `loop` ones are bounded by their filesystem).
+   */
+  async workspaceBytes(sandboxId: string): Promise<number> {
+    const handle = await this.deps.runtime.exec(sandboxId, { cmd: ['du', '-sxk', SessionPaths.workspace, SessionPaths.session], stdin: '' });
+    let kib = 0;
+    for await (const line of handle.lines) {
+      const match = /^(\d+)\s+\//.exec(line);
+      if (match) kib += Number(match[1]);
+    }
+    await handle.exit;
+    return kib * 1024;
+  }
+
   /** The sandbox is gone: nothing of it is remembered. */
   released(sandboxId: string): void {
     this.deps.mounter.forget(sandboxId);

@@ -49,7 +49,9 @@ export type TurnExecutionDeps = Readonly<{
   sendOutputs: SendManagerCommand;
   transcripts: TranscriptSync;
   /** Resources mounted before the harness starts; outputs captured before the turn reports its end. */
-  files: Pick<SessionFiles, 'mount' | 'captureOutputs'>;
+  files: Pick<SessionFiles, 'mount' | 'captureOutputs' | 'workspaceBytes'>;
+  /** The soft size limit of the session's workspace, read when the turn starts (null: none to check: the filesystem enforces it). */
+  workspaceLimit: () => Promise<Readonly<{ bytes: number; environmentId: string }> | null>;
   adapter: HarnessAdapter;
   /** The environment's model endpoint, read when the harness is about to start. */
   model: () => Promise<ModelSettings>;
@@ -198,6 +200,7 @@ export class TurnExecution {
       const recorded = status === null && !continues ? -1 : await this.deps.lastRecordedOffset();
       this.batcher = this.newBatcher(recorded, continues ? recorded + 1 : 0);
       if (status === null) {
+        await this.checkWorkspace();
         await this.mountResources();
         const { plan, env } = await this.plan(model);
         // Interrupted (or the session ended) while it was being prepared: the harness never starts.
@@ -337,6 +340,28 @@ export class TurnExecution {
       ...(checkpoint !== undefined ? { checkpoint } : {}),
       now: this.deps.now(),
     });
+  }
+
+  /**
+   * A workspace already past its soft limit (a `volume` one: nothing stops a write) refuses the turn
+   * before its harness starts. A measurement that fails lets the turn run (logged): the limit is soft.
+   */
+  private async checkWorkspace(): Promise<void> {
+    const limit = await this.deps.workspaceLimit();
+    if (limit === null) return;
+    let used: number;
+    try {
+      used = await this.deps.files.workspaceBytes(this.turn.sandbox_id);
+    } catch (error) {
+      this.log.warn('workspace size not measured; the turn runs', { err: error });
+      return;
+    }
+    if (used <= limit.bytes) return;
+    const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+    throw new TurnFailure(
+      'workspace_full',
+      `the workspace holds ${mib(used)} MiB, over its ${mib(limit.bytes)} MiB limit (resources.workspace_mb of environment ${limit.environmentId}; a soft limit on this installation's volume workspaces, checked before each turn): raise resources.workspace_mb, or continue in a new session`,
+    );
   }
 
   /** Custom tool calls of this turn's harness reach this manager through the sandbox's tools socket (also after a restart: the in-sandbox server asks again). */

@@ -25,7 +25,9 @@ export type TurnExecutionsDeps = Readonly<{
   transcripts: TranscriptSync;
   /** What each completed turn leaves for a fork. */
   checkpoints: Pick<TurnCheckpoints, 'take'>;
-  files: Pick<SessionFiles, 'mount' | 'captureOutputs'>;
+  files: Pick<SessionFiles, 'mount' | 'captureOutputs' | 'workspaceBytes'>;
+  /** Workspaces have no size limit of their own (Docker volumes): the environment's is checked before each turn. */
+  softWorkspaceLimit?: boolean;
   send: SendManagerCommand;
   crash: CrashPoints;
   log: Logger;
@@ -88,6 +90,7 @@ export class TurnExecutions {
         files: this.deps.files,
         adapter: this.adapterFor(turn.harness),
         model: () => this.modelOf(turn),
+        workspaceLimit: () => this.workspaceLimitOf(turn),
         agent: () => this.deps.agents.read(turn.owner_id, turn.agent),
         customTools: this.deps.customTools,
         crash: this.deps.crash,
@@ -117,6 +120,13 @@ export class TurnExecutions {
     const port = (await this.deps.runtime.inspect(turn.sandbox_id))?.egressRelayPort;
     if (port === undefined || port === null) throw new Error(`sandbox ${turn.sandbox_id} has no egress relay port`);
     return { ...settings.model, baseUrl: relayUrl(port) };
+  }
+
+  /** The environment's current `workspace_mb` (so raising it frees a session at its limit), when workspaces need it checked. */
+  private async workspaceLimitOf(turn: TurnToRun): Promise<Readonly<{ bytes: number; environmentId: string }> | null> {
+    if (this.deps.softWorkspaceLimit !== true) return null;
+    const settings = await this.deps.settings.read(turn.owner_id, turn.environment_id);
+    return { bytes: settings.sandbox.workspaceBytes, environmentId: turn.environment_id };
   }
 
   /** Stops the turn's harness: through its execution when this process streams it, else its process group in the sandbox. */

@@ -80,7 +80,9 @@ export type TurnExited = Readonly<{
 }>;
 
 /** The harness could not be started (no model configured, no key, a resource that cannot be mounted, a plan the adapter refused, exec failed). */
-export type TurnNotRun = Readonly<{ kind: 'turn_not_run'; turn_id: string; reason: 'model_error' | 'harness_failed' | 'resource_unavailable'; message: string; now: string }>;
+/** Why the manager could not start a turn's harness (the kernel records it as the turn's failure reason). */
+export type TurnNotRunReason = 'model_error' | 'harness_failed' | 'resource_unavailable' | 'workspace_full';
+export type TurnNotRun = Readonly<{ kind: 'turn_not_run'; turn_id: string; reason: TurnNotRunReason; message: string; now: string }>;
 
 /** An interrupted turn's deadline passed: it settles whatever the harness does. */
 export type InterruptDeadline = Readonly<{ kind: 'interrupt_deadline'; turn_id: string; now: string }>;

@@ -1,6 +1,6 @@
 import type { RecordedEvent, TurnCheckpoint } from '@berth/contracts';
 import type { Workflow } from '@berth/core';
-import type { CommandAnswered, EventDelivered, ManagerInput, TurnExited, TurnTerminalSeen } from './inputs';
+import type { CommandAnswered, EventDelivered, ManagerInput, TurnExited, TurnNotRunReason, TurnTerminalSeen } from './inputs';
 import { managerCommands, type ManagerCommand } from './manager-commands';
 import type { ManagerOutput } from './outputs';
 import { defaultManagerPolicy, type ManagerPolicy } from './policy';
@@ -111,7 +111,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
   const command = (c: ManagerCommand, report = false): ManagerOutput => ({ kind: 'command', command: c, report });
   const complete = (state: ManagerState, turnId: string, generation: number, interrupted: boolean, harnessSessionId: string | null = null, checkpoint?: TurnCheckpoint): ManagerOutput =>
     command(managerCommands.completeTurn(state.view.session_id, { turn_id: turnId, generation, interrupted, harness_session_id: harnessSessionId, ...(checkpoint !== undefined ? { checkpoint } : {}) }));
-  const fail = (state: ManagerState, turnId: string, reason: 'model_error' | 'harness_failed' | 'sandbox_lost' | 'input_not_delivered' | 'resource_unavailable', message: string): ManagerOutput =>
+  const fail = (state: ManagerState, turnId: string, reason: TurnNotRunReason | 'sandbox_lost' | 'input_not_delivered', message: string): ManagerOutput =>
     command(managerCommands.failTurn(state.view.session_id, { turn_id: turnId, reason, message }));
   const touch = (state: ManagerState): ManagerOutput => ({ kind: 'lease', action: 'touch', session_id: state.view.session_id });
 

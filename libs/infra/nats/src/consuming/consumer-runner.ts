@@ -45,6 +45,14 @@ const noObserver: ConsumerObserver = { delivered: () => undefined, answered: () 
  * `term` carries no reason on the wire: servers before 2.11 ignore a `+TERM <reason>` reply
  * entirely (the message is redelivered). The reason goes to the log and the dead-letter headers.
  */
+/**
+ * How long one pull request lives (the client asks for heartbeats every half of it). On a NATS
+ * cluster a pull parked at a consumer leader that dies is only noticed after two missed heartbeats:
+ * the client's 30 s default left the service deaf for half a minute after a node loss (measured,
+ * docs/scale-out.md); 5 s bounds that at about 5 s for one more pull request per 5 s when idle.
+ */
+const PULL_EXPIRES_MS = 5_000;
+
 export class ConsumerRunner {
   private messages: ConsumerMessages | null = null;
   private consumer: Consumer | null = null;
@@ -66,7 +74,7 @@ export class ConsumerRunner {
     if (this.loop) return;
     const consumer = await this.options.js.consumers.get(this.options.stream, this.options.consumer);
     this.consumer = consumer;
-    const messages = await consumer.consume({ max_messages: this.concurrency });
+    const messages = await consumer.consume({ max_messages: this.concurrency, expires: PULL_EXPIRES_MS });
     this.messages = messages;
     this.loop = this.pump(messages);
   }

@@ -26,7 +26,7 @@ describe('CompleteTurn with a checkpoint', () => {
       .given(history)
       .when(Cmd.complete('turn_1', 1, false, 'hs_1', checkpoint(100)))
       .then([
-        { type: 'TurnCheckpointed', data: { turn_id: 'turn_1', ...checkpoint(100) } },
+        { type: 'TurnCheckpointed', data: { turn_id: 'turn_1', message_event_id: messageOf(history, 'turn_1').id, ...checkpoint(100) } },
         { type: 'TurnCompleted', data: { turn_id: 'turn_1', interrupted: false } },
       ]);
     const commands = [...readySession(), ...turn(1)];

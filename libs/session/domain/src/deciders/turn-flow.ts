@@ -48,6 +48,7 @@ const ERROR_TYPE_OF: Readonly<Record<TurnFailureReason, string>> = {
   transcript_unrecoverable: 'berth.transcript_unrecoverable_error',
   dead_lettered: 'unknown_error',
   resource_unavailable: 'berth.resource_unavailable_error',
+  workspace_full: 'berth.workspace_full_error',
 };
 
 /**

@@ -117,7 +117,8 @@ export function decideCompleteTurn(command: SessionCommandOf<'CompleteTurn'>, st
     harness_session_id !== null && harness_session_id !== state.harness_session_id
       ? [{ type: 'HarnessSessionRecorded', data: { turn_id, harness_session_id } }]
       : [];
-  const checkpointed: SessionEvent[] = checkpoint !== undefined ? [{ type: 'TurnCheckpointed', data: { turn_id, ...checkpoint } }] : [];
+  const message_event_id = state.turn_messages[turn_id]?.event_id ?? null;
+  const checkpointed: SessionEvent[] = checkpoint !== undefined ? [{ type: 'TurnCheckpointed', data: { turn_id, message_event_id, ...checkpoint } }] : [];
   return [...recorded, ...checkpointed, ...settleTurn(state, { type: 'TurnCompleted', data: { turn_id, interrupted } })];
 }
 
