@@ -1,8 +1,8 @@
-import { chmod, mkdir, readdir, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, stat } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { EGRESS_SOCKET_SUBDIR, EgressDirectories } from '@berth/docker';
+import { EGRESS_SOCKET_SUBDIR, EgressDirectories, listenForSandbox } from '@berth/docker';
 import { EGRESS_SOCKET_FILE } from '@berth/sandbox-domain';
 import type { Logger } from '@berth/ports';
 
@@ -102,18 +102,8 @@ export class SandboxSockets {
     const path = this.socketPath(id);
     try {
       if (!(await stat(join(this.deps.root, id, EGRESS_SOCKET_SUBDIR))).isDirectory()) return null;
-      // A socket left by an earlier egress process: nobody listens on it any more.
-      await unlink(path).catch(() => undefined);
       const server = this.deps.serverFor(id);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(path, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-      // The sandbox user (uid 1000) connects; connecting needs write permission on the socket.
-      await chmod(path, 0o666);
+      await listenForSandbox(server, path);
       return server;
     } catch (error) {
       // The directory went away meanwhile (its sandbox was removed): the next scan settles it.

@@ -1,7 +1,7 @@
-import { chmod, stat, unlink } from 'node:fs/promises';
+import { stat, unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { EGRESS_DIR_LABEL, EgressDirectories } from '@berth/docker';
+import { EGRESS_DIR_LABEL, EgressDirectories, listenForSandbox } from '@berth/docker';
 import { CUSTOM_TOOLS_SOCKET_FILE, CustomToolCallRequestSchema, MAX_CUSTOM_TOOL_REQUEST_BYTES, toMcpContent, type CustomToolCallAnswer, type CustomToolCallRequest } from '@berth/harness';
 import type { Logger, SandboxRuntime } from '@berth/ports';
 import { lookUpCustomToolCall, type SessionView } from '@berth/sandbox-workflow';
@@ -57,8 +57,6 @@ export class CustomToolSockets {
     const dir = this.egress.socketDir(dirId);
     if (!(await stat(dir)).isDirectory()) throw new Error(`${dir} is not a directory`);
     const path = join(dir, CUSTOM_TOOLS_SOCKET_FILE);
-    // A socket left by an earlier manager process: nobody listens on it any more.
-    await unlink(path).catch(() => undefined);
     const sockets = new Set<Socket>();
     const server = createServer((socket) => {
       sockets.add(socket);
@@ -66,15 +64,7 @@ export class CustomToolSockets {
       this.onConnection(sessionId, socket);
     });
     server.maxConnections = MAX_CONNECTIONS;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(path, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    // The sandbox user (uid 1000) connects; connecting needs write permission on the socket.
-    await chmod(path, 0o666);
+    await listenForSandbox(server, path);
     this.served.set(sandboxId, { server, sessionId, path, sockets });
   }
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
 
 /** The label naming a container's egress directory (its id under the egress root). */
@@ -115,4 +116,21 @@ export class EgressDirectories {
     const p = resolve(path);
     return p === this.root || p.startsWith(`${this.root}/`);
   }
+}
+
+/**
+ * Listens on `path` in a sandbox's socket directory for the sandbox user: a socket left there by
+ * an earlier process (nobody listens on it any more) is replaced, and uid 1000 may connect
+ * (connecting to a unix socket needs write permission on it).
+ */
+export async function listenForSandbox(server: Server, path: string): Promise<void> {
+  await unlink(path).catch(() => undefined);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(path, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  await chmod(path, 0o666);
 }

@@ -1,6 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import Docker from 'dockerode';
  
+// eslint-disable-next-line @nx/enforce-module-boundaries -- the shared runtime contract and the recorded API live in the testing library
 import { describeSandboxRuntimeContract, ensureDockerTestEngine, RecordedKubernetesApi } from '@berth/testing';
 import { KubernetesSandboxRuntime } from './kubernetes-sandbox-runtime';
 
