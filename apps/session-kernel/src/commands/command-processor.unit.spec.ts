@@ -143,6 +143,23 @@ describe('EventOutbox marks', () => {
   });
 });
 
+describe('EventOutbox order after a failed publish', () => {
+  it('sends the events whose publish failed before the next command\'s, so SESSION_EVT keeps the journal order', async () => {
+    const { store, publisher, processor, deliver } = setup();
+    const create = createSession('sesn_o');
+    publisher.refused.add('sesn_o');
+    await expect(processor.handle(deliver(create, subjectOf(create)))).rejects.toThrow(/MAX_PAYLOAD_EXCEEDED/);
+    publisher.refused.clear();
+    const message = submitMessage('sesn_o', 'after the failure');
+    await processor.handle(deliver(message, subjectOf(message)));
+
+    const seqs = publisher.published.map((p) => p.event.seq);
+    expect(seqs).toEqual((await store.journal.readEvents('sesn_o')).map((e) => e.seq));
+    expect(seqs.slice(0, 2)).toEqual([1, 2]);
+    expect(await unpublished(store)).toEqual([]);
+  });
+});
+
 describe('EventOutbox relay', () => {
   it('publishes what a crash left unpublished, in seq order, and marks it', async () => {
     const { store, publisher, outbox, kernel } = setup();

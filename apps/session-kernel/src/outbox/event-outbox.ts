@@ -27,6 +27,12 @@ export class EventOutbox {
   private marking: Promise<void> | null = null;
   /** While a relay pass runs: per session, the highest seq published and marked since its read. */
   private publishedSinceRelayRead: Map<string, number> | null = null;
+  /**
+   * Per session, events whose publish failed in this process (a stream leader lost, say): the
+   * session's next publish sends them first, so a later command's events never overtake them on
+   * SESSION_EVT while they wait for the relay.
+   */
+  private readonly failedEarlier = new Map<string, readonly RecordedEvent[]>();
 
   constructor(
     private readonly journal: SessionJournal,
@@ -41,15 +47,19 @@ export class EventOutbox {
   /** Caller holds the session lock. Publishes are pipelined: one connection keeps their order. */
   async publish(sessionId: string, ownerId: string, events: readonly RecordedEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const ordered = [...events].sort((a, b) => a.seq - b.seq);
-    await Promise.all(
-      ordered.map((e) =>
-        this.publisher.publish(Subjects.event(sessionId, ownerId, e.type), toEventMessage(e), {
-          msgId: eventMsgId(e),
-          headers: { [Headers.causationId]: e.command_id },
-        }),
-      ),
-    );
+    const earlier = this.failedEarlier.get(sessionId) ?? [];
+    const bySeq = new Map([...earlier, ...events].map((e) => [e.seq, e]));
+    const ordered = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+    const send = (e: RecordedEvent) =>
+      this.publisher.publish(Subjects.event(sessionId, ownerId, e.type), toEventMessage(e), { msgId: eventMsgId(e), headers: { [Headers.causationId]: e.command_id } });
+    // Pipelined on the happy path; one by one after a failure, so what is resent cannot be overtaken.
+    const results = earlier.length > 0 ? await settleInOrder(ordered, send) : await Promise.allSettled(ordered.map(send));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed !== undefined) {
+      this.failedEarlier.set(sessionId, ordered);
+      throw failed.reason;
+    }
+    this.failedEarlier.delete(sessionId);
     for (const e of ordered) this.metrics.eventsPublished.inc({ type: e.type });
     this.crash.reached('after-publish-before-mark');
     await this.markPublished({ sessionId, seqs: ordered.map((e) => e.seq) });
@@ -147,3 +157,16 @@ export class EventOutbox {
 }
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** Sends one at a time, stopping at the first failure (what follows it is reported failed too). */
+async function settleInOrder<T>(items: readonly T[], send: (item: T) => Promise<unknown>): Promise<PromiseSettledResult<unknown>[]> {
+  const results: PromiseSettledResult<unknown>[] = [];
+  for (const item of items) {
+    try {
+      results.push({ status: 'fulfilled', value: await send(item) });
+    } catch (reason) {
+      return [...results, { status: 'rejected', reason }];
+    }
+  }
+  return results;
+}
