@@ -1,7 +1,10 @@
 import type { Clock } from '@berth/core';
 import type { Leases } from '@berth/ports';
 
-const TTL_MS = 60_000;
+// Short, renewed every third of it: a manager killed (or restarted) mid-acquisition holds the
+// session's sandbox back until its lease lapses — with 60 s the chaos suite's kill -9 of the
+// manager left every session deaf for a minute.
+const TTL_MS = 5_000;
 const POLL_MS = 100;
 
 /**
