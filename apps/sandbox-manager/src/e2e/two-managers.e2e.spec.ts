@@ -11,9 +11,10 @@ const POOL = 6;
 /**
  * Two sandbox-manager processes on one engine, one store and one broker, sharing one warm pool
  * (docs/scale-out.md "Replicas"): 20 sessions created at once are each bound exactly once, to a
- * container of their own, and no warm container is handed out twice. Both managers take part: the
- * sessions' sandbox requests are split between them by the shared durable consumer, and each looks
- * up the other's warm containers, so both race for the same ones; the store's claims decide.
+ * container of their own, and no warm container is handed out twice. The shared durable consumer
+ * splits the sessions' sandbox requests between the managers as it pleases (JetStream promises no
+ * balance; on a busy machine one manager may take them all), and each looks up the other's warm
+ * containers, so the store's claims decide; the racing claimants are pinned by the store contract.
  */
 describe('two sandbox-managers sharing one warm pool', () => {
   let model: AnthropicMessagesServer;
@@ -72,11 +73,10 @@ describe('two sandbox-managers sharing one warm pool', () => {
     expect(warm.length).toBeGreaterThanOrEqual(1);
     for (const b of warm) expect(await store.sandboxClaims.claimant(b.containerId)).toBe(b.id);
 
-    // Both managers acquired sandboxes for the burst (the shared consumer split the requests).
+    // How the shared consumer split the burst, for the reader: JetStream does not promise balance.
     const claimsOf = async (url: string) => sumOf(parsePrometheusText(await (await fetch(url)).text()), 'berth_warm_pool_claims_total');
     const perManager = await Promise.all(platform.managerMetricsUrls.map(claimsOf));
     console.log(`two managers, ${SESSIONS} sessions at once, pool of ${POOL}: ${warm.length} served warm, ${SESSIONS - warm.length} cold; acquisitions per manager ${perManager.join(' / ')}`);
-    expect(perManager.every((n) => n > 0)).toBe(true);
 
     // And the sandboxes work: a turn in a warm one completes, with the agent's model and system prompt.
     const target = warm[0]!.id;
