@@ -272,7 +272,7 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     const streamed = await fetch(`${small.url}/v1/sessions/import`, {
       method: 'POST',
       headers: { 'x-api-key': small.keyB, 'content-type': 'application/x-tar' },
-      body: new ReadableStream({ pull: (c) => (chunks.length > 0 ? c.enqueue(chunks.shift()) : c.close()) }),
+      body: new ReadableStream<Uint8Array>({ pull: (c) => (chunks.length > 0 ? c.enqueue(chunks.shift() as Buffer) : c.close()) }),
       duplex: 'half',
     } as RequestInit);
     expect(streamed.status).toBe(413);

@@ -1,14 +1,14 @@
 import { Readable } from 'node:stream';
-import { extract, pack, type Headers } from 'tar-stream';
+import { extract, pack, type Header } from 'tar-stream';
 
 /** One tar entry as a test writes or reads it. */
-export type TarEntry = Readonly<{ name: string; body?: Buffer | string; type?: Headers['type']; linkname?: string; mode?: number; uid?: number; gid?: number }>;
+export type TarEntry = Readonly<{ name: string; body?: Buffer | string; type?: Header['type']; linkname?: string; mode?: number; uid?: number; gid?: number }>;
 
 /** A tar of these entries, in order. */
 export async function packTar(entries: readonly TarEntry[]): Promise<Buffer> {
   const archive = pack();
   const chunks: Buffer[] = [];
-  archive.on('data', (c: Buffer) => chunks.push(c));
+  archive.on('data', (c: unknown) => void chunks.push(c as Buffer));
   const done = new Promise<void>((resolve, reject) => {
     archive.on('end', resolve);
     archive.on('error', reject);
