@@ -1,7 +1,22 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { credentialFor, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, terminatesTls, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput } from '@berth/egress-domain';
+import {
+  credentialFor,
+  describeDenial,
+  endToEndHeaders,
+  modelUpstreamUrl,
+  parseAbsoluteTarget,
+  parseAuthority,
+  terminatesTls,
+  variableTerminatesTls,
+  withCredential,
+  withVariables,
+  type AbsoluteTarget,
+  type BoundCredential,
+  type DenialInput,
+  type VariableCredential,
+} from '@berth/egress-domain';
 import { isUnbound, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Logger } from '@berth/ports';
 import type { DenialReporter } from '../denials/denial-reporter';
@@ -28,7 +43,8 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  * The HTTP proxy one sandbox reaches through its socket. Three kinds of request:
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
- *   with the session's vault credential for that MCP server as `Authorization: Bearer` (the sandbox never holds it);
+ *   with the session's vault credential for that MCP server as `Authorization: Bearer`, and the secrets of its
+ *   `environment_variable` credentials for that host in place of their placeholders (the sandbox never holds either);
  * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed; for the host and port
  *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
@@ -64,7 +80,7 @@ async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: Incomin
     return answerText(res, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
   if (!verdict.allowed) return refuse(deps, context, res, verdict.denial);
-  forwardPlain(verdict.route, target, credentialFor(context.credentials, target), req, res, deps.connectTimeoutMs);
+  forwardPlain(verdict.route, target, credentialFor(context.credentials, target), context.variables, req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -88,9 +104,9 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
     deps.denials.report(context, denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
   }
-  if (terminatesTls(context.credentials, target)) {
+  if (terminatesTls(context.credentials, target) || variableTerminatesTls(context.variables, target)) {
     try {
-      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials });
+      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials, variables: context.variables });
     } catch (error) {
       return endTunnel(socket, 502, `Berth egress could not open a TLS tunnel to ${target.host}:${target.port}: ${messageOf(error)}`);
     }
@@ -117,9 +133,17 @@ function refuse(deps: SandboxProxyDeps, context: SandboxContext, res: ServerResp
   answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
 }
 
-function forwardPlain(route: Route, target: AbsoluteTarget, credential: BoundCredential | null, req: IncomingMessage, res: ServerResponse, connectTimeoutMs: number): void {
+function forwardPlain(
+  route: Route,
+  target: AbsoluteTarget,
+  credential: BoundCredential | null,
+  variables: readonly VariableCredential[],
+  req: IncomingMessage,
+  res: ServerResponse,
+  connectTimeoutMs: number,
+): void {
   const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
-  const sent = { ...endToEndHeaders(req.headers, new Set(['host'])), host: hostHeader };
+  const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), variables, target.host), host: hostHeader };
   const headers = credential === null ? sent : withCredential(sent, credential);
   const upstream =
     route.kind === 'direct'
