@@ -3,6 +3,7 @@ import { systemClock } from '@berth/core';
 import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import type { CommandBus } from '@berth/ports';
+import { loadKubeConfig, PodSandboxNames } from '@berth/kubernetes';
 import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
 import { egressMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
@@ -38,6 +39,9 @@ async function main(): Promise<void> {
     connectTimeoutMs: config.connectTimeoutMs,
     contextCacheMs: config.contextCacheMs,
     rescanMs: config.rescanMs,
+    ...(config.pods === null
+      ? {}
+      : { pods: { host: config.pods.host, port: config.pods.port, names: new PodSandboxNames(loadKubeConfig(config.pods.kubeconfig, 'BERTH_EGRESS_K8S_KUBECONFIG'), config.pods.namespace) } }),
   });
   if (config.model.baseUrl === null) log.warn('no model endpoint: turns fail until BERTH_MODEL_BASE_URL (and BERTH_MODEL_API_KEY) are set, or an environment sets config.model.base_url');
   const nc = await connectNats({ url: config.natsUrl, name: 'egress', credsFile: config.natsCreds });
@@ -53,6 +57,7 @@ async function main(): Promise<void> {
   );
   log.info(`ready: serving ${egress.sockets.served().length} sandbox socket(s)`, {
     dir: config.root,
+    pods: egress.podListener === null ? null : `${egress.podListener.host}:${egress.podListener.port} (namespace ${config.pods?.namespace})`,
     model: config.model.baseUrl === null ? null : new URL(config.model.baseUrl).host,
     upstream_proxy: config.upstreamProxy === null ? null : new URL(config.upstreamProxy).host,
     metrics: telemetry.metrics?.url ?? null,
