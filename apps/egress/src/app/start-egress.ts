@@ -1,5 +1,6 @@
 import type { Clock } from '@berth/core';
 import type { AgentStore, CommandBus, EnvironmentStore, Logger, SecretBox, SessionJournal, SessionReadModel, SessionSnapshots, VaultStore } from '@berth/ports';
+import type { CertificateAuthority } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
 import type { Server } from 'node:http';
 import { directoryNames } from '../context/directory-names';
@@ -11,6 +12,9 @@ import { PlatformAddresses } from '../proxy/platform-addresses';
 import { createSandboxProxy } from '../proxy/sandbox-proxy';
 import { upstreamProxyFrom } from '../proxy/upstream-proxy';
 import { SandboxSockets } from '../sockets/sandbox-sockets';
+import { LeafCertificates } from '../tls/leaf-certificates';
+import { sandboxTrustOf, writeSandboxTrust } from '../tls/sandbox-trust';
+import { TerminatedTunnels } from '../tls/terminated-tunnels';
 
 export type EgressInput = Readonly<{
   root: string;
@@ -26,6 +30,10 @@ export type EgressInput = Readonly<{
   model: Readonly<{ baseUrl: string | null; trustedHosts: readonly string[] }>;
   keys: Readonly<Record<string, string>>;
   upstreamProxy: string | null;
+  /** The install's CA: it signs the certificates of the hosts the egress terminates TLS for. */
+  ca: CertificateAuthority;
+  /** PEM certificates an upstream may chain to besides the public roots (tests; an internal CA). */
+  upstreamCa: readonly string[];
   /** Hosts of the platform's own services (NATS, the store), refused even when public. */
   platformHosts: readonly string[];
   connectTimeoutMs: number;
@@ -67,13 +75,22 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
       cacheMs: input.contextCacheMs,
     });
   const contexts = contextsOf(directoryNames(input.root));
+  const tunnels = new TerminatedTunnels({
+    leaves: new LeafCertificates({ ca: input.ca }),
+    destinations,
+    upstreamCa: input.upstreamCa,
+    connectTimeoutMs: input.connectTimeoutMs,
+    log: input.log,
+  });
+  const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
-  const proxyDeps = { destinations, models, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
+  const proxyDeps = { destinations, models, tunnels, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
     serverFor: (dirId) => createSandboxProxy(() => dirId, { ...proxyDeps, contexts }),
+    beforeListen: (socketDir) => writeSandboxTrust(socketDir, trust),
     onGone: (dirId) => contexts.forget(dirId),
   });
   await sockets.start();
@@ -100,6 +117,7 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }
+      tunnels.close();
       models.close();
       platform.stop();
     },

@@ -125,6 +125,10 @@ describe(`the sandbox-manager on the Kubernetes runtime, against a ${STANDIN}`, 
     for await (const line of env) environ += line;
     expect(environ).toContain(`BERTH_EGRESS_TCP=${egressAddress}`);
     expect(environ).not.toContain(E2E_MODEL_KEY);
+    // The egress CA, published by the egress as a ConfigMap, mounted where the pod's clients are told to look.
+    const ca = (await runtime.readFile(name, '/run/berth/ca.pem'))?.toString() ?? '';
+    expect(ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(api.objectsOf('configmaps').find((c) => c.metadata.name === 'berth-egress-trust')?.['data']).toMatchObject({ 'ca.pem': ca });
     // The workspace is the session's PersistentVolumeClaim, mounted in the pod.
     const sandbox = (await (await fetch(`${api.url}/apis/agents.x-k8s.io/v1beta1/namespaces/${SANDBOX_NS}/sandboxes/${sandboxObjectName(name)}`)).json()) as { spec: { podTemplate: { spec: { volumes: { persistentVolumeClaim?: { claimName: string } }[] } } } };
     const claims = sandbox.spec.podTemplate.spec.volumes.flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));

@@ -1,4 +1,5 @@
 export * from './claim-workspaces';
+export * from './egress-trust';
 export * from './kubernetes-sandbox-runtime';
 export * from './kubernetes-sandboxes';
 export * from './pod-sandbox-names';

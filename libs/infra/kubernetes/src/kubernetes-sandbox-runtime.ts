@@ -27,6 +27,8 @@ export type KubernetesSandboxRuntimeOptions = Readonly<{
   managedLabels?: Readonly<Record<string, string>>;
   /** The egress Service sandboxes reach (their only way out); null: sandboxes with an egress are refused. */
   egress?: PodEgress | null;
+  /** How long a new Sandbox's pod may take to run (scheduling, image pull, volume binding); default 5 minutes. */
+  startTimeoutMs?: number;
 }>;
 
 const DEFAULT_MANAGED_LABELS = { 'berth.managed': 'true' } as const;
@@ -62,6 +64,7 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
   private readonly namespace: string;
   private readonly managedLabels: Readonly<Record<string, string>>;
   private readonly egress: PodEgress | null;
+  private readonly startTimeoutMs: number;
 
   constructor(options: KubernetesSandboxRuntimeOptions) {
     this.core = options.kubeConfig.makeApiClient(CoreV1Api);
@@ -71,6 +74,7 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     this.namespace = options.namespace;
     this.managedLabels = options.managedLabels ?? DEFAULT_MANAGED_LABELS;
     this.egress = options.egress ?? null;
+    this.startTimeoutMs = options.startTimeoutMs ?? 300_000;
   }
 
   async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
@@ -81,12 +85,21 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     } catch (error) {
       if (statusOf(error) !== 409) throw apiError('create sandbox', spec.name, error);
     }
-    // The controller starts the pod; a Sandbox is running once its pod's container runs.
+    // The controller starts the pod; a Sandbox is running once its pod's container runs. A pod the
+    // cluster cannot run (unschedulable, an image it cannot pull, a volume that never binds) fails
+    // the start after `startTimeoutMs`, with the reason its container waits for.
+    const deadline = Date.now() + this.startTimeoutMs;
     for (;;) {
-      const info = await this.inspect(name);
-      if (info === null) throw apiError('inspect', spec.name, new Error('the Sandbox vanished right after create'));
+      const sandbox = await this.sandboxOf(name);
+      if (sandbox === null) throw apiError('inspect', spec.name, new Error('the Sandbox vanished right after create'));
+      const pod = await this.podOf(sandbox);
+      const info = sandboxInfoOf(sandbox, pod);
       if (info.running) return info;
       if (info.exitCode !== null) throw apiError('start', spec.name, new Error(`its pod ended with exit code ${info.exitCode}`));
+      if (Date.now() > deadline) {
+        const waiting = pod?.status?.containerStatuses?.find((c) => c.name === SANDBOX_CONTAINER)?.state?.waiting?.reason;
+        throw apiError('start', spec.name, new Error(`its pod did not run within ${Math.round(this.startTimeoutMs / 1000)} s (${pod === null ? 'no pod yet' : `phase ${pod.status?.phase ?? 'unknown'}${waiting === undefined ? '' : `, ${waiting}`}`})`));
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '@berth/core';
 import type { SandboxInfo, SandboxSpec } from '@berth/ports';
+import { EGRESS_TRUST_CONFIG_MAP } from './egress-trust';
 
 /** `kubernetes-sigs/agent-sandbox`: the core group (`Sandbox`) and the extensions group (`SandboxTemplate`, `SandboxClaim`, `SandboxWarmPool`). */
 export const AGENT_SANDBOX = { group: 'agents.x-k8s.io', version: 'v1beta1', plural: 'sandboxes', kind: 'Sandbox' } as const;
@@ -59,7 +60,8 @@ const EGRESS_TCP_ENV = 'BERTH_EGRESS_TCP';
  * default seccomp profile, no service-account token, no service links, no host network, limits =
  * requests. Not expressible per pod: a pids limit (the kubelet's `podPidsLimit` is per node).
  * The spec's egress becomes the relay's target: the egress Service (`egress`), instead of a socket
- * the pod cannot have; a spec with an egress but no Service configured is refused. A `volume` mount
+ * the pod cannot have, and the egress's trust ConfigMap mounted where the socket directory would
+ * be; a spec with an egress but no Service configured is refused. A `volume` mount
  * is a PersistentVolumeClaim (the session's workspace). Refused: host binds (a hostPath is the
  * node) and the host network.
  */
@@ -84,13 +86,17 @@ export function sandboxResource(spec: SandboxSpec, namespace: string, egress: Po
   const scratch = [...(spec.readOnlyRoot ? ['/tmp', '/home/agent', spec.workdir] : []), ...(spec.mounts ?? []).filter((m) => m.type === 'tmpfs').map((m) => m.target)].filter(
     (path) => !claims.some((c) => c.target === path),
   );
-  const volumes = [
+  const volumes: { volume: Record<string, unknown>; mount: Readonly<{ name: string; mountPath: string; readOnly?: boolean }> }[] = [
     ...[...new Set(scratch)].map((path, i) => ({ volume: { name: `scratch-${i}`, emptyDir: {} }, mount: { name: `scratch-${i}`, mountPath: path } })),
     ...claims.map((c, i) => ({
       volume: { name: `claim-${i}`, persistentVolumeClaim: { claimName: c.source as string, readOnly: c.readOnly === true } },
       mount: { name: `claim-${i}`, mountPath: c.target, readOnly: c.readOnly === true },
     })),
   ];
+  // The egress CA where a Docker sandbox has it beside its socket (the pod's clients are told to trust it).
+  if (spec.egress !== undefined) {
+    volumes.push({ volume: { name: 'egress-trust', configMap: { name: EGRESS_TRUST_CONFIG_MAP } }, mount: { name: 'egress-trust', mountPath: spec.egress.mountAt, readOnly: true } });
+  }
   const limits = { memory: quantity(spec.memoryBytes), cpu: `${Math.max(1, Math.round(spec.nanoCpus / 1e6))}m` };
   const relay = spec.egress !== undefined && egress !== null ? { [RELAY_PORT_ENV]: String(spec.egress.relayPort), [EGRESS_TCP_ENV]: `${egress.host}:${egress.port}` } : {};
   return {

@@ -56,6 +56,10 @@ describe('Kubernetes sandbox resources', () => {
     // The claim replaces the scratch emptyDir the read-only root would have put at the workdir.
     expect(pod.containers[0]?.volumeMounts.filter((m) => m.mountPath === '/workspace')).toHaveLength(1);
     expect(pod.volumes.find((v) => v['name'] === workspace?.name)).toEqual({ name: workspace?.name, persistentVolumeClaim: { claimName: 'berth-ws-abc-workspace', readOnly: false } });
+    // The egress CA, where a Docker sandbox finds it beside its socket.
+    const trust = pod.containers[0]?.volumeMounts.find((m) => m.mountPath === '/run/berth');
+    expect(trust).toMatchObject({ readOnly: true });
+    expect(pod.volumes.find((v) => v['name'] === trust?.name)).toEqual({ name: trust?.name, configMap: { name: 'berth-egress-trust' } });
   });
 
   it('maps pod phases to the same facts as Docker', () => {

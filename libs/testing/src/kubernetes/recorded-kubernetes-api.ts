@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, type Duplex } from 'node:stream';
@@ -15,7 +18,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * 3 the final `Status`, 255 close-stdin). Its "kubelet" runs each Sandbox's pod as a container
  * on a Docker engine (network none, the pod's user, command, env and limits), so exec and files
  * are real. Also answered: PersistentVolumeClaims (each a Docker volume the pods mount, owned by
- * the pod's fsGroup as the kubelet would make it), ConfigMaps, NetworkPolicies (stored, for the
+ * the pod's fsGroup as the kubelet would make it), ConfigMaps (a pod mounting one waits for it,
+ * then gets its files read-only), NetworkPolicies (stored, for the
  * test to read: not enforced), Services the test adds, pod label patches, and pods found by
  * `status.podIP`. With `podNetwork` the pods join that Docker network (their IP is the pod IP);
  * without, they have none. What it is not: admission, RBAC, scheduling, NetworkPolicy
@@ -34,6 +38,9 @@ export class RecordedKubernetesApi {
   private version = 1;
   /** Objects of the core kinds kept as they were sent (by kind, then namespace/name). */
   private readonly stored = new Map<string, Map<string, StoredObject>>();
+  /** Pods waiting for a ConfigMap they mount (the kubelet holds a pod in ContainerCreating until it exists). */
+  private readonly configMapWaiters = new Map<string, (() => void)[]>();
+  private readonly filesDir = mkdtempSync(join(tmpdir(), 'berth-k8s-standin-'));
 
   constructor(
     private readonly docker: Docker,
@@ -66,7 +73,21 @@ export class RecordedKubernetesApi {
     this.stored.set(plural, kind);
     const stored = { ...object, metadata: { ...object.metadata, namespace, uid: object.metadata.uid ?? randomBytes(16).toString('hex'), resourceVersion: String(++this.version) } };
     kind.set(`${namespace}/${object.metadata.name}`, stored);
+    if (plural === 'configmaps') for (const wake of this.configMapWaiters.get(`${namespace}/${object.metadata.name}`)?.splice(0) ?? []) wake();
     return stored;
+  }
+
+  /** A ConfigMap's files on the host, for a pod to mount read-only; waits until the ConfigMap exists. */
+  private async configMapFiles(podName: string, volume: string, name: string): Promise<string> {
+    const key = `${this.namespace}/${name}`;
+    while (!this.stored.get('configmaps')?.has(key)) {
+      await new Promise<void>((resolve) => this.configMapWaiters.set(key, [...(this.configMapWaiters.get(key) ?? []), resolve]));
+    }
+    const data = (this.stored.get('configmaps')?.get(key)?.['data'] ?? {}) as Record<string, string>;
+    const dir = join(this.filesDir, podName, volume);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    for (const [file, content] of Object.entries(data)) writeFileSync(join(dir, file), content, { mode: 0o644 });
+    return dir;
   }
 
   /** The label on every backing container (teardown removes them). */
@@ -101,6 +122,7 @@ export class RecordedKubernetesApi {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     const backing = await this.docker.listContainers({ all: true, filters: { label: [`berth.k8s-standin=${this.run}`] } });
     await Promise.all(backing.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    rmSync(this.filesDir, { recursive: true, force: true });
     const volumes = (await this.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.k8s-standin=${this.run}`] }) })).Volumes ?? [];
     await Promise.all(volumes.map((v) => this.docker.getVolume(v.Name).remove().catch(() => undefined)));
   }
@@ -246,8 +268,10 @@ export class RecordedKubernetesApi {
     const security = template.spec.securityContext ?? {};
     const limits = container.resources?.limits ?? {};
     const volumes = new Map((template.spec.volumes ?? []).map((v) => [v.name, v]));
-    const mounts = (container.volumeMounts ?? []).map((m) => ({ ...m, claim: volumes.get(m.name)?.persistentVolumeClaim?.claimName }));
+    const mounts = (container.volumeMounts ?? []).map((m) => ({ ...m, claim: volumes.get(m.name)?.persistentVolumeClaim?.claimName, configMap: volumes.get(m.name)?.configMap?.name }));
     const claims = mounts.filter((m) => m.claim !== undefined);
+    const binds: string[] = [];
+    for (const m of mounts) if (m.configMap !== undefined) binds.push(`${await this.configMapFiles(pod.metadata.name, m.name, m.configMap)}:${m.mountPath}:ro`);
     if (claims.length > 0) await this.ownClaims(container.image, claims.map((m) => this.volumeOf(m.claim as string)), `${security.fsGroup ?? security.runAsUser}`, `${security.fsGroup ?? security.runAsGroup}`);
     const created = await this.docker.createContainer({
       name: this.containerOf(pod.metadata.name),
@@ -264,7 +288,8 @@ export class RecordedKubernetesApi {
         Memory: Number(limits['memory'] ?? 0),
         NanoCpus: Math.round(Number(String(limits['cpu'] ?? '0').replace(/m$/, '')) * 1e6),
         ReadonlyRootfs: container.securityContext?.readOnlyRootFilesystem === true,
-        Tmpfs: Object.fromEntries(mounts.filter((m) => m.claim === undefined).map((m) => [m.mountPath, `rw,uid=${security.runAsUser},gid=${security.runAsGroup}`])),
+        Tmpfs: Object.fromEntries(mounts.filter((m) => m.claim === undefined && m.configMap === undefined).map((m) => [m.mountPath, `rw,uid=${security.runAsUser},gid=${security.runAsGroup}`])),
+        Binds: binds,
         Mounts: claims.map((m) => ({ Type: 'volume' as const, Source: this.volumeOf(m.claim as string), Target: m.mountPath, ReadOnly: m.readOnly === true })),
       },
     });
@@ -413,7 +438,7 @@ type PodContainer = {
 type PodSpec = {
   containers: PodContainer[];
   securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
-  volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[];
+  volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; configMap?: { name: string } }[];
 };
 type StoredObject = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; uid?: string; labels?: Labels; resourceVersion?: string }; [field: string]: unknown };
 type Sandbox = {
