@@ -14,11 +14,13 @@ export const ArchiveOutputMetadataSchema = z.object({
 export type ArchiveOutputMetadata = z.infer<typeof ArchiveOutputMetadataSchema>;
 
 const TRANSCRIPT_ROOT = `${SessionPaths.home}/`;
+/** Berth's own files in the sandbox (a turn's output, stdin feed, pid and exit code): never a transcript's place. */
+const BERTH_DIR = `${SessionPaths.home}/.berth/`;
 
 /**
  * What an import refuses in a manifest that fits the schema: a harness conversation id it could not
- * pass to a harness safely, a transcript outside the sandbox home (a restore writes it there), more
- * outputs than an import carries.
+ * pass to a harness safely, a transcript outside the sandbox home or in Berth's own files there (a
+ * restore writes it there), more outputs than an import carries.
  */
 export function checkImportable(manifest: SessionArchiveManifest): void {
   const hsid = manifest.source.harness_session_id;
@@ -26,8 +28,8 @@ export function checkImportable(manifest: SessionArchiveManifest): void {
     throw new ArchiveRefused('ARCHIVE_MANIFEST_INVALID', 'manifest.json: source.harness_session_id: must be 1-200 letters, digits, ".", "_" or "-"', { field: 'source.harness_session_id' });
   }
   for (const path of manifest.transcripts) {
-    if (!path.startsWith(TRANSCRIPT_ROOT) || posix.normalize(path) !== path || path.split('/').includes('..')) {
-      throw new ArchiveRefused('ARCHIVE_PATH_UNSAFE', `transcript ${JSON.stringify(path.slice(0, 100))} is not below ${SessionPaths.home}`, { entry: path.slice(0, 200) });
+    if (!path.startsWith(TRANSCRIPT_ROOT) || path.startsWith(BERTH_DIR) || posix.normalize(path) !== path || path.split('/').includes('..')) {
+      throw new ArchiveRefused('ARCHIVE_PATH_UNSAFE', `transcript ${JSON.stringify(path.slice(0, 100))} is not below ${SessionPaths.home} (outside ${BERTH_DIR})`, { entry: path.slice(0, 200) });
     }
   }
   if (manifest.outputs.length > IMPORT_LIMITS.outputs) {

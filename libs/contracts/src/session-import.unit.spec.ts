@@ -36,7 +36,7 @@ describe('checkImportable', () => {
     expect(refusal(() => checkImportable(manifest({}, hsid)))).toEqual({ code: 'ARCHIVE_MANIFEST_INVALID', status: 400 });
   });
 
-  it.each(['/etc/cron.d/x', '/home/agent/../../etc/x', '/home/agentx/y', '/workspace/.bashrc', 'home/agent/x'])('refuses transcript %j: a restore writes it into the sandbox, only below its home', (path) => {
+  it.each(['/etc/cron.d/x', '/home/agent/../../etc/x', '/home/agentx/y', '/workspace/.bashrc', 'home/agent/x', '/home/agent/.berth/turns/turn_1.exit'])('refuses transcript %j: a restore writes it into the sandbox, only below its home', (path) => {
     expect(refusal(() => checkImportable(manifest({ transcripts: [path] })))).toEqual({ code: 'ARCHIVE_PATH_UNSAFE', status: 400 });
   });
 
