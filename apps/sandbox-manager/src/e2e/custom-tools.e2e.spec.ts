@@ -40,11 +40,14 @@ const messagesResults = (body: unknown): ToolResultText[] => {
   return results.map((r) => ({ tool_use_id: r.tool_use_id, text: (Array.isArray(r.content) ? (r.content[0] as { text?: string } | undefined)?.text : r.content)?.toString().trim() }));
 };
 type ResponsesItem = { type: string; call_id?: string; output?: unknown };
-/** Responses API: the `function_call_output` items of a request as (call_id, text); Codex sends an MCP result as content items or a string. */
+/**
+ * Responses API: the `function_call_output` items of a request as (call_id, text of the result):
+ * Codex sends an MCP result as content items after one of its own (`Wall time: … Output:`).
+ */
 const responsesResults = (body: unknown): ToolResultText[] =>
   ((body as { input?: ResponsesItem[] }).input ?? [])
     .filter((i) => i.type === 'function_call_output')
-    .map((i) => ({ tool_use_id: i.call_id, text: (Array.isArray(i.output) ? (i.output[0] as { text?: string } | undefined)?.text : String(i.output))?.trim() }));
+    .map((i) => ({ tool_use_id: i.call_id, text: (Array.isArray(i.output) ? (i.output.at(-1) as { text?: string } | undefined)?.text : String(i.output))?.trim() }));
 
 type HarnessCase = Readonly<{
   harness: 'claude-code' | 'codex' | 'pi';
@@ -106,7 +109,9 @@ const servers = new Map<HarnessCase['harness'], ScriptedModelServer>();
 
 beforeAll(async () => {
   for (const c of cases) servers.set(c.harness, await c.server().start());
-  platform = await startE2ePlatform({ modelBaseUrl: servers.get('claude-code')?.url ?? '' });
+  const urls = [...servers.values()].map((s) => s.url);
+  // The environments name their own (loopback) model endpoints: trusted as an operator would (BERTH_MODEL_TRUSTED_HOSTS).
+  platform = await startE2ePlatform({ modelBaseUrl: servers.get('claude-code')?.url ?? '', trustedModelEndpoints: urls });
   client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
 }, 600_000);
 afterAll(async () => {

@@ -73,7 +73,8 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: [],
     fastSpeed: false,
-    customTools: { refused: "Berth's hermes adapter follows an assumed protocol that was never run against a real Hermes, so no tool of Berth's is wired into it" },
+    // Hermes Agent's MCP client (stdio `mcp_servers` in config.yaml, a 120 s per-call timeout by default) could run Berth's server.
+    customTools: { refused: "Hermes' own MCP client could run Berth's custom tools server, but Berth's hermes adapter follows an assumed protocol that was never run against a real Hermes, so it is not wired" },
   },
   'deepseek-harness': {
     tools: SHELL_TOOLS,
@@ -83,6 +84,6 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: [],
     fastSpeed: false,
-    customTools: { refused: "Berth's deepseek-harness adapter follows an assumed protocol that was never run against a real dsh, so no tool of Berth's is wired into it" },
+    customTools: { refused: "Berth's deepseek-harness adapter follows an assumed protocol that was never run against a real dsh and knows no MCP client or tool registration of it" },
   },
 };

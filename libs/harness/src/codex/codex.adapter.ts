@@ -11,7 +11,7 @@ export { CODEX_TOOL_ITEMS } from './codex-items';
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
 
-/** How long Codex lets a custom tool call wait for the client's result (`tool_timeout_sec`; its default cuts a call off after 60 s). */
+/** How long Codex lets a custom tool call wait for the client's result (`tool_timeout_sec`): its default is minutes, a client may take longer. */
 const CUSTOM_TOOL_TIMEOUT_SEC = 24 * 60 * 60;
 
 /**
