@@ -40,7 +40,8 @@ export type SandboxProxyDeps = Readonly<{
 const DENIED_HEADER = 'x-berth-egress-denied';
 
 /**
- * The HTTP proxy one sandbox reaches through its socket. Three kinds of request:
+ * The HTTP proxy sandboxes reach (one server per socket, whose identity is fixed; or one TCP server
+ * for pods, identified by the address a connection comes from). Three kinds of request:
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
  *   with the session's vault credential for that MCP server as `Authorization: Bearer`, and the secrets of its
@@ -49,9 +50,9 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
  */
-export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Server {
-  const server = createServer((req, res) => void handleRequest(dirId, deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
-  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(dirId, deps, req, socket as Socket, head).catch((error: unknown) => {
+export function createSandboxProxy(identityOf: (req: IncomingMessage) => string, deps: SandboxProxyDeps): Server {
+  const server = createServer((req, res) => void handleRequest(identityOf(req), deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(identityOf(req), deps, req, socket as Socket, head).catch((error: unknown) => {
     deps.log.error('CONNECT failed', { err: error });
     socket.destroy();
   }));
@@ -59,8 +60,8 @@ export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Serve
   return server;
 }
 
-async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const context = await deps.contexts.resolve(dirId);
+async function handleRequest(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const context = await deps.contexts.resolve(identity);
   if (isUnbound(context)) {
     deps.refused('unbound_sandbox');
     return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
@@ -83,9 +84,9 @@ async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: Incomin
   forwardPlain(verdict.route, target, credentialFor(context.credentials, target), context.variables, req, res, deps.connectTimeoutMs);
 }
 
-async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
   socket.on('error', () => socket.destroy());
-  const context = await deps.contexts.resolve(dirId);
+  const context = await deps.contexts.resolve(identity);
   if (isUnbound(context)) {
     deps.refused('unbound_sandbox');
     return endTunnel(socket, 403, `Berth egress: ${context.unbound}.`, 'unbound_sandbox');
