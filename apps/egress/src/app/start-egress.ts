@@ -1,7 +1,10 @@
 import type { Clock } from '@berth/core';
 import type { AgentStore, CommandBus, EnvironmentStore, Logger, SecretBox, SessionJournal, SessionReadModel, SessionSnapshots, VaultStore } from '@berth/ports';
+import type { CertificateAuthority } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
-import { SandboxContexts } from '../context/sandbox-contexts';
+import type { Server } from 'node:http';
+import { directoryNames } from '../context/directory-names';
+import { SandboxContexts, type SandboxNames } from '../context/sandbox-contexts';
 import { DenialReporter } from '../denials/denial-reporter';
 import { Destinations } from '../proxy/destinations';
 import { ModelForwarder } from '../proxy/model-forwarder';
@@ -9,6 +12,9 @@ import { PlatformAddresses } from '../proxy/platform-addresses';
 import { createSandboxProxy } from '../proxy/sandbox-proxy';
 import { upstreamProxyFrom } from '../proxy/upstream-proxy';
 import { SandboxSockets } from '../sockets/sandbox-sockets';
+import { LeafCertificates } from '../tls/leaf-certificates';
+import { sandboxTrustOf, writeSandboxTrust } from '../tls/sandbox-trust';
+import { TerminatedTunnels } from '../tls/terminated-tunnels';
 
 export type EgressInput = Readonly<{
   root: string;
@@ -24,6 +30,10 @@ export type EgressInput = Readonly<{
   model: Readonly<{ baseUrl: string | null; trustedHosts: readonly string[] }>;
   keys: Readonly<Record<string, string>>;
   upstreamProxy: string | null;
+  /** The install's CA: it signs the certificates of the hosts the egress terminates TLS for. */
+  ca: CertificateAuthority;
+  /** PEM certificates an upstream may chain to besides the public roots (tests; an internal CA). */
+  upstreamCa: readonly string[];
   /** Hosts of the platform's own services (NATS, the store), refused even when public. */
   platformHosts: readonly string[];
   connectTimeoutMs: number;
@@ -31,9 +41,17 @@ export type EgressInput = Readonly<{
   rescanMs: number;
   /** Tests: a resolver standing in for DNS. */
   resolve?: (host: string) => Promise<readonly string[]>;
+  /**
+   * Kubernetes sandbox pods: one TCP listener (the egress Service's target) where a connection's
+   * source address is the pod's identity, resolved to its sandbox through the API (`names`).
+   */
+  pods?: Readonly<{ host: string; port: number; names: SandboxNames }>;
 }>;
 
-export type RunningEgress = Readonly<{ sockets: SandboxSockets; stop(): Promise<void> }>;
+export type RunningEgress = Readonly<{ sockets: SandboxSockets; podListener: Readonly<{ host: string; port: number }> | null; stop(): Promise<void> }>;
+
+/** `::ffff:10.0.0.5` (an IPv4 peer on a dual-stack socket) is the pod IP `10.0.0.5`. */
+const peerAddress = (address: string | undefined): string => (address ?? '').replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
 
 /** Composes the egress proxy and starts serving every sandbox directory under `root`. */
 export async function startEgress(input: EgressInput): Promise<RunningEgress> {
@@ -44,31 +62,62 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   const models = new ModelForwarder({ destinations, upstream, keys: input.keys, connectTimeoutMs: input.connectTimeoutMs });
   // Only `load` is used: the egress reads sessions the way the kernel folds them, and never writes.
   const sessions = createSessionKernel({ ...input.store, clock: input.clock, cachedSessions: 0 });
-  const contexts = new SandboxContexts({
-    root: input.root,
-    sessions,
-    environments: input.store.environments,
-    agents: input.store.agents,
-    vaults: input.store.vaults,
-    secrets: input.secrets,
+  const contextsOf = (names: SandboxNames) =>
+    new SandboxContexts({
+      names,
+      sessions,
+      environments: input.store.environments,
+      agents: input.store.agents,
+      vaults: input.store.vaults,
+      secrets: input.secrets,
+      log: input.log,
+      model: input.model,
+      cacheMs: input.contextCacheMs,
+    });
+  const contexts = contextsOf(directoryNames(input.root));
+  const tunnels = new TerminatedTunnels({
+    leaves: new LeafCertificates({ ca: input.ca }),
+    destinations,
+    upstreamCa: input.upstreamCa,
+    connectTimeoutMs: input.connectTimeoutMs,
     log: input.log,
-    model: input.model,
-    cacheMs: input.contextCacheMs,
   });
+  const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
+  const proxyDeps = { destinations, models, tunnels, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
-    serverFor: (dirId) =>
-      createSandboxProxy(dirId, { contexts, destinations, models, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
+    serverFor: (dirId) => createSandboxProxy(() => dirId, { ...proxyDeps, contexts }),
+    beforeListen: (socketDir) => writeSandboxTrust(socketDir, trust),
     onGone: (dirId) => contexts.forget(dirId),
   });
   await sockets.start();
+  let pods: Server | null = null;
+  let podListener: { host: string; port: number } | null = null;
+  if (input.pods !== undefined) {
+    const { host, port, names } = input.pods;
+    pods = createSandboxProxy((req) => peerAddress(req.socket.remoteAddress), { ...proxyDeps, contexts: contextsOf(names) });
+    const server = pods;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    const address = server.address();
+    podListener = { host, port: typeof address === 'object' && address !== null ? address.port : port };
+  }
   return {
     sockets,
+    podListener,
     async stop() {
       await sockets.stop();
+      if (pods !== null) {
+        const server = pods;
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+      tunnels.close();
       models.close();
       platform.stop();
     },

@@ -31,11 +31,33 @@ export const EgressConfigSchema = z
     BERTH_MODEL_TRUSTED_HOSTS: list,
     /** A proxy every destination (and a non-local model endpoint) is reached through, e.g. a corporate proxy. */
     BERTH_EGRESS_UPSTREAM_PROXY: httpUrl('BERTH_EGRESS_UPSTREAM_PROXY').refine((v) => v === null || v.startsWith('http://'), 'BERTH_EGRESS_UPSTREAM_PROXY must be an http:// proxy URL'),
+    /**
+     * Where the install's CA lives (`ca-key.pem`, 0600, and `ca.pem`; made on first start): the egress
+     * terminates TLS with it for the hosts of a session's vault credentials. Keep it with the other
+     * secrets of the platform; it never enters a sandbox.
+     */
+    BERTH_EGRESS_CA_DIR: z.string().min(1).default('./.berth/egress-ca'),
+    /** PEM file of CAs an upstream's certificate may chain to besides the public roots (tests; an internal CA). */
+    BERTH_EGRESS_UPSTREAM_CA_FILE: optional,
     BERTH_EGRESS_CONNECT_TIMEOUT_MS: int(5_000),
     /** How long a sandbox's session, environment and agent, once read from the store, are reused. */
     BERTH_EGRESS_CONTEXT_CACHE_MS: int(1_000),
     /** Directory rescan period, besides the file-system watch. */
     BERTH_EGRESS_RESCAN_MS: int(2_000),
+    /** Kubernetes sandboxes: `host:port` the egress listens on for sandbox pods (the egress Service's target), e.g. `0.0.0.0:3128`. */
+    BERTH_EGRESS_LISTEN: z
+      .string()
+      .regex(/^[^\s:]+:\d{1,5}$/, 'host:port')
+      .optional(),
+    /** Kubernetes sandboxes: the namespace of the sandbox pods, whose IPs identify them. */
+    BERTH_EGRESS_K8S_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a namespace name').optional(),
+    /** Kubernetes sandboxes: a kubeconfig file, or `in-cluster`. */
+    BERTH_EGRESS_K8S_KUBECONFIG: z.string().min(1).default('in-cluster'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.BERTH_EGRESS_LISTEN !== undefined && env.BERTH_EGRESS_K8S_NAMESPACE === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['BERTH_EGRESS_K8S_NAMESPACE'], message: 'required with BERTH_EGRESS_LISTEN: a pod is identified by its IP through the Kubernetes API' });
+    }
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -45,9 +67,20 @@ export const EgressConfigSchema = z
     model: { baseUrl: env.BERTH_MODEL_BASE_URL, trustedHosts: env.BERTH_MODEL_TRUSTED_HOSTS },
     defaultKey: env.BERTH_MODEL_API_KEY,
     upstreamProxy: env.BERTH_EGRESS_UPSTREAM_PROXY,
+    caDir: env.BERTH_EGRESS_CA_DIR,
+    upstreamCaFile: env.BERTH_EGRESS_UPSTREAM_CA_FILE,
     connectTimeoutMs: env.BERTH_EGRESS_CONNECT_TIMEOUT_MS,
     contextCacheMs: env.BERTH_EGRESS_CONTEXT_CACHE_MS,
     rescanMs: env.BERTH_EGRESS_RESCAN_MS,
+    pods:
+      env.BERTH_EGRESS_LISTEN === undefined
+        ? null
+        : {
+            host: env.BERTH_EGRESS_LISTEN.slice(0, env.BERTH_EGRESS_LISTEN.lastIndexOf(':')),
+            port: Number(env.BERTH_EGRESS_LISTEN.slice(env.BERTH_EGRESS_LISTEN.lastIndexOf(':') + 1)),
+            namespace: env.BERTH_EGRESS_K8S_NAMESPACE as string,
+            kubeconfig: env.BERTH_EGRESS_K8S_KUBECONFIG,
+          },
   }));
 export type EgressConfig = z.infer<typeof EgressConfigSchema>;
 

@@ -1,6 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { EGRESS_NAME_FILE } from '@berth/docker';
 import { credentialMcpServerUrl, type CredentialSecret } from '@berth/contracts';
 import { egressPolicyFrom, modelEndpointFrom, type BoundCredential, type EgressPolicy, type ModelEndpoint, type ModelKeyHeader, type ServerModelSettings } from '@berth/egress-domain';
 import { harnessAdapterFor } from '@berth/harness';
@@ -30,8 +27,14 @@ export type Unbound = Readonly<{ unbound: string }>;
 
 export const isUnbound = (c: SandboxContext | Unbound): c is Unbound => 'unbound' in c;
 
+/**
+ * Who is behind a connection, as the platform recorded it (never as the sandbox says): the Berth
+ * name of the sandbox behind an identity (an egress directory, a pod IP), or why there is none.
+ */
+export type SandboxNames = Readonly<{ nameOf(identity: string): Promise<Readonly<{ name: string }> | Unbound> }>;
+
 export type SandboxContextsDeps = Readonly<{
-  root: string;
+  names: SandboxNames;
   sessions: Pick<SessionKernel, 'load'>;
   environments: Pick<EnvironmentStore, 'get'>;
   agents: Pick<AgentStore, 'get'>;
@@ -45,11 +48,11 @@ export type SandboxContextsDeps = Readonly<{
 }>;
 
 /**
- * Resolves the sandbox behind an egress directory. The directory's `name` file (written by the
- * sandbox-manager's runtime, outside the sandbox's reach) gives the container's current name,
- * hence session and generation; the session's journal must show exactly that sandbox bound, and
- * the session's environment and agent give the policy and the model endpoint. Nothing the sandbox
- * sends takes part: the socket a request arrives on is its identity. Results are kept `cacheMs`.
+ * Resolves the sandbox behind an identity. `names` gives the sandbox's current Berth name as the
+ * platform recorded it (an egress directory's `name` file, a pod's Sandbox label), hence session
+ * and generation; the session's journal must show exactly that sandbox bound, and the session's
+ * environment and agent give the policy and the model endpoint. Nothing the sandbox sends takes
+ * part: where a request arrives from is its identity. Results are kept `cacheMs`.
  */
 export class SandboxContexts {
   private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | Unbound> }>();
@@ -59,32 +62,29 @@ export class SandboxContexts {
     this.now = deps.now ?? Date.now;
   }
 
-  resolve(dirId: string): Promise<SandboxContext | Unbound> {
-    const cached = this.cache.get(dirId);
+  resolve(identity: string): Promise<SandboxContext | Unbound> {
+    const cached = this.cache.get(identity);
     if (cached !== undefined && this.now() - cached.at < this.deps.cacheMs) return cached.value;
-    const value = this.load(dirId);
+    const value = this.load(identity);
     const entry = { at: this.now(), value };
-    this.cache.set(dirId, entry);
+    this.cache.set(identity, entry);
     // Only a bound sandbox's context is kept: a refusal or a failed read is read again next time
     // (a sandbox claimed or bound a moment ago must not be refused from a stale answer).
     const drop = () => {
-      if (this.cache.get(dirId) === entry) this.cache.delete(dirId);
+      if (this.cache.get(identity) === entry) this.cache.delete(identity);
     };
     value.then((context) => isUnbound(context) && drop(), drop);
     return value;
   }
 
-  forget(dirId: string): void {
-    this.cache.delete(dirId);
+  forget(identity: string): void {
+    this.cache.delete(identity);
   }
 
-  private async load(dirId: string): Promise<SandboxContext | Unbound> {
-    let name: string;
-    try {
-      name = (await readFile(join(this.deps.root, dirId, EGRESS_NAME_FILE), 'utf8')).trim();
-    } catch {
-      return { unbound: 'this sandbox has no record in the egress directory' };
-    }
+  private async load(identity: string): Promise<SandboxContext | Unbound> {
+    const named = await this.deps.names.nameOf(identity);
+    if ('unbound' in named) return named;
+    const { name } = named;
     const owner = sessionOfSandboxName(name);
     if (owner === null) return { unbound: `sandbox ${name} is not bound to a session (a warm sandbox not claimed yet)` };
     const { state } = await this.deps.sessions.load(owner.sessionId);

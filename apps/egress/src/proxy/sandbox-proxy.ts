@@ -1,10 +1,11 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { credentialFor, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput } from '@berth/egress-domain';
+import { credentialFor, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, terminatesTls, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput } from '@berth/egress-domain';
 import { isUnbound, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Logger } from '@berth/ports';
 import type { DenialReporter } from '../denials/denial-reporter';
+import type { TerminatedTunnels } from '../tls/terminated-tunnels';
 import type { Destinations, Route, Verdict } from './destinations';
 import type { ModelForwarder } from './model-forwarder';
 import { answerText, relayRequest } from './relay-request';
@@ -13,6 +14,7 @@ export type SandboxProxyDeps = Readonly<{
   contexts: SandboxContexts;
   destinations: Destinations;
   models: ModelForwarder;
+  tunnels: TerminatedTunnels;
   denials: DenialReporter;
   connectTimeoutMs: number;
   log: Logger;
@@ -23,16 +25,18 @@ export type SandboxProxyDeps = Readonly<{
 const DENIED_HEADER = 'x-berth-egress-denied';
 
 /**
- * The HTTP proxy one sandbox reaches through its socket. Three kinds of request:
+ * The HTTP proxy sandboxes reach (one server per socket, whose identity is fixed; or one TCP server
+ * for pods, identified by the address a connection comes from). Three kinds of request:
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
  *   with the session's vault credential for that MCP server as `Authorization: Bearer` (the sandbox never holds it);
- * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed.
+ * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed; for the host and port
+ *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
  */
-export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Server {
-  const server = createServer((req, res) => void handleRequest(dirId, deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
-  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(dirId, deps, req, socket as Socket, head).catch((error: unknown) => {
+export function createSandboxProxy(identityOf: (req: IncomingMessage) => string, deps: SandboxProxyDeps): Server {
+  const server = createServer((req, res) => void handleRequest(identityOf(req), deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(identityOf(req), deps, req, socket as Socket, head).catch((error: unknown) => {
     deps.log.error('CONNECT failed', { err: error });
     socket.destroy();
   }));
@@ -40,8 +44,8 @@ export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Serve
   return server;
 }
 
-async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const context = await deps.contexts.resolve(dirId);
+async function handleRequest(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const context = await deps.contexts.resolve(identity);
   if (isUnbound(context)) {
     deps.refused('unbound_sandbox');
     return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
@@ -64,9 +68,9 @@ async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: Incomin
   forwardPlain(verdict.route, target, credentialFor(context.credentials, target), req, res, deps.connectTimeoutMs);
 }
 
-async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
   socket.on('error', () => socket.destroy());
-  const context = await deps.contexts.resolve(dirId);
+  const context = await deps.contexts.resolve(identity);
   if (isUnbound(context)) {
     deps.refused('unbound_sandbox');
     return endTunnel(socket, 403, `Berth egress: ${context.unbound}.`, 'unbound_sandbox');
@@ -84,6 +88,13 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
     deps.refused(denial.reason);
     deps.denials.report(context, denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
+  }
+  if (terminatesTls(context.credentials, target)) {
+    try {
+      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials });
+    } catch (error) {
+      return endTunnel(socket, 502, `Berth egress could not open a TLS tunnel to ${target.host}:${target.port}: ${messageOf(error)}`);
+    }
   }
   let upstream: Socket;
   try {

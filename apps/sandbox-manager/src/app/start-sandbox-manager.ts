@@ -120,6 +120,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     snapshots,
     mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
+    blobs: store.blobs,
     send,
     log,
   });
@@ -166,7 +167,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     transcripts: new TranscriptSync(runtime, store.transcripts),
     checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,
-    softWorkspaceLimit: workspaces.kind === 'volume',
+    softWorkspaceLimit: workspaces.kind !== 'loop',
     send,
     crash,
     log,
