@@ -2,6 +2,7 @@ import type { Clock } from '@berth/core';
 import type { AgentStore, CommandBus, EnvironmentStore, Logger, SecretBox, SessionJournal, SessionReadModel, SessionSnapshots, VaultStore } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { SandboxContexts } from '../context/sandbox-contexts';
+import { BuildDenials } from '../denials/build-denials';
 import { DenialReporter } from '../denials/denial-reporter';
 import { Destinations } from '../proxy/destinations';
 import { ModelForwarder } from '../proxy/model-forwarder';
@@ -56,13 +57,17 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     cacheMs: input.contextCacheMs,
   });
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
+  const builds = new BuildDenials({ root: input.root, log: input.log });
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
     serverFor: (dirId) =>
-      createSandboxProxy(dirId, { contexts, destinations, models, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
-    onGone: (dirId) => contexts.forget(dirId),
+      createSandboxProxy(dirId, { contexts, destinations, models, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
+    onGone: (dirId) => {
+      contexts.forget(dirId);
+      builds.forget(dirId);
+    },
   });
   await sockets.start();
   return {

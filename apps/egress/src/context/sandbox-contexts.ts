@@ -1,8 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EGRESS_NAME_FILE } from '@berth/docker';
+import { EGRESS_BUILD_GRANT_FILE, EGRESS_NAME_FILE } from '@berth/docker';
 import { credentialMcpServerUrl, type CredentialSecret } from '@berth/contracts';
-import { egressPolicyFrom, modelEndpointFrom, type BoundCredential, type EgressPolicy, type ModelEndpoint, type ModelKeyHeader, type ServerModelSettings } from '@berth/egress-domain';
+import {
+  egressPolicyFrom,
+  imageBuildGrantFrom,
+  imageBuildPolicy,
+  modelEndpointFrom,
+  type BoundCredential,
+  type EgressPolicy,
+  type ImageBuildGrant,
+  type ModelEndpoint,
+  type ModelKeyHeader,
+  type ServerModelSettings,
+} from '@berth/egress-domain';
 import { harnessAdapterFor } from '@berth/harness';
 import type { AgentStore, EnvironmentStore, Logger, SecretBox, VaultStore } from '@berth/ports';
 import { sessionOfSandboxName } from '@berth/sandbox-domain';
@@ -10,6 +21,7 @@ import type { SessionKernel } from '@berth/session-kernel';
 
 /** Who a sandbox is, and what its environment lets it reach: read from the store, never from the sandbox. */
 export type SandboxContext = Readonly<{
+  kind: 'sandbox';
   sandboxName: string;
   sessionId: string;
   generation: number;
@@ -25,10 +37,16 @@ export type SandboxContext = Readonly<{
   credentials: readonly BoundCredential[];
 }>;
 
+/**
+ * An environment image build's container (the sandbox-manager's, no session's): it reaches only
+ * what its grant names (under the platform rule), never a model, and no session hears its refusals.
+ */
+export type BuildContext = Readonly<{ kind: 'build'; sandboxName: string; environmentId: string; grant: ImageBuildGrant; policy: EgressPolicy }>;
+
 /** The sandbox behind a socket is not (or no longer) a session's bound sandbox: it gets nothing. */
 export type Unbound = Readonly<{ unbound: string }>;
 
-export const isUnbound = (c: SandboxContext | Unbound): c is Unbound => 'unbound' in c;
+export const isUnbound = (c: SandboxContext | BuildContext | Unbound): c is Unbound => 'unbound' in c;
 
 export type SandboxContextsDeps = Readonly<{
   root: string;
@@ -52,14 +70,14 @@ export type SandboxContextsDeps = Readonly<{
  * sends takes part: the socket a request arrives on is its identity. Results are kept `cacheMs`.
  */
 export class SandboxContexts {
-  private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | Unbound> }>();
+  private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | BuildContext | Unbound> }>();
   private readonly now: () => number;
 
   constructor(private readonly deps: SandboxContextsDeps) {
     this.now = deps.now ?? Date.now;
   }
 
-  resolve(dirId: string): Promise<SandboxContext | Unbound> {
+  resolve(dirId: string): Promise<SandboxContext | BuildContext | Unbound> {
     const cached = this.cache.get(dirId);
     if (cached !== undefined && this.now() - cached.at < this.deps.cacheMs) return cached.value;
     const value = this.load(dirId);
@@ -78,13 +96,15 @@ export class SandboxContexts {
     this.cache.delete(dirId);
   }
 
-  private async load(dirId: string): Promise<SandboxContext | Unbound> {
+  private async load(dirId: string): Promise<SandboxContext | BuildContext | Unbound> {
     let name: string;
     try {
       name = (await readFile(join(this.deps.root, dirId, EGRESS_NAME_FILE), 'utf8')).trim();
     } catch {
       return { unbound: 'this sandbox has no record in the egress directory' };
     }
+    const build = await this.build(dirId, name);
+    if (build !== null) return build;
     const owner = sessionOfSandboxName(name);
     if (owner === null) return { unbound: `sandbox ${name} is not bound to a session (a warm sandbox not claimed yet)` };
     const { state } = await this.deps.sessions.load(owner.sessionId);
@@ -100,6 +120,7 @@ export class SandboxContexts {
     ]);
     if (environment === null) return { unbound: `the environment ${state.environment_id} of session ${owner.sessionId} is gone` };
     return {
+      kind: 'sandbox',
       sandboxName: name,
       sessionId: owner.sessionId,
       generation: owner.generation,
@@ -111,6 +132,24 @@ export class SandboxContexts {
       keyHeader: harnessAdapterFor(state.harness).capabilities.modelKeyHeader,
       credentials,
     };
+  }
+
+  /** A build's directory holds its grant (written by the sandbox-manager before the container existed); any other has none. */
+  private async build(dirId: string, name: string): Promise<BuildContext | Unbound | null> {
+    let text: string;
+    try {
+      text = await readFile(join(this.deps.root, dirId, EGRESS_BUILD_GRANT_FILE), 'utf8');
+    } catch {
+      return null;
+    }
+    let grant: ImageBuildGrant | null = null;
+    try {
+      grant = imageBuildGrantFrom(JSON.parse(text));
+    } catch {
+      // Not JSON: refused below.
+    }
+    if (grant === null) return { unbound: `image build ${name} has no grant the egress can read` };
+    return { kind: 'build', sandboxName: name, environmentId: grant.environmentId, grant, policy: imageBuildPolicy(grant) };
   }
 
   /** The session's MCP credentials (vaults of the session's owner only), opened; one that does not open is left out and logged by id. */
