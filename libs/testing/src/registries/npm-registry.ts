@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { create } from 'tar';
 import { StaticFileServer } from './static-file-server';
 
-/** A package with one command: `bin` prints `prints` when run. */
-export type TestNpmPackage = Readonly<{ name: string; version: string; bin: string; prints: string }>;
+/**
+ * A package with one command: `bin` prints `prints` when run. `tarballAt` makes its metadata name
+ * another place for its archive (what a hostile registry or package could do).
+ */
+export type TestNpmPackage = Readonly<{ name: string; version: string; bin: string; prints: string; tarballAt?: string }>;
 
 /**
  * A tiny npm registry on 127.0.0.1 serving the packages it was given (packument and tarball, with
@@ -48,7 +51,7 @@ export class TestNpmRegistry {
     mkdirSync(join(this.dir, p.name, '-'), { recursive: true });
     writeFileSync(join(this.dir, p.name, '-', file), data);
     const dist = {
-      tarball: `${this.publicUrl.replace(/\/$/, '')}/${p.name}/-/${file}`,
+      tarball: p.tarballAt ?? `${this.publicUrl.replace(/\/$/, '')}/${p.name}/-/${file}`,
       shasum: createHash('sha1').update(data).digest('hex'),
       integrity: `sha512-${createHash('sha512').update(data).digest('base64')}`,
     };
