@@ -36,6 +36,8 @@ Knobs (environment variables, all optional):
   BERTH_LOG_LEVEL        service log level: debug, info, warn, error (default info)
   BERTH_SECRET_KEYS      key ring sealing webhook secrets at rest (default: one key made
                          on the first run and kept in $BERTH_HOME/secret-keys)
+  BERTH_EGRESS_CA_DIR    the egress's CA for vault credentials over HTTPS (default: made on the
+                         first run and kept in $BERTH_HOME/egress-ca; its key never enters a sandbox)
   BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS  true: webhooks may go to loopback/private addresses
   OTEL_EXPORTER_OTLP_ENDPOINT  send traces over OTLP/HTTP to this collector (default: off)
 
@@ -153,6 +155,9 @@ if [ -z "${BERTH_SECRET_KEYS:-}" ] && [ -z "${BERTH_SECRET_KEYS_FILE:-}" ]; then
   [ -s "$keys_file" ] || (umask 077 && printf 'k1:%s\n' "$(node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))')" >"$keys_file")
   export BERTH_SECRET_KEYS_FILE="$keys_file"
 fi
+# The egress's CA (it terminates TLS for the hosts of vault credentials): made by the egress on its
+# first start, kept with the data; only the egress reads its key.
+export BERTH_EGRESS_CA_DIR="${BERTH_EGRESS_CA_DIR:-$home/egress-ca}"
 metrics_ports=()
 # One directory per sandbox for its egress socket (a unix socket path must stay under 108 bytes).
 egress_dir="$home/egress"

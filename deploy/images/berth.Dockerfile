@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1.7
-# One image for Berth's four services (gateway, session-kernel, sandbox-manager, turn-reconciler).
+# One image for Berth's five services (gateway, session-kernel, sandbox-manager, turn-reconciler, egress).
 # The service is chosen by the command, e.g. `node -r @swc-node/register apps/gateway/src/main.ts`
 # (the default). TypeScript runs through @swc-node/register, as in scripts/run.sh: there is no
 # server build step yet. Build from the repository root:
@@ -41,6 +41,8 @@ ENV NODE_ENV=production \
 # XDG_CACHE_HOME: @swc/core unpacks its native addon into the user cache at start, so on a read-only
 # root that cache lives in /tmp (which must allow exec: Compose mounts it `exec`, Kubernetes an emptyDir).
 WORKDIR /app
+# The egress issues its TLS certificates with the system openssl (the slim base has only the library).
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 # The `node` user (uid 1000) of the base image runs the services; /var/lib/berth holds the
 # embedded SQLite store when one is used.
 RUN mkdir -p /var/lib/berth && chown node:node /var/lib/berth
@@ -52,6 +54,7 @@ COPY --from=build --chown=root:root /src/apps/gateway/src ./apps/gateway/src
 COPY --from=build --chown=root:root /src/apps/session-kernel/src ./apps/session-kernel/src
 COPY --from=build --chown=root:root /src/apps/sandbox-manager/src ./apps/sandbox-manager/src
 COPY --from=build --chown=root:root /src/apps/turn-reconciler/src ./apps/turn-reconciler/src
+COPY --from=build --chown=root:root /src/apps/egress/src ./apps/egress/src
 # The `berth` command line, for store maintenance inside a container (`store check`, `store backup`).
 COPY --from=build --chown=root:root /src/apps/cli/src ./apps/cli/src
 COPY --from=build --chown=root:root /src/apps/console/dist ./apps/console/dist

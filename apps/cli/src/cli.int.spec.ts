@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,13 +44,13 @@ const agent = {
 };
 
 function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | undefined) {
-  const bodies: { method: string; path: string; body: unknown; headers: IncomingMessage['headers'] }[] = [];
+  const bodies: { method: string; path: string; query: string; body: unknown; headers: IncomingMessage['headers'] }[] = [];
   const srv = new JournalServer({
     events,
     dropAfter,
     route: (req, res, body) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      bodies.push({ method: req.method ?? '', path, body: body ? JSON.parse(body) : null, headers: req.headers });
+      bodies.push({ method: req.method ?? '', path, query: new URL(req.url ?? '/', 'http://x').search, body: body && req.headers['content-type'] !== 'application/x-tar' ? JSON.parse(body) : body || null, headers: req.headers });
       if (req.headers['x-api-key'] !== 'good') return apiError(res, 401, 'authentication_error', 'UNAUTHENTICATED', 'invalid API key'), true;
       if (req.method === 'GET' && path === '/v1/agents') return json(res, 200, { data: [agent], next_page: null }), true;
       if (req.method === 'POST' && path === '/v1/agents') return json(res, 200, agent), true;
@@ -73,6 +73,11 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
         res.writeHead(200, { 'content-type': 'application/x-tar' });
         return res.end(EXPORTED), true;
       }
+      if (req.method === 'POST' && path === '/v1/sessions/import') {
+        if (body !== IMPORTED) return apiError(res, 400, 'invalid_request_error', 'ARCHIVE_NOT_A_TAR', 'the upload is not a session archive (a tar)'), true;
+        const from = { session_id: 'sesn_src', agent: { id: 'agent_src', version: 1 }, environment_id: 'env_src', exported_at: 't' };
+        return json(res, 200, { id: 'sesn_imported', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { imported_from: from } }), true;
+      }
       if (path === '/v1/sessions/sesn_busy/pause') return apiError(res, 409, 'invalid_request_error', 'SESSION_BUSY', 'a turn is active; let it finish (or interrupt it) before pausing'), true;
       if (path === '/v1/sessions/sesn_bad/recover') return apiError(res, 409, 'invalid_request_error', 'ILLEGAL_STATE', 'session is deleted'), true;
       if (req.method === 'POST' && path === '/v1/sessions/sesn_1/events') {
@@ -86,6 +91,8 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
 
 /** What the loopback API streams as an export (any bytes: the CLI saves them as they come). */
 const EXPORTED = Buffer.from('a tar archive, byte for byte \u0000\u00ff');
+/** What the CLI uploads as an import in these tests (text, so the loopback API compares it as it arrived). */
+const IMPORTED = 'an archive to import\n';
 const env = (url: string, key = 'good') => ({ BERTH_API_URL: url, BERTH_API_KEY: key });
 
 describe('berth against a loopback API', () => {
@@ -191,6 +198,31 @@ describe('berth against a loopback API', () => {
     expect(readFileSync(join(dir, 'copy.tar'))).toEqual(EXPORTED);
     expect(JSON.parse(c.out.join('\n'))).toEqual({ session_id: 'sesn_1', path: join(dir, 'copy.tar'), bytes: EXPORTED.length });
     expect(existsSync(join(dir, 'copy.tar.partial'))).toBe(false);
+  });
+
+  it('sessions import uploads the archive file as is (with --agent and --env as the route’s query) and prints the new session and its origin', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-import-'));
+    writeFileSync(join(dir, 'in.berth.tar'), IMPORTED);
+    const human = capture();
+    expect(await runCli(['sessions', 'import', join(dir, 'in.berth.tar')], { env: env(server.url), io: human.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/sessions/import', body: IMPORTED, headers: { 'content-type': 'application/x-tar' } });
+    expect(human.out.join('\n')).toMatch(/^id:\s+sesn_imported$/m);
+    expect(human.out.join('\n')).toMatch(/^imported from:\s+sesn_src$/m);
+    const machine = capture();
+    expect(await runCli(['sessions', 'import', join(dir, 'in.berth.tar'), '--agent', 'agent_9', '--env', 'env_9', '--json'], { env: env(server.url), io: machine.io })).toBe(ExitCode.ok);
+    expect(JSON.parse(machine.out.join('\n')).berth.imported_from.session_id).toBe('sesn_src');
+    expect(bodies.at(-1)?.query).toBe('?agent_id=agent_9&environment_id=env_9');
+    // The API's refusal is printed with its code; a file that is not there is a usage error, nothing sent.
+    writeFileSync(join(dir, 'bad.tar'), 'not an archive');
+    const refused = capture();
+    expect(await runCli(['sessions', 'import', join(dir, 'bad.tar')], { env: env(server.url), io: refused.io })).not.toBe(ExitCode.ok);
+    expect(refused.err.join('\n')).toContain('ARCHIVE_NOT_A_TAR');
+    const sent = bodies.length;
+    expect(await runCli(['sessions', 'import', join(dir, 'missing.tar')], { env: env(server.url), io: capture().io })).toBe(ExitCode.usage);
+    expect(bodies).toHaveLength(sent);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('sessions pause and resume post to their routes and print the session', async () => {

@@ -1,9 +1,11 @@
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { systemClock } from '@berth/core';
 import { connectNats, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import type { CommandBus } from '@berth/ports';
-import { secretBoxFromEnv } from '@berth/secrets';
+import { loadOrCreateCertificateAuthority, secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
 import { egressMetrics, failedToStart, startServiceTelemetry } from '@berth/telemetry';
 import { jetstream } from '@nats-io/jetstream';
@@ -22,6 +24,9 @@ async function main(): Promise<void> {
   const store = createStore(config.storeUrl);
   await store.init();
   const { denials } = egressMetrics(telemetry.registry);
+  // Named per install, so that two installs' CAs are told apart in a certificate viewer.
+  const ca = await loadOrCreateCertificateAuthority(config.caDir, `Berth egress CA ${randomBytes(4).toString('hex')}`);
+  const upstreamCa = config.upstreamCaFile === null ? [] : [readFileSync(config.upstreamCaFile, 'utf8')];
   let bus: CommandBus | null = null;
   const egress = await startEgress({
     root: config.root,
@@ -34,6 +39,8 @@ async function main(): Promise<void> {
     model: config.model,
     keys: modelKeysFrom(process.env, config.defaultKey),
     upstreamProxy: config.upstreamProxy,
+    ca,
+    upstreamCa,
     platformHosts: [...hostsOfServiceUrl(config.natsUrl), ...hostsOfServiceUrl(config.storeUrl)],
     connectTimeoutMs: config.connectTimeoutMs,
     contextCacheMs: config.contextCacheMs,
@@ -55,6 +62,7 @@ async function main(): Promise<void> {
     dir: config.root,
     model: config.model.baseUrl === null ? null : new URL(config.model.baseUrl).host,
     upstream_proxy: config.upstreamProxy === null ? null : new URL(config.upstreamProxy).host,
+    ca: ca.certFile,
     metrics: telemetry.metrics?.url ?? null,
   });
 }

@@ -2,13 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
 import type { Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
 import type { CredentialRecord, SessionCommand, VaultRecord } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { EgressDirectories, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
 import type { BerthStore, CommandBus, ImageBuildGrant, SecretBox } from '@berth/ports';
-import { AesGcmSecretBox, parseSecretKeys } from '@berth/secrets';
+import { AesGcmSecretBox, loadOrCreateCertificateAuthority, parseSecretKeys, type CertificateAuthority } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { silentLogger } from '@berth/testing';
@@ -43,6 +44,8 @@ export class EgressHarness {
   readonly owner = 'owner_e';
   store!: BerthStore;
   egress!: RunningEgress;
+  /** The egress's CA (made in the harness's directory): a client standing in for a sandbox trusts it. */
+  ca!: CertificateAuthority;
   private counter = 0;
 
   constructor(private readonly options: Partial<EgressInput> & Pick<EgressInput, 'model' | 'keys'>) {}
@@ -50,6 +53,7 @@ export class EgressHarness {
   async start(): Promise<this> {
     this.store = createStore(`sqlite:${join(this.dir, 'berth.db')}`);
     await this.store.init();
+    this.ca = await loadOrCreateCertificateAuthority(join(this.dir, 'ca'), 'Berth egress CA test');
     await this.startEgress();
     return this;
   }
@@ -63,6 +67,8 @@ export class EgressHarness {
       clock: systemClock,
       log: silent,
       upstreamProxy: null,
+      ca: this.ca,
+      upstreamCa: [],
       platformHosts: [],
       connectTimeoutMs: 2_000,
       contextCacheMs: 1,
@@ -180,5 +186,43 @@ export function connectVia(socketPath: string, authority: string): Promise<{ sta
     });
     req.on('error', reject);
     req.end();
+  });
+}
+
+/**
+ * An HTTPS request as a sandbox client makes it through its proxy: CONNECT host:port on the socket,
+ * TLS inside trusting only `ca` (for `servername`, the host by default), then one request. Returns
+ * the answer and the certificate the client was shown; rejects when the handshake fails.
+ */
+export async function httpsVia(
+  socketPath: string,
+  host: string,
+  port: number,
+  path: string,
+  options: { ca: string; servername?: string; method?: string; headers?: Record<string, string>; body?: string },
+): Promise<Answer & { certificate: string }> {
+  const raw = await new Promise<Socket>((resolve, reject) => {
+    const req = request({ socketPath, method: 'CONNECT', path: `${host}:${port}` });
+    req.on('connect', (res, socket: Socket) => (res.statusCode === 200 ? resolve(socket) : reject(new Error(`CONNECT answered ${res.statusCode}`))));
+    req.on('error', reject);
+    req.end();
+  });
+  const tls = await new Promise<ReturnType<typeof tlsConnect>>((resolve, reject) => {
+    const socket = tlsConnect({ socket: raw, servername: options.servername ?? host, ca: [options.ca], ALPNProtocols: ['http/1.1'] }, () => resolve(socket));
+    socket.once('error', reject);
+  });
+  const certificate = `-----BEGIN CERTIFICATE-----\n${tls.getPeerCertificate().raw.toString('base64')}\n-----END CERTIFICATE-----\n`;
+  return new Promise((resolve, reject) => {
+    const req = request({ createConnection: () => tls, host, path, method: options.method ?? 'GET', headers: { connection: 'close', ...options.headers } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        tls.destroy();
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, certificate });
+      });
+    });
+    req.on('error', reject);
+    req.end(options.body);
   });
 }

@@ -1,18 +1,28 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { recordingLogger, ScriptedUpstreamProxy, TestMcpServer } from '@berth/testing';
-import { connectVia, EgressHarness, viaSocket } from './egress-harness';
+import { dirname, join } from 'node:path';
+import { rootCertificates } from 'node:tls';
+import { recordingLogger, ScriptedUpstreamProxy, TestCertificates, TestMcpServer, waitUntil } from '@berth/testing';
+import { connectVia, EgressHarness, httpsVia, viaSocket } from './egress-harness';
 
 jest.setTimeout(30_000);
 
-/** A server that answers 200 to anything and records the Authorization header of each path asked for. */
+/** A server that answers 200 to anything and records the Authorization header of each path asked for (HTTPS with `tls`). */
 class AuthorizationRecorder {
-  readonly seen: { path: string; authorization: string | null }[] = [];
-  private readonly server: Server = createServer((req: IncomingMessage, res) => {
-    this.seen.push({ path: req.url ?? '', authorization: req.headers.authorization ?? null });
-    req.resume();
-    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
-  });
+  readonly seen: { path: string; authorization: string | null; host: string | null }[] = [];
+  private readonly server: Server;
+
+  constructor(tls?: Readonly<{ keyPem: string; certPem: string }>) {
+    const handler: RequestListener = (req: IncomingMessage, res) => {
+      this.seen.push({ path: req.url ?? '', authorization: req.headers.authorization ?? null, host: req.headers.host ?? null });
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+    };
+    this.server = tls === undefined ? createServer(handler) : createHttpsServer({ key: tls.keyPem, cert: tls.certPem }, handler);
+  }
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()));
@@ -20,7 +30,11 @@ class AuthorizationRecorder {
   }
 
   get origin(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return `http://${this.address}`;
+  }
+
+  get address(): string {
+    return `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
   }
 
   close(): Promise<void> {
@@ -93,11 +107,11 @@ describe('vault credentials injected by the egress', () => {
     expect((await connectVia(socket, 'echo.vault.test:80')).tunnelled).toContain('ok');
 
     expect(recorder.seen.slice(from)).toEqual([
-      { path: '/mcp/messages?x=1', authorization: `Bearer ${TOKEN}` },
-      { path: '/admin', authorization: null },
-      { path: '/admin', authorization: null },
-      { path: '/mcpx', authorization: null },
-      { path: '/through', authorization: null },
+      { path: '/mcp/messages?x=1', authorization: `Bearer ${TOKEN}`, host: 'echo.vault.test' },
+      { path: '/admin', authorization: null, host: 'echo.vault.test' },
+      { path: '/admin', authorization: null, host: 'echo.vault.test' },
+      { path: '/mcpx', authorization: null, host: 'echo.vault.test' },
+      { path: '/through', authorization: null, host: 'echo.vault.test' },
     ]);
   });
 
@@ -127,3 +141,140 @@ describe('vault credentials injected by the egress', () => {
     expect(JSON.stringify(logged.lines)).not.toContain(TOKEN);
   });
 });
+
+describe('vault credentials for https:// servers: the egress terminates TLS for exactly their hosts', () => {
+  const HOST = 'mcp.tls.test';
+  const TLS_URL = `https://${HOST}/mcp`;
+  let certs: TestCertificates;
+  let mcp: TestMcpServer;
+  let impostor: TestMcpServer;
+  let recorder: AuthorizationRecorder;
+  let upstream: ScriptedUpstreamProxy;
+  let egress: EgressHarness;
+  const logged = recordingLogger();
+
+  beforeAll(async () => {
+    certs = await TestCertificates.create(HOST);
+    const echo = await TestCertificates.create('echo.tls.test');
+    mcp = await new TestMcpServer({ bearerToken: TOKEN, tls: certs.server }).start();
+    // Presents a certificate for the host from a CA the egress does not trust: a man in the middle.
+    impostor = await new TestMcpServer({ tls: await TestCertificates.untrusted('bad.tls.test') }).start();
+    recorder = await new AuthorizationRecorder(echo.server).start();
+    const tcp = (url: string) => ({ tcp: new URL(url).host });
+    upstream = await new ScriptedUpstreamProxy({
+      [HOST]: tcp(mcp.url),
+      // The same server under a name no credential is bound to: its tunnel stays opaque.
+      'opaque.tls.test': tcp(mcp.url),
+      'bad.tls.test': tcp(impostor.url),
+      'echo.tls.test': { tcp: recorder.address },
+      // Nothing listens there.
+      'down.tls.test': { tcp: '127.0.0.1:9' },
+    }).start();
+    egress = await new EgressHarness({ model: { baseUrl: null, trustedHosts: [] }, keys: {}, upstreamProxy: upstream.url, upstreamCa: [certs.caPem, echo.caPem], log: logged.log }).start();
+    echo.remove();
+  });
+  afterAll(async () => {
+    await egress?.stop();
+    await Promise.all([mcp?.close(), impostor?.close(), recorder?.close(), upstream?.close()]);
+    certs?.remove();
+  });
+
+  it("adds the session's token inside the TLS tunnel to its server, which accepts it; the sandbox sees a one-day certificate of the egress's CA for that host", async () => {
+    const { vault } = await egress.vault(TLS_URL, TOKEN);
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const before = mcp.authorizations.length;
+
+    const plain = await httpsVia(socket, HOST, 443, '/mcp', { ca: egress.ca.certPem, ...initializeRequest() });
+    const forged = await httpsVia(socket, HOST, 443, '/mcp', { ca: egress.ca.certPem, ...initializeRequest({ authorization: 'Bearer forged-by-the-agent' }) });
+
+    expect(plain.status).toBe(200);
+    expect(JSON.parse(plain.body)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'berth-test-mcp' } } });
+    expect(forged.status).toBe(200);
+    expect(mcp.authorizations.slice(before)).toEqual([`Bearer ${TOKEN}`, `Bearer ${TOKEN}`]);
+    expect(plain.body + forged.body).not.toContain(TOKEN);
+    const seen = new X509Certificate(plain.certificate);
+    expect(seen.issuer).toBe(new X509Certificate(egress.ca.certPem).subject);
+    expect(seen.subjectAltName).toBe(`DNS:${HOST}`);
+    expect(seen.ca).toBe(false);
+    expect(Date.parse(seen.validTo) - Date.parse(seen.validFrom)).toBeLessThanOrEqual(24 * 3600 * 1000);
+    expect(JSON.stringify(logged.lines)).not.toContain(TOKEN);
+  });
+
+  it('puts the CA certificate (alone, and after the public roots) beside the socket, never its key', async () => {
+    const { socket } = await egress.sandbox({ type: 'cloud' });
+    const dir = dirname(socket);
+    expect(readFileSync(join(dir, 'ca.pem'), 'utf8')).toBe(egress.ca.certPem);
+    const bundle = readFileSync(join(dir, 'ca-bundle.pem'), 'utf8');
+    expect(bundle.startsWith(rootCertificates[0] as string)).toBe(true);
+    expect(bundle).toContain(egress.ca.certPem.trim());
+    expect(bundle + readFileSync(join(dir, 'ca.pem'), 'utf8')).not.toContain('PRIVATE KEY');
+  });
+
+  it('a client that does not trust the CA fails the handshake (logged, without the token), and nothing reaches the server', async () => {
+    const { vault } = await egress.vault(TLS_URL, TOKEN);
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const before = mcp.authorizations.length;
+    await expect(httpsVia(socket, HOST, 443, '/mcp', { ca: certs.caPem, ...initializeRequest() })).rejects.toThrow(/certificate/);
+    expect(mcp.authorizations.length).toBe(before);
+    await waitUntil(() => logged.lines.some((l) => l.message.includes('TLS handshake with a sandbox client failed')), { what: 'the failed handshake logged' });
+    expect(JSON.stringify(logged.lines)).not.toContain(TOKEN);
+  });
+
+  it("sends the token under the credential's path only, to the CONNECT's host whatever the Host header says", async () => {
+    const { vault } = await egress.vault('https://echo.tls.test/mcp', TOKEN);
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const from = recorder.seen.length;
+    for (const path of ['/mcp/messages?x=1', '/admin', '/mcp/../admin', '/mcpx']) {
+      expect((await httpsVia(socket, 'echo.tls.test', 443, path, { ca: egress.ca.certPem, headers: { host: 'elsewhere.test' } })).status).toBe(200);
+    }
+    expect(recorder.seen.slice(from)).toEqual([
+      { path: '/mcp/messages?x=1', authorization: `Bearer ${TOKEN}`, host: 'echo.tls.test' },
+      { path: '/admin', authorization: null, host: 'echo.tls.test' },
+      { path: '/admin', authorization: null, host: 'echo.tls.test' },
+      { path: '/mcpx', authorization: null, host: 'echo.tls.test' },
+    ]);
+  });
+
+  it('leaves every other tunnel opaque: another host, a session without the vault, an http:// credential for the host', async () => {
+    const { vault } = await egress.vault(TLS_URL, TOKEN);
+    const withVault = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const without = await egress.sandbox({ type: 'cloud' });
+    const plainCredential = await egress.vault(`http://${HOST}/mcp`, TOKEN);
+    const withPlain = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [plainCredential.vault.id]);
+    const before = mcp.authorizations.length;
+    for (const [socket, host] of [[withVault.socket, 'opaque.tls.test'], [without.socket, HOST], [withPlain.socket, HOST]] as const) {
+      // The client trusts the upstream's own CA: end-to-end TLS with the real server, which refuses it without the token.
+      const answer = await httpsVia(socket, host, 443, '/mcp', { ca: certs.caPem, servername: HOST, ...initializeRequest() });
+      expect([host, answer.status, new X509Certificate(answer.certificate).issuer]).toEqual([host, 401, new X509Certificate(certs.caPem).subject]);
+    }
+    expect(mcp.authorizations.slice(before)).toEqual([null, null, null]);
+  });
+
+  it("refuses an upstream whose certificate does not verify for the host, and one that cannot be reached: a 502 saying so, no token sent", async () => {
+    const bad = await egress.vault('https://bad.tls.test/mcp', TOKEN);
+    const down = await egress.vault('https://down.tls.test/mcp', TOKEN);
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [bad.vault.id, down.vault.id]);
+
+    const impostorAnswer = await httpsVia(socket, 'bad.tls.test', 443, '/mcp', { ca: egress.ca.certPem, ...initializeRequest() });
+    expect(impostorAnswer.status).toBe(502);
+    expect(impostorAnswer.body).toMatch(/^Berth egress could not reach https:\/\/bad\.tls\.test: its certificate does not verify for this host/);
+    expect(impostor.authorizations).toEqual([]);
+
+    const downAnswer = await httpsVia(socket, 'down.tls.test', 443, '/mcp', { ca: egress.ca.certPem, ...initializeRequest() });
+    expect(downAnswer.status).toBe(502);
+    expect(downAnswer.body).toMatch(/^Berth egress could not reach https:\/\/down\.tls\.test: /);
+    expect(impostorAnswer.body + downAnswer.body + JSON.stringify(logged.lines)).not.toContain(TOKEN);
+  });
+
+  it('still refuses by policy before terminating: a credential does not open a host the environment does not allow', async () => {
+    const { vault } = await egress.vault(TLS_URL, TOKEN);
+    const { socket } = await egress.sandbox({ type: 'cloud', networking: { type: 'limited', allowed_hosts: ['other.test'] } }, {}, 'claude-code', [vault.id]);
+    const answer = await connectVia(socket, `${HOST}:443`);
+    expect(answer.status).toBe(403);
+    expect(answer.headers['x-berth-egress-denied']).toBe('host_not_allowed');
+  });
+});
+
+function initializeRequest(headers: Record<string, string> = {}): { method: string; headers: Record<string, string>; body: string } {
+  return { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: initialize };
+}

@@ -36,10 +36,20 @@ describe('owner isolation over the whole route table', () => {
   it('never lists or accepts another owner’s resources on collection routes', async () => {
     const collections = routeTable(gw).filter((r) => !r.public && !r.path.includes('{'));
     for (const route of collections) {
-      const res = route.multipart ? await upload(gw.url, gw.keyB, 'b.txt', 'b') : await call(gw.url, gw.keyB, route.method, route.path, validBody(route, a));
+      const res = route.multipart
+        ? await upload(gw.url, gw.keyB, 'b.txt', 'b')
+        : route.upload
+          ? await importOf(a.sessionId)
+          : await call(gw.url, gw.keyB, route.method, route.path, validBody(route, a));
       if (route.method === 'GET') {
         expect(res.status).toBe(200);
         for (const id of Object.values(a)) expect(res.text).not.toContain(id);
+      } else if (route.upload) {
+        // B imports an archive of A's session (A handed it over): a new session of B's, which A does not see.
+        expect(res.status).toBe(200);
+        expect(res.json.id).not.toBe(a.sessionId);
+        expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${res.json.id}`)).status).toBe(404);
+        expect((await call(gw.url, gw.keyB, 'GET', `/v1/sessions/${res.json.id}`)).status).toBe(200);
       } else if (route.path === '/v1/sessions') {
         // Creating a session on A's agent and environment: they do not exist for B.
         expect(res.status).toBe(404);
@@ -52,6 +62,14 @@ describe('owner isolation over the whole route table', () => {
     const files = await call(gw.url, gw.keyB, 'GET', `/v1/files?scope_id=${a.sessionId}&ids[]=${a.fileId}`);
     expect(files.json.data).toEqual([]);
   });
+
+  /** B posts to the import route an archive A exported of its session. */
+  async function importOf(sessionId: string) {
+    const exported = await fetch(`${gw.url}/v1/sessions/${sessionId}/export`, { headers: { 'x-api-key': gw.keyA } });
+    expect(exported.status).toBe(200);
+    const res = await fetch(`${gw.url}/v1/sessions/import`, { method: 'POST', headers: { 'x-api-key': gw.keyB, 'content-type': 'application/x-tar' }, body: Buffer.from(await exported.arrayBuffer()) });
+    return { status: res.status, json: await res.json(), text: '' };
+  }
 
   it('left every resource of A untouched', async () => {
     const session = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${a.sessionId}`);

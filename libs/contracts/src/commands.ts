@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
 import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
+import { ImportOriginSchema } from './import-origin';
 import { MAX_SESSION_RESOURCES, SessionResourceSchema } from './resources';
 import { MAX_SESSION_VAULTS } from './integrations/vaults';
 import { IsoTimeSchema, TokenSchema } from './tokens';
@@ -130,6 +131,8 @@ export const CommandDataSchemas = {
     resources: z.array(SessionResourceSchema).max(MAX_SESSION_RESOURCES).optional(),
     /** A fork: the session and turn whose conversation and workspace it continues. */
     fork: ForkOriginSchema.optional(),
+    /** An import: the archived session whose conversation (transcript) and workspace it continues. */
+    import: ImportOriginSchema.optional(),
     /** Vaults whose credentials the egress injects for this session (checked by the caller: the owner's, not archived). */
     vault_ids: z.array(TokenSchema).max(MAX_SESSION_VAULTS).optional(),
   }),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ContentSchema, HarnessKindSchema, PermissionModeSchema, ToolResultContentSchema, UsageSchema } from './content';
 import { EgressDenialSchema, SandboxLeaseTermsSchema, TurnFailureReasonSchema } from './commands';
 import { ForkOriginSchema, TurnCheckpointSchema } from './fork';
+import { ImportOriginSchema } from './import-origin';
 import { SessionResourceSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
@@ -158,6 +159,8 @@ export const EventDataSchemas = {
   }),
   /** This session is a fork: its conversation and workspace start as `from` left them at the end of its turn. */
   SessionForked: z.object({ from: ForkOriginSchema }),
+  /** This session was imported from an archive: `from` names the source's ids and maps its output files to this install's. */
+  SessionImported: z.object({ from: ImportOriginSchema }),
   SessionArchived: z.object({}),
   SessionDeleted: z.object({}),
   PermissionModeSet: z.object({ mode: PermissionModeSchema }),

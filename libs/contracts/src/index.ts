@@ -16,3 +16,5 @@ export * from './host-names';
 export * from './integrations';
 export * from './fork';
 export * from './session-archive';
+export * from './import-origin';
+export * from './session-import';

@@ -45,6 +45,7 @@ export const PUBLIC_EVENT_TYPES: Readonly<Record<EventType, string>> = {
   SessionResumed: 'berth.lifecycle',
   ForkCreated: 'berth.fork_created',
   SessionForked: 'berth.session_forked',
+  SessionImported: 'berth.session_imported',
   SessionArchived: 'berth.session_archived',
   SessionDeleted: 'session.deleted',
   PermissionModeSet: 'berth.permission_mode_set',
@@ -111,6 +112,10 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, fork_session_id: event.data.fork_session_id, turn_id: event.data.turn_id, event_id: event.data.event_id, seq: event.data.seq };
     case 'SessionForked':
       return { ...head, from_session_id: event.data.from.session_id, from_turn_id: event.data.from.turn_id, from_event_id: event.data.from.event_id, from_seq: event.data.from.seq };
+    case 'SessionImported': {
+      const f = event.data.from;
+      return { ...head, from_session_id: f.session_id, from_agent: f.agent, from_environment_id: f.environment_id, exported_at: f.exported_at, journal_events: f.journal_events, files: f.files, workspace: f.workspace_blob !== null };
+    }
     case 'EgressDenied':
       return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };
     default:

@@ -31,6 +31,8 @@ export const ArchiveErrorCodes = {
   ARCHIVE_ENTRY_TOO_LARGE: 'ARCHIVE_ENTRY_TOO_LARGE',
   ARCHIVE_TOO_MANY_ENTRIES: 'ARCHIVE_TOO_MANY_ENTRIES',
   ARCHIVE_EVENT_INVALID: 'ARCHIVE_EVENT_INVALID',
+  /** An entry of `workspace.tar` an import will not put into a sandbox (see `workspaceEntryOf`). */
+  ARCHIVE_WORKSPACE_INVALID: 'ARCHIVE_WORKSPACE_INVALID',
 } as const;
 export type ArchiveErrorCode = (typeof ArchiveErrorCodes)[keyof typeof ArchiveErrorCodes];
 

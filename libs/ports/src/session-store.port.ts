@@ -32,6 +32,11 @@ export interface SessionJournal {
    */
   unpublished(query: OutboxQuery): Promise<OutboxPage>;
   /**
+   * One session's committed events below `seq` not yet marked published, in seq order: what must
+   * reach the broker before event `seq` does (another replica's publish may have failed).
+   */
+  unpublishedBefore(sessionId: string, seq: number): Promise<RecordedEvent[]>;
+  /**
    * Marks events published, for any number of sessions in one write. Idempotent. An adapter that
    * tracks whole commits keeps a commit in its outbox until all of its events are marked (they come
    * back from `unpublished` and the broker drops the repeats).

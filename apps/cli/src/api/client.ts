@@ -32,9 +32,9 @@ export class ApiClient {
 
   /**
    * A request whose body or answer is not JSON (an upload, a download): the body is passed as is
-   * (a FormData streams its file parts), the answer comes back unread when it is a success.
+   * (a FormData streams its file parts, a Blob its bytes), the answer comes back unread when it is a success.
    */
-  async raw(method: string, path: string, opts: Omit<RequestOptions, 'body'> & { body?: FormData } = {}): Promise<Response> {
+  async raw(method: string, path: string, opts: Omit<RequestOptions, 'body'> & { body?: FormData | Blob } = {}): Promise<Response> {
     let res: Response;
     try {
       res = await this.fetchImpl(this.url(path, opts.query), { method, headers: { ...this.headers(), ...opts.headers }, body: opts.body });

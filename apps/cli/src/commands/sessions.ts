@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { intOption, requiredOption } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
-import { createWriteStream, existsSync, renameSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, openAsBlob, renameSync, statSync } from 'node:fs';
 import { str, type Command, type Context, type Output } from './command';
 import { uploadFile } from './files';
 
@@ -195,6 +195,30 @@ export const sessionCommands: readonly Command[] = [
       const bytes = statSync(file).size;
       io.err(`exported ${a.session} to ${file} (${bytes} bytes)`);
       return { json: { session_id: a.session, path: file, bytes }, human: file };
+    },
+  },
+  {
+    name: ['sessions', 'import'],
+    args: ['file'],
+    options: {
+      agent: { type: 'string', help: 'run it on this agent of yours (its latest version) instead of recreating the archived one' },
+      env: { type: 'string', help: 'run it in this environment of yours (same harness) instead of recreating the archived one' },
+    },
+    summary: 'recreate an exported session (a `sessions export` archive) under your key, with new ids; it continues its conversation',
+    run: async ({ api }, a, o) => {
+      let archive: Blob;
+      try {
+        archive = await openAsBlob(resolve(a.file));
+      } catch (e) {
+        throw new UsageError(`cannot read ${a.file}: ${(e as Error).message}`);
+      }
+      const res = await api.raw('POST', '/v1/sessions/import', {
+        body: archive,
+        headers: { 'content-type': 'application/x-tar' },
+        query: { agent_id: str(o, 'agent'), environment_id: str(o, 'env') },
+      });
+      const imported = (await res.json()) as Session & { berth?: { imported_from?: { session_id: string } } };
+      return sessionOutput(imported, [['imported from', imported.berth?.imported_from?.session_id]]);
     },
   },
   {

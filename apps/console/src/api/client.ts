@@ -131,6 +131,10 @@ export function createApi({ baseUrl, apiKey }: ApiConfig) {
     terminate: (id: string) => call<unknown>('POST', `/v1/sessions/${id}/terminate`),
     pause: (id: string) => call<Session>('POST', `/v1/sessions/${id}/pause`),
     resume: (id: string) => call<Session>('POST', `/v1/sessions/${id}/resume`),
+    /** The session as one archive (`GET …/export`), to save or import elsewhere. */
+    exportSession: (id: string) => blob(`/v1/sessions/${id}/export`),
+    /** An exported session recreated under this key, with new ids (the archive file as the body). */
+    importSession: async (archive: Blob) => (await (await send('POST', '/v1/sessions/import', archive, 'application/x-tar')).json()) as Session,
     /** A new session continuing from the end of the turn this `user.message` started. */
     fork: (id: string, eventId: string) => call<Session>('POST', `/v1/sessions/${id}/fork`, { event_id: eventId }),
 

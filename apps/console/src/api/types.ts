@@ -76,8 +76,11 @@ export type Session = {
   updated_at: string;
   archived_at: string | null;
   resources?: SessionResource[];
-  /** Berth's own fields (`paused`: the sandbox is released on request; the next message or a resume brings it back). */
-  berth?: { paused?: boolean };
+  /**
+   * Berth's own fields (`paused`: the sandbox is released on request; the next message or a resume
+   * brings it back; `imported_from`: the exported session this one was imported from).
+   */
+  berth?: { paused?: boolean; imported_from?: { session_id: string; exported_at: string } | null };
 };
 
 export type SessionResource =

@@ -232,6 +232,24 @@ describe('Berth console in Chromium', () => {
     await shot('12-session-workspace');
   });
 
+  it('exports the session from its page and imports the archive as a new session', async () => {
+    const original = page.url().split('#/sessions/')[1];
+    const [exported] = await Promise.all([page.waitForEvent('download'), byTest('session-export').click()]);
+    expect(exported.suggestedFilename()).toBe(`${original}.berth.tar`);
+    const archive = join(profile, exported.suggestedFilename());
+    await exported.saveAs(archive);
+    await byTest('nav-sessions').click();
+    await byTest('session-import-file').setInputFiles(archive);
+    await page.waitForURL((url) => /#\/sessions\/sesn_/.test(url.hash) && !url.hash.includes(original));
+    await waitForText('session-imported-from', original);
+    await waitForText('block-notice', 'Imported');
+    const imported = page.url().split('#/sessions/')[1];
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${imported}`)).json).toMatchObject({ title: 'with files', berth: { imported_from: { session_id: original } } });
+    await byTest('tab-outputs').click();
+    await waitForText('output-row', OUTPUT.name);
+    await shot('13-session-imported');
+  });
+
   it('lists the session with its status and filters it out by status', async () => {
     await byTest('nav-sessions').click();
     await waitForText('session-row', 'list files');

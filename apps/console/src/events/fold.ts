@@ -190,13 +190,19 @@ const BERTH_NOTICES: Record<string, string> = {
   'berth.session_recovered': 'Session recovered',
   'berth.session_archived': 'Session archived',
   'berth.egress_denied': 'Network request refused',
+  'berth.session_imported': 'Imported',
 };
 
 function applyBerthNotice(draft: Draft, e: PublicEvent): void {
   const label = BERTH_NOTICES[e.type];
   if (!label) return;
   // A refusal's message names the host and the setting that would allow it: more use than its reason code.
-  const detail = e.type === 'berth.egress_denied' ? str(e.message) : (str(e.reason) ?? str(e.outcome) ?? str(e.message));
+  const detail =
+    e.type === 'berth.egress_denied'
+      ? str(e.message)
+      : e.type === 'berth.session_imported'
+        ? `from ${str(e.from_session_id) ?? 'an archive'}, exported ${str(e.exported_at) ?? ''}`.trim()
+        : (str(e.reason) ?? str(e.outcome) ?? str(e.message));
   draft.blocks.push({ kind: 'notice', id: e.id, label, detail });
 }
 

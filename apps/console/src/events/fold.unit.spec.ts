@@ -141,6 +141,11 @@ describe('foldEvents', () => {
     ]);
   });
 
+  it('says where an imported session came from', () => {
+    const view = foldEvents([ev('i', 'berth.session_imported', { from_session_id: 'sesn_src', exported_at: '2026-12-02T04:00:00.000Z', files: [], workspace: true })]);
+    expect(view.blocks).toEqual([{ kind: 'notice', id: 'i', label: 'Imported', detail: 'from sesn_src, exported 2026-12-02T04:00:00.000Z' }]);
+  });
+
   it('tracks termination and deletion', () => {
     expect(foldEvents([ev('t', 'session.status_terminated')]).status).toBe('terminated');
     expect(foldEvents([ev('t', 'session.status_terminated'), ev('d', 'session.deleted')]).status).toBe('deleted');

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import type { Api } from '../api/client';
 import type { PublicEvent } from '../api/types';
-import { OutputsPanel, ResourcesList, WorkspaceBrowser } from '../components/SessionFiles';
+import { OutputsPanel, ResourcesList, saveBlob, WorkspaceBrowser } from '../components/SessionFiles';
 import { Timeline } from '../components/Timeline';
 import { Empty, ErrorBanner, Loading, StatusBadge } from '../components/ui';
 import { foldEvents } from '../events/fold';
@@ -92,7 +92,22 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
       </div>
       <div className="row meta">
         <span className="mono muted">{session.data.id}</span>
+        {session.data.berth?.imported_from && (
+          <span className="muted" data-testid="session-imported-from">
+            imported from <span className="mono">{session.data.berth.imported_from.session_id}</span>
+          </span>
+        )}
         <span className="spacer" />
+        <button
+          type="button"
+          className="link"
+          onClick={() => act(async () => saveBlob(await api.exportSession(sessionId), `${sessionId}.berth.tar`))}
+          disabled={ended || status === 'running'}
+          data-testid="session-export"
+          title="Download the session as one archive (conversation, transcripts, outputs, workspace) to import on this or another Berth"
+        >
+          Export
+        </button>
         <button type="button" onClick={() => act(() => api.interrupt(sessionId))} disabled={status !== 'running'} data-testid="session-interrupt">
           Interrupt
         </button>

@@ -3,6 +3,7 @@ import type { Api, ResourceInput, SessionFilters } from '../api/client';
 import { SESSION_STATUSES, type Agent, type Environment, type SessionStatus } from '../api/types';
 import { Empty, ErrorBanner, Field, Loading, StatusBadge, when } from '../components/ui';
 import { hrefFor, navigate } from '../router';
+import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
 
 export function SessionsPage({ api }: { api: Api }) {
@@ -10,6 +11,7 @@ export function SessionsPage({ api }: { api: Api }) {
   const sessions = useLoad(() => api.listSessions(filters), [api, filters]);
   const agents = useLoad(() => api.listAgents(), [api]);
   const [creating, setCreating] = useState(false);
+  const importing = useAction();
   const agentName = (id: string) => agents.data?.data.find((a) => a.id === id)?.name ?? id;
 
   return (
@@ -19,7 +21,23 @@ export function SessionsPage({ api }: { api: Api }) {
         <button type="button" className="primary" onClick={() => setCreating(true)} data-testid="session-new">
           New session
         </button>
+        <label className="button" title="Recreate a session exported from this or another Berth (a .berth.tar) under your key" data-testid="session-import">
+          {importing.busy ? 'Importing…' : 'Import…'}
+          <input
+            type="file"
+            accept=".tar,application/x-tar"
+            hidden
+            disabled={importing.busy}
+            data-testid="session-import-file"
+            onChange={(e) => {
+              const archive = e.target.files?.[0];
+              e.target.value = '';
+              if (archive) void importing.run(async () => navigate({ page: 'session', id: (await api.importSession(archive)).id }));
+            }}
+          />
+        </label>
       </div>
+      <ErrorBanner error={importing.error} />
       {creating && <NewSession api={api} agents={agents.data?.data ?? []} onCancel={() => setCreating(false)} />}
       <div className="filters" data-testid="session-filters">
         <Field label="Status">

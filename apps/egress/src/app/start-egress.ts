@@ -1,5 +1,6 @@
 import type { Clock } from '@berth/core';
 import type { AgentStore, CommandBus, EnvironmentStore, Logger, SecretBox, SessionJournal, SessionReadModel, SessionSnapshots, VaultStore } from '@berth/ports';
+import type { CertificateAuthority } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
 import { SandboxContexts } from '../context/sandbox-contexts';
 import { BuildDenials } from '../denials/build-denials';
@@ -10,6 +11,9 @@ import { PlatformAddresses } from '../proxy/platform-addresses';
 import { createSandboxProxy } from '../proxy/sandbox-proxy';
 import { upstreamProxyFrom } from '../proxy/upstream-proxy';
 import { SandboxSockets } from '../sockets/sandbox-sockets';
+import { LeafCertificates } from '../tls/leaf-certificates';
+import { sandboxTrustOf, writeSandboxTrust } from '../tls/sandbox-trust';
+import { TerminatedTunnels } from '../tls/terminated-tunnels';
 
 export type EgressInput = Readonly<{
   root: string;
@@ -25,6 +29,10 @@ export type EgressInput = Readonly<{
   model: Readonly<{ baseUrl: string | null; trustedHosts: readonly string[] }>;
   keys: Readonly<Record<string, string>>;
   upstreamProxy: string | null;
+  /** The install's CA: it signs the certificates of the hosts the egress terminates TLS for. */
+  ca: CertificateAuthority;
+  /** PEM certificates an upstream may chain to besides the public roots (tests; an internal CA). */
+  upstreamCa: readonly string[];
   /** Hosts of the platform's own services (NATS, the store), refused even when public. */
   platformHosts: readonly string[];
   connectTimeoutMs: number;
@@ -56,6 +64,14 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     model: input.model,
     cacheMs: input.contextCacheMs,
   });
+  const tunnels = new TerminatedTunnels({
+    leaves: new LeafCertificates({ ca: input.ca }),
+    destinations,
+    upstreamCa: input.upstreamCa,
+    connectTimeoutMs: input.connectTimeoutMs,
+    log: input.log,
+  });
+  const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
   const builds = new BuildDenials({ root: input.root, log: input.log });
   const sockets = new SandboxSockets({
@@ -63,7 +79,8 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     rescanMs: input.rescanMs,
     log: input.log,
     serverFor: (dirId) =>
-      createSandboxProxy(dirId, { contexts, destinations, models, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
+      createSandboxProxy(dirId, { contexts, destinations, models, tunnels, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
+    beforeListen: (socketDir) => writeSandboxTrust(socketDir, trust),
     onGone: (dirId) => {
       contexts.forget(dirId);
       builds.forget(dirId);
@@ -74,6 +91,7 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     sockets,
     async stop() {
       await sockets.stop();
+      tunnels.close();
       models.close();
       platform.stop();
     },

@@ -31,6 +31,14 @@ export const EgressConfigSchema = z
     BERTH_MODEL_TRUSTED_HOSTS: list,
     /** A proxy every destination (and a non-local model endpoint) is reached through, e.g. a corporate proxy. */
     BERTH_EGRESS_UPSTREAM_PROXY: httpUrl('BERTH_EGRESS_UPSTREAM_PROXY').refine((v) => v === null || v.startsWith('http://'), 'BERTH_EGRESS_UPSTREAM_PROXY must be an http:// proxy URL'),
+    /**
+     * Where the install's CA lives (`ca-key.pem`, 0600, and `ca.pem`; made on first start): the egress
+     * terminates TLS with it for the hosts of a session's vault credentials. Keep it with the other
+     * secrets of the platform; it never enters a sandbox.
+     */
+    BERTH_EGRESS_CA_DIR: z.string().min(1).default('./.berth/egress-ca'),
+    /** PEM file of CAs an upstream's certificate may chain to besides the public roots (tests; an internal CA). */
+    BERTH_EGRESS_UPSTREAM_CA_FILE: optional,
     BERTH_EGRESS_CONNECT_TIMEOUT_MS: int(5_000),
     /** How long a sandbox's session, environment and agent, once read from the store, are reused. */
     BERTH_EGRESS_CONTEXT_CACHE_MS: int(1_000),
@@ -45,6 +53,8 @@ export const EgressConfigSchema = z
     model: { baseUrl: env.BERTH_MODEL_BASE_URL, trustedHosts: env.BERTH_MODEL_TRUSTED_HOSTS },
     defaultKey: env.BERTH_MODEL_API_KEY,
     upstreamProxy: env.BERTH_EGRESS_UPSTREAM_PROXY,
+    caDir: env.BERTH_EGRESS_CA_DIR,
+    upstreamCaFile: env.BERTH_EGRESS_UPSTREAM_CA_FILE,
     connectTimeoutMs: env.BERTH_EGRESS_CONNECT_TIMEOUT_MS,
     contextCacheMs: env.BERTH_EGRESS_CONTEXT_CACHE_MS,
     rescanMs: env.BERTH_EGRESS_RESCAN_MS,

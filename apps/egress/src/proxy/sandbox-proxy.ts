@@ -1,11 +1,12 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { credentialFor, describeBuildDenial, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput, type EgressDenial } from '@berth/egress-domain';
+import { credentialFor, describeBuildDenial, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, terminatesTls, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput, type EgressDenial } from '@berth/egress-domain';
 import { isUnbound, type BuildContext, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Logger } from '@berth/ports';
 import type { BuildDenials } from '../denials/build-denials';
 import type { DenialReporter } from '../denials/denial-reporter';
+import type { TerminatedTunnels } from '../tls/terminated-tunnels';
 import type { Destinations, Route, Verdict } from './destinations';
 import type { ModelForwarder } from './model-forwarder';
 import { answerText, relayRequest } from './relay-request';
@@ -14,6 +15,7 @@ export type SandboxProxyDeps = Readonly<{
   contexts: SandboxContexts;
   destinations: Destinations;
   models: ModelForwarder;
+  tunnels: TerminatedTunnels;
   denials: DenialReporter;
   builds: BuildDenials;
   connectTimeoutMs: number;
@@ -29,7 +31,8 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
  *   with the session's vault credential for that MCP server as `Authorization: Bearer` (the sandbox never holds it);
- * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed.
+ * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed; for the host and port
+ *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
  * An image build's socket gets the same proxy under its grant, no model, and its refusals recorded for the build.
  */
@@ -89,6 +92,13 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
   if (!verdict.allowed) {
     const denial = refusal(dirId, deps, context, verdict.denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
+  }
+  if (context.kind === 'sandbox' && terminatesTls(context.credentials, target)) {
+    try {
+      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials });
+    } catch (error) {
+      return endTunnel(socket, 502, `Berth egress could not open a TLS tunnel to ${target.host}:${target.port}: ${messageOf(error)}`);
+    }
   }
   let upstream: Socket;
   try {

@@ -12,6 +12,8 @@ export type SandboxSocketsDeps = Readonly<{
   root: string;
   /** The server for one sandbox directory (the socket it listens on is that sandbox's identity). */
   serverFor: (dirId: string) => Server;
+  /** Runs before the egress listens in a sandbox's socket directory (it writes the CA certificate there). */
+  beforeListen: (socketDir: string) => Promise<void>;
   /** A directory went away (its sandbox was removed). */
   onGone?: (dirId: string) => void;
   rescanMs: number;
@@ -101,7 +103,9 @@ export class SandboxSockets {
   private async listen(id: string): Promise<Server | null> {
     const path = this.socketPath(id);
     try {
-      if (!(await stat(join(this.deps.root, id, EGRESS_SOCKET_SUBDIR))).isDirectory()) return null;
+      const socketDir = join(this.deps.root, id, EGRESS_SOCKET_SUBDIR);
+      if (!(await stat(socketDir)).isDirectory()) return null;
+      await this.deps.beforeListen(socketDir);
       const server = this.deps.serverFor(id);
       await listenForSandbox(server, path);
       return server;

@@ -4,6 +4,7 @@ import {
   agentConfigIssues,
   readAgentConfig,
   refuseConfigIssues,
+  type AgentConfig,
   type AgentCreateParams,
   type AgentUpdateParams,
 } from '@berth/contracts';
@@ -30,14 +31,18 @@ export class AgentsService {
   ) {}
 
   async create(owner: string, body: AgentCreateParams) {
+    return renderAgent(await this.createFrom(owner, body.name, agentConfigFromCreate(body)));
+  }
+
+  /** A new agent at version 1 with this stored config (a create, or an import recreating an archived agent version), refused as a create refuses it. */
+  async createFrom(owner: string, name: string, config: AgentConfig): Promise<AgentRecord> {
     const now = this.clock.now().toISOString();
-    const config = agentConfigFromCreate(body);
     refuseConfigIssues(agentConfigIssues(config));
     const record: AgentRecord = {
       id: this.ids.next('agent'),
       owner_id: owner,
       version: 1,
-      name: body.name,
+      name,
       config,
       created_at: now,
       updated_at: now,
@@ -45,7 +50,7 @@ export class AgentsService {
     };
     await this.agents.putVersion(record, 0);
     await this.webhooks.changed({ type: 'agent.created', id: record.id, ownerId: owner, at: now, version: 1 });
-    return renderAgent(record);
+    return record;
   }
 
   async list(owner: string, query: RouteInput<typeof AgentRoutes.list>['query']) {

@@ -22,6 +22,8 @@ export type GatewayOptions = Readonly<{
   fileMaxBytes: number;
   /** API users may create environments with `config.network: host` (operator opt-in, unsafe). */
   allowHostNetwork?: boolean;
+  /** Largest session archive `POST /v1/sessions/import` takes, in bytes (413 ARCHIVE_TOO_LARGE beyond); default ARCHIVE_LIMITS.archiveBytes. */
+  importMaxBytes?: number;
 }>;
 
 export const DEFAULT_OPTIONS: GatewayOptions = { commandTimeoutMs: 10_000, heartbeatMs: 15_000, bodyLimit: '1mb', fileMaxBytes: 500 * 1024 * 1024, allowHostNetwork: false };

@@ -33,6 +33,9 @@ import { WebhooksService } from '../webhooks/webhooks.service';
 import { WorkspaceController } from '../workspace/workspace.controller';
 import { ExportController } from '../export/export.controller';
 import { SessionExport } from '../export/session-export';
+import { ImportController } from '../import/import.controller';
+import { SessionImport } from '../import/session-import';
+import { ARCHIVE_LIMITS } from '@berth/contracts';
 import type { GatewayDeps } from './gateway-deps';
 import { DEPS } from './tokens';
 
@@ -46,6 +49,8 @@ export class GatewayModule {
       controllers: [
         AgentsController,
         EnvironmentsController,
+        // Before the sessions' routes: POST /v1/sessions/import is no session id.
+        ImportController,
         SessionsController,
         EventsController,
         StreamController,
@@ -111,6 +116,22 @@ export class GatewayModule {
           useFactory: (d: GatewayDeps, sessions: SessionsService, agents: AgentsService, environments: EnvironmentsService) =>
             new SessionExport({ sessions, agents, environments, journal: d.store.journal, transcripts: d.store.transcripts, files: d.store.files, blobs: d.store.blobs, workspace: d.workspace, clock: d.clock }),
           inject: [DEPS, SessionsService, AgentsService, EnvironmentsService],
+        },
+        {
+          provide: SessionImport,
+          useFactory: (d: GatewayDeps, sessions: SessionsService, agents: AgentsService, environments: EnvironmentsService, useCases: SessionUseCases) =>
+            new SessionImport({
+              agents,
+              agentStore: d.store.agents,
+              environments,
+              sessions,
+              useCases,
+              files: d.store.files,
+              blobs: d.store.blobs,
+              ids: d.ids,
+              maxBytes: d.options.importMaxBytes ?? ARCHIVE_LIMITS.archiveBytes,
+            }),
+          inject: [DEPS, SessionsService, AgentsService, EnvironmentsService, SessionUseCases],
         },
         {
           provide: ResourcesService,

@@ -4,6 +4,7 @@ import {
   patchMetadata,
   readEnvironmentConfig,
   refuseConfigIssues,
+  type EnvironmentConfig,
   type EnvironmentCreateParams,
   type EnvironmentUpdateParams,
 } from '@berth/contracts';
@@ -35,17 +36,20 @@ export class EnvironmentsService {
   }
 
   async create(owner: string, body: EnvironmentCreateParams) {
-    this.refuseHostNetwork(body.config?.network);
+    const fields = { name: body.name, description: body.description ?? null, metadata: body.metadata ?? {} };
+    return renderEnvironment(await this.createFrom(owner, fields, environmentConfigFrom(body.config)));
+  }
+
+  /** A new environment with this stored config (a create, or an import recreating an archived one), refused as a create refuses it. */
+  async createFrom(owner: string, fields: Pick<EnvironmentRecord, 'name' | 'description' | 'metadata'>, config: EnvironmentConfig): Promise<EnvironmentRecord> {
+    this.refuseHostNetwork(config.network);
     const now = this.clock.now().toISOString();
-    const config = environmentConfigFrom(body.config);
     refuseConfigIssues(environmentConfigIssues(config));
     const record: EnvironmentRecord = {
       id: this.ids.next('env'),
       owner_id: owner,
-      name: body.name,
-      description: body.description ?? null,
+      ...fields,
       config,
-      metadata: body.metadata ?? {},
       created_at: now,
       updated_at: now,
       archived_at: null,
@@ -53,7 +57,7 @@ export class EnvironmentsService {
     };
     await this.environments.put(record);
     await this.webhooks.changed({ type: 'environment.created', id: record.id, ownerId: owner, at: now });
-    return renderEnvironment(record);
+    return record;
   }
 
   async list(owner: string, query: RouteInput<typeof EnvironmentRoutes.list>['query']) {

@@ -22,6 +22,8 @@ export type RouteSpec = Readonly<{
   stream?: boolean;
   /** Takes a `multipart/form-data` body with this JSON schema (a file upload), streamed by the handler itself. */
   multipart?: Readonly<Record<string, unknown>>;
+  /** Takes a raw body of this media type (an archive), streamed by the handler itself. */
+  upload?: string;
   /** Answers raw bytes (a file's content, an archive) with this media type; `*` = the file's own. */
   binary?: string;
 }>;

@@ -46,6 +46,7 @@ export function openApiDocument(routes: readonly RouteSpec[], version: string): 
         ...(parameters.length ? { parameters } : {}),
         ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(route.body) } } } } : {}),
         ...(route.multipart ? { requestBody: { required: true, content: { 'multipart/form-data': { schema: route.multipart } } } } : {}),
+        ...(route.upload ? { requestBody: { required: true, content: { [route.upload]: { schema: { type: 'string', format: 'binary' } } } } } : {}),
         ...(route.public ? { security: [] } : {}),
         responses: { '200': ok, default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } },
       },

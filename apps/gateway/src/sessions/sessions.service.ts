@@ -155,7 +155,7 @@ export class SessionsService {
     return agent;
   }
 
-  private async render(record: SessionRecord, berth: Readonly<Record<string, unknown>> = {}) {
+  async render(record: SessionRecord, berth: Readonly<Record<string, unknown>> = {}) {
     const agent = await this.d.agents.get(record.owner_id, record.agent_id, record.agent_version);
     return renderSession(record, agent, this.d.clock.now(), berth);
   }

@@ -122,6 +122,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     snapshots,
     mounter: new ResourceMounter({ runtime, files: store.files, blobs: store.blobs, secrets: store.secrets, box: input.box, cloner: new RepositoryCloner(), egressSocketOf: input.egressSocketOf, log }),
     capture: new OutputCapture({ runtime, files: store.files, blobs: store.blobs, clock }),
+    blobs: store.blobs,
     send,
     log,
   });

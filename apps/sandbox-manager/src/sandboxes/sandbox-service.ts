@@ -111,6 +111,7 @@ export class SandboxService {
         await this.deps.files.seedFork(o, config.workspaceBytes);
         const got = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
         await this.deps.files.prepare(o, got.sandbox.name);
+        await this.deps.files.restoreImport(o, got.sandbox.name);
         return got;
       });
       if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });

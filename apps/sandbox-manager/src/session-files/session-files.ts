@@ -1,5 +1,5 @@
 import { SessionPaths, type SessionResource } from '@berth/contracts';
-import type { Logger, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
+import type { BlobStore, Logger, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { sessionLayoutArchive } from '@berth/docker';
 import { managerCommands, type AcquireSandbox } from '@berth/sandbox-workflow';
 import type { SendManagerCommand } from '../workflow/manager-sender';
@@ -25,6 +25,8 @@ export class SessionFiles {
       snapshots: WorkspaceSnapshots;
       mounter: ResourceMounter;
       capture: OutputCapture;
+      /** Where an import's workspace waits for its first sandbox. */
+      blobs: BlobStore;
       send: SendManagerCommand;
       log: Logger;
     }>,
@@ -88,6 +90,21 @@ export class SessionFiles {
   async seedFork(o: AcquireSandbox, workspaceBytes: number): Promise<void> {
     if (o.fork_of === null) return;
     await this.deps.snapshots.seed(o.session_id, o.fork_of, workspaceBytes);
+  }
+
+  /**
+   * An imported session's first sandbox: the archived workspace (checked and re-packed by the import,
+   * owned by the sandbox user) is put into its `/workspace` before it is bound, and its blob deleted,
+   * so it is restored once; a sandbox acquired again after a crash in between gets it again (no turn
+   * ran on it yet).
+   */
+  async restoreImport(o: AcquireSandbox, sandboxId: string): Promise<void> {
+    if (o.import_workspace === null) return;
+    const archive = await this.deps.blobs.get(o.import_workspace);
+    if (archive === null) return;
+    await this.deps.runtime.putArchive(sandboxId, SessionPaths.workspace, archive);
+    await this.deps.blobs.delete(o.import_workspace);
+    this.deps.log.info('imported workspace restored', { session_id: o.session_id, sandbox_id: sandboxId });
   }
 
   /** The session was deleted and its sandboxes removed: its workspace and its snapshots go too. */

@@ -103,6 +103,7 @@ export async function startE2ePlatform(options: E2ePlatformOptions): Promise<E2e
       ...common,
       ...nats.env('egress'),
       BERTH_EGRESS_DIR: egressDir,
+      BERTH_EGRESS_CA_DIR: join(dir, 'egress-ca'),
       BERTH_MODEL_BASE_URL: options.modelBaseUrl,
       BERTH_MODEL_API_KEY: E2E_MODEL_KEY,
       BERTH_EGRESS_UPSTREAM_PROXY: upstream.url,

@@ -91,6 +91,7 @@ export class InMemoryManager implements CommandBus {
         log: quiet,
       }),
       capture: new OutputCapture({ runtime: this.runtime, files: this.store.files, blobs: this.store.blobs, clock: systemClock }),
+      blobs: this.store.blobs,
       send,
       log: quiet,
     });

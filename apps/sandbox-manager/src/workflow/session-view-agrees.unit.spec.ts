@@ -26,6 +26,7 @@ function expectedView(state: SessionState): Omit<SessionView, 'session_id' | 'la
     harness_session_id: state.harness_session_id,
     resources: state.resources,
     forked_from: state.forked_from === null ? null : { session_id: state.forked_from.session_id, turn_id: state.forked_from.turn_id },
+    import_workspace: state.imported_from?.workspace_blob ?? null,
     turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations, harness_released: turn.harness_released },
     prompts: Object.fromEntries([...(turn === null ? [] : [turn.id]), ...state.queued.map((q) => q.turn_id)].map((id) => [id, expect.anything()])),
   };
@@ -51,9 +52,20 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
         const kernel = createSessionKernel({ journal: store.journal, snapshots: store.snapshots, clock: new FixedClock() });
         let i = 0;
         const run = <T extends CommandType>(type: T, data: CommandData<T>) => kernel.execute(commandFor(type, SID, data, { command_id: `cmd_p${i++}` }));
-        // Half the journals are of a fork (its harness conversation and origin come from SessionForked).
+        // A third of the journals are of a fork, a third of an import (their harness conversation and origin come from SessionForked / SessionImported).
         const fork = { session_id: 'sesn_origin', turn_id: 'turn_origin', event_id: 'sevt_o_0', seq: 3, harness_session_id: 'h_origin' };
-        await run('CreateSession', createSessionData({ permission_mode: 'always_ask', ...(steps.length % 2 === 1 ? { fork } : {}) }));
+        const imported = {
+          session_id: 'sesn_src',
+          agent: { id: 'agent_src', version: 2 },
+          environment_id: 'env_src',
+          exported_at: '2026-01-01T00:00:00.000Z',
+          journal_events: 9,
+          harness_session_id: 'h_imported',
+          files: [{ from: 'file_src', to: 'file_new' }],
+          workspace_blob: 'blob_import_1',
+        };
+        const origin = [{}, { fork }, { import: imported }][steps.length % 3];
+        await run('CreateSession', createSessionData({ permission_mode: 'always_ask', ...origin }));
         for (const { name, n } of steps) {
           const events = await store.journal.readEvents(SID);
           const state = events.reduce<SessionState>(evolve, initialState());

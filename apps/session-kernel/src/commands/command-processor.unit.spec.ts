@@ -46,9 +46,8 @@ class MarkRecordingStore extends MemoryStore {
 
 const unpublished = async (store: MemoryStore, limit = 100) => (await store.journal.unpublished({ limit })).events;
 
-function setup() {
-  const store = new MarkRecordingStore();
-  const publisher = new RecordingPublisher();
+/** One kernel replica; a second one given the first's store and publisher shares the journal and SESSION_EVT. */
+function setup(store = new MarkRecordingStore(), publisher = new RecordingPublisher()) {
   const locks = new SessionLocks();
   const crashes: CrashPoint[] = [];
   const crash = { reached: (p: CrashPoint) => void crashes.push(p) };
@@ -157,6 +156,22 @@ describe('EventOutbox order after a failed publish', () => {
     expect(seqs).toEqual((await store.journal.readEvents('sesn_o')).map((e) => e.seq));
     expect(seqs.slice(0, 2)).toEqual([1, 2]);
     expect(await unpublished(store)).toEqual([]);
+  });
+
+  it('sends another replica\'s failed events before its own when the session moves to it', async () => {
+    const a = setup();
+    const b = setup(a.store, a.publisher);
+    const create = createSession('sesn_x');
+    a.publisher.refused.add('sesn_x');
+    await expect(a.processor.handle(a.deliver(create, subjectOf(create)))).rejects.toThrow(/MAX_PAYLOAD_EXCEEDED/);
+    a.publisher.refused.clear();
+    const message = submitMessage('sesn_x', 'handled by the other kernel');
+    await b.processor.handle(b.deliver(message, subjectOf(message)));
+
+    const journal = (await a.store.journal.readEvents('sesn_x')).map((e) => e.seq);
+    expect(journal.length).toBeGreaterThan(2);
+    expect(a.publisher.published.map((p) => p.event.seq)).toEqual(journal);
+    expect(await unpublished(a.store)).toEqual([]);
   });
 });
 

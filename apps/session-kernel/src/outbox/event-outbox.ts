@@ -27,12 +27,6 @@ export class EventOutbox {
   private marking: Promise<void> | null = null;
   /** While a relay pass runs: per session, the highest seq published and marked since its read. */
   private publishedSinceRelayRead: Map<string, number> | null = null;
-  /**
-   * Per session, events whose publish failed in this process (a stream leader lost, say): the
-   * session's next publish sends them first, so a later command's events never overtake them on
-   * SESSION_EVT while they wait for the relay.
-   */
-  private readonly failedEarlier = new Map<string, readonly RecordedEvent[]>();
 
   constructor(
     private readonly journal: SessionJournal,
@@ -44,22 +38,23 @@ export class EventOutbox {
     private readonly metrics: Pick<KernelMetrics, 'eventsPublished'>,
   ) {}
 
-  /** Caller holds the session lock. Publishes are pipelined: one connection keeps their order. */
+  /**
+   * Caller holds the session lock; `events` are in seq order. Whatever of the session is still
+   * unpublished below them goes first: a publish that failed (a stream leader lost, say), in this
+   * process or in another kernel replica that then handed the session on, must not be overtaken on
+   * SESSION_EVT by a later command's events while it waits for a relay. Publishes are pipelined
+   * (one connection keeps their order) unless something is resent: then one by one, so the resent
+   * events are stored before what follows them.
+   */
   async publish(sessionId: string, ownerId: string, events: readonly RecordedEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const earlier = this.failedEarlier.get(sessionId) ?? [];
-    const bySeq = new Map([...earlier, ...events].map((e) => [e.seq, e]));
-    const ordered = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+    const earlier = await this.journal.unpublishedBefore(sessionId, events[0].seq);
+    const ordered = [...earlier, ...events];
     const send = (e: RecordedEvent) =>
       this.publisher.publish(Subjects.event(sessionId, ownerId, e.type), toEventMessage(e), { msgId: eventMsgId(e), headers: { [Headers.causationId]: e.command_id } });
-    // Pipelined on the happy path; one by one after a failure, so what is resent cannot be overtaken.
     const results = earlier.length > 0 ? await settleInOrder(ordered, send) : await Promise.allSettled(ordered.map(send));
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed !== undefined) {
-      this.failedEarlier.set(sessionId, ordered);
-      throw failed.reason;
-    }
-    this.failedEarlier.delete(sessionId);
+    if (failed !== undefined) throw failed.reason;
     for (const e of ordered) this.metrics.eventsPublished.inc({ type: e.type });
     this.crash.reached('after-publish-before-mark');
     await this.markPublished({ sessionId, seqs: ordered.map((e) => e.seq) });

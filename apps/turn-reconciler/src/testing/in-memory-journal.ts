@@ -44,6 +44,11 @@ export class InMemoryJournal implements SessionJournal {
     return { events: [...this.bySession.values()].flat().filter((e) => !this.published.has(`${e.session_id}/${e.seq}`)).slice(0, limit), next: null };
   }
 
+  async unpublishedBefore(sessionId: string, seq: number): Promise<RecordedEvent[]> {
+    this.check();
+    return (this.bySession.get(sessionId) ?? []).filter((e) => e.seq < seq && !this.published.has(`${e.session_id}/${e.seq}`));
+  }
+
   async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     this.check();
     for (const { sessionId, seqs } of marks) for (const seq of seqs) this.published.add(`${sessionId}/${seq}`);

@@ -13,7 +13,7 @@ export {
   type Networking,
 } from './networking-policy';
 export { describeDenial, type DenialInput, type DenialReason, type EgressDenial } from './denial';
-export { parseAbsoluteTarget, parseAuthority, type AbsoluteTarget, type Target } from './targets';
+export { parseAbsoluteTarget, parseAuthority, parseTunnelledTarget, type AbsoluteTarget, type Target } from './targets';
 export {
   DEFAULT_MODEL_KEY_NAME,
   endToEndHeaders,
@@ -27,5 +27,5 @@ export {
   type ModelKeyHeader,
   type ServerModelSettings,
 } from './model-route';
-export { credentialFor, withCredential, type BoundCredential } from './vault-credentials';
+export { credentialFor, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
 export { describeBuildDenial, imageBuildGrantFrom, imageBuildHosts, imageBuildPolicy, type ImageBuildGrant } from './image-build-policy';

@@ -23,7 +23,8 @@ export function parseAuthority(authority: string): Target | null {
   return p === null ? null : { host: normalizeHost(authority.slice(0, colon)), port: p };
 }
 
-export type AbsoluteTarget = Target & Readonly<{ protocol: 'http:'; pathAndQuery: string }>;
+/** A request's destination: plain HTTP in absolute form, or a request inside a TLS tunnel the egress terminates (`https:`). */
+export type AbsoluteTarget = Target & Readonly<{ protocol: 'http:' | 'https:'; pathAndQuery: string }>;
 
 /**
  * An absolute-form request target (`GET http://host/path`, what clients send to an HTTP proxy for
@@ -40,4 +41,21 @@ export function parseAbsoluteTarget(target: string): AbsoluteTarget | null {
   if (url.username !== '' || url.password !== '') return null;
   const p = url.port === '' ? 80 : port(url.port);
   return p === null ? null : { protocol: 'http:', host: normalizeHost(url.hostname), port: p, pathAndQuery: `${url.pathname}${url.search}` };
+}
+
+/**
+ * An origin-form request (`/mcp?x=1`) inside a TLS tunnel the egress terminates for `tunnel` (the
+ * CONNECT authority, already allowed): the destination is the tunnel's, whatever the request's
+ * `Host` says, and the path has its dot segments resolved. Null for anything but an origin-form path.
+ */
+export function parseTunnelledTarget(tunnel: Target, originForm: string): AbsoluteTarget | null {
+  if (!originForm.startsWith('/') || originForm.startsWith('//')) return null;
+  let url: URL;
+  try {
+    url = new URL(originForm, 'https://tunnel.invalid');
+  } catch {
+    return null;
+  }
+  if (url.host !== 'tunnel.invalid') return null;
+  return { protocol: 'https:', host: tunnel.host, port: tunnel.port, pathAndQuery: `${url.pathname}${url.search}` };
 }

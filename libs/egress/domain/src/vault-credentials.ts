@@ -1,5 +1,5 @@
 import { normalizeHost } from '@berth/contracts';
-import type { AbsoluteTarget } from './targets';
+import type { AbsoluteTarget, Target } from './targets';
 
 /**
  * A vault credential of the session, opened by the egress: the MCP server URL it is bound to and
@@ -7,9 +7,9 @@ import type { AbsoluteTarget } from './targets';
  */
 export type BoundCredential = Readonly<{ credentialId: string; mcpServerUrl: string; token: string }>;
 
-type Scope = Readonly<{ host: string; port: number; path: string }>;
+type Scope = Readonly<{ protocol: 'http:' | 'https:'; host: string; port: number; path: string }>;
 
-/** The plain-HTTP scope a credential's URL covers, or null when the egress cannot inject it (an https:// server is reached through a tunnel it does not open). */
+/** The scope a credential's URL covers: its scheme, host, port and path (null for a URL the egress cannot serve). */
 function scopeOf(mcpServerUrl: string): Scope | null {
   let url: URL;
   try {
@@ -17,9 +17,10 @@ function scopeOf(mcpServerUrl: string): Scope | null {
   } catch {
     return null;
   }
-  if (url.protocol !== 'http:') return null;
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
   const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname;
-  return { host: normalizeHost(url.hostname), port: url.port === '' ? 80 : Number(url.port), path };
+  const port = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  return { protocol: url.protocol, host: normalizeHost(url.hostname), port, path };
 }
 
 const pathOf = (pathAndQuery: string): string => {
@@ -28,13 +29,26 @@ const pathOf = (pathAndQuery: string): string => {
 };
 
 const covers = (scope: Scope, target: AbsoluteTarget): boolean => {
-  if (scope.host !== target.host || scope.port !== target.port) return false;
+  if (scope.protocol !== target.protocol || scope.host !== target.host || scope.port !== target.port) return false;
   const path = pathOf(target.pathAndQuery);
   return scope.path === '/' || path === scope.path || path.startsWith(`${scope.path}/`);
 };
 
 /**
- * The credential to add to a plain-HTTP request: one bound to the same host and port whose URL's
+ * Whether the egress terminates TLS for a CONNECT to `target`: exactly when one of the session's
+ * credentials is bound to an `https://` URL of that host and port. Every other tunnel stays opaque
+ * (the egress never sees inside it, and no certificate of its CA is shown for that host).
+ */
+export function terminatesTls(credentials: readonly BoundCredential[], target: Target): boolean {
+  return credentials.some((credential) => {
+    const scope = scopeOf(credential.mcpServerUrl);
+    return scope !== null && scope.protocol === 'https:' && scope.host === target.host && scope.port === target.port;
+  });
+}
+
+/**
+ * The credential to add to a request (plain HTTP, or inside a terminated TLS tunnel): one bound to
+ * the same scheme, host and port whose URL's
  * path is the request's path or a parent of it (`http://mcp.example.com/mcp` covers `/mcp` and
  * `/mcp/…`, not `/admin`); the longest such path wins, then the first in vault order. The target's
  * path has its dot segments resolved already, so `/mcp/../admin` is `/admin`.

@@ -1,5 +1,5 @@
-import { parseAbsoluteTarget, type AbsoluteTarget } from './targets';
-import { credentialFor, withCredential, type BoundCredential } from './vault-credentials';
+import { parseAbsoluteTarget, parseTunnelledTarget, type AbsoluteTarget } from './targets';
+import { credentialFor, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
 
 const target = (url: string): AbsoluteTarget => {
   const t = parseAbsoluteTarget(url);
@@ -7,6 +7,11 @@ const target = (url: string): AbsoluteTarget => {
   return t;
 };
 const cred = (credentialId: string, mcpServerUrl: string): BoundCredential => ({ credentialId, mcpServerUrl, token: `tok-${credentialId}` });
+const tunnelled = (host: string, port: number, path: string): AbsoluteTarget => {
+  const t = parseTunnelledTarget({ host, port }, path);
+  if (t === null) throw new Error(`not a path: ${path}`);
+  return t;
+};
 const idFor = (credentials: readonly BoundCredential[], url: string) => credentialFor(credentials, target(url))?.credentialId ?? null;
 
 describe('vault credentials for a plain-HTTP request', () => {
@@ -33,8 +38,23 @@ describe('vault credentials for a plain-HTTP request', () => {
     }
   });
 
-  it('injects nothing for an https:// server: its requests go through a tunnel the egress does not open', () => {
+  it('never gives an https:// credential to plain HTTP, nor an http:// one inside a TLS tunnel', () => {
     expect(idFor([cred('tls', 'https://mcp.docs.test/mcp')], 'http://mcp.docs.test/mcp')).toBeNull();
+    expect(idFor([cred('tls', 'https://mcp.docs.test:80/mcp')], 'http://mcp.docs.test/mcp')).toBeNull();
+    expect(credentialFor([docs], tunnelled('mcp.docs.test', 443, '/mcp'))).toBeNull();
+    expect(credentialFor([cred('plain443', 'http://mcp.docs.test:443/mcp')], tunnelled('mcp.docs.test', 443, '/mcp'))).toBeNull();
+  });
+
+  it('picks an https:// credential for requests inside the terminated tunnel to its host and port, under its path only', () => {
+    const tls = cred('tls', 'https://mcp.docs.test/mcp');
+    const alt = cred('alt', 'https://mcp.docs.test:8443/');
+    const id = (host: string, port: number, path: string) => credentialFor([tls, alt], tunnelled(host, port, path))?.credentialId ?? null;
+    expect(id('mcp.docs.test', 443, '/mcp')).toBe('tls');
+    expect(id('mcp.docs.test', 443, '/mcp/sse?x=1')).toBe('tls');
+    expect(id('mcp.docs.test', 443, '/admin')).toBeNull();
+    expect(id('mcp.docs.test', 443, '/mcp/../admin')).toBeNull();
+    expect(id('mcp.docs.test', 8443, '/anything')).toBe('alt');
+    expect(id('other.test', 443, '/mcp')).toBeNull();
   });
 
   it('prefers the longest covering path, then the first in vault order', () => {
@@ -49,5 +69,21 @@ describe('vault credentials for a plain-HTTP request', () => {
 
   it('sets Authorization: Bearer, replacing what the sandbox sent', () => {
     expect(withCredential({ authorization: 'Bearer forged', accept: 'application/json' }, docs)).toEqual({ authorization: 'Bearer tok-docs', accept: 'application/json' });
+  });
+});
+
+describe('which CONNECT tunnels the egress terminates', () => {
+  const creds = [cred('plain', 'http://plain.test/mcp'), cred('tls', 'https://MCP.docs.test/mcp'), cred('alt', 'https://alt.test:8443/x'), cred('env', 'not a url')];
+
+  it('exactly the host and port of an https:// credential of the session', () => {
+    expect(terminatesTls(creds, { host: 'mcp.docs.test', port: 443 })).toBe(true);
+    expect(terminatesTls(creds, { host: 'alt.test', port: 8443 })).toBe(true);
+  });
+
+  it('no other tunnel: another host or port, an http:// credential\'s host, a sibling or parent domain, or a session without credentials', () => {
+    for (const [host, port] of [['mcp.docs.test', 8443], ['alt.test', 443], ['plain.test', 443], ['plain.test', 80], ['docs.test', 443], ['x.mcp.docs.test', 443], ['api.anthropic.com', 443]] as const) {
+      expect([host, port, terminatesTls(creds, { host, port })]).toEqual([host, port, false]);
+    }
+    expect(terminatesTls([], { host: 'mcp.docs.test', port: 443 })).toBe(false);
   });
 });

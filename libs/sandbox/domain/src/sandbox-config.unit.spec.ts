@@ -63,4 +63,20 @@ describe('sandbox spec', () => {
     expect(spec.labels['berth.pool']).toBe('env_a');
     expect(spec.labels['berth.session']).toBeUndefined();
   });
+
+  it("makes every process of an egress or none sandbox trust the egress's CA (the certificate in the read-only egress mount), and a host sandbox not", () => {
+    const spec = (network: 'egress' | 'none' | 'host') =>
+      sessionSandboxSpec({ sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: sandboxConfigOf(environmentConfigFrom({ type: 'cloud', network })), workspace: { id: 'w', mounts: [] } });
+    for (const network of ['egress', 'none'] as const) {
+      expect(spec(network).env).toMatchObject({
+        NODE_EXTRA_CA_CERTS: '/run/berth/ca.pem',
+        SSL_CERT_FILE: '/run/berth/ca-bundle.pem',
+        CURL_CA_BUNDLE: '/run/berth/ca-bundle.pem',
+        REQUESTS_CA_BUNDLE: '/run/berth/ca-bundle.pem',
+        GIT_SSL_CAINFO: '/run/berth/ca-bundle.pem',
+      });
+      expect(spec(network).egress.mountAt).toBe('/run/berth');
+    }
+    expect(Object.keys(spec('host').env).filter((name) => /CA|CERT/.test(name))).toEqual([]);
+  });
 });

@@ -38,6 +38,14 @@ export const SANDBOX_WORKDIR = '/workspace';
 export const EGRESS_MOUNT = '/run/berth';
 /** The socket file the egress proxy listens on in that directory. */
 export const EGRESS_SOCKET_FILE = 'egress.sock';
+/**
+ * The egress's CA certificate, which the egress writes beside its socket before it listens: a
+ * sandbox trusts it so that the egress can add vault credentials to HTTPS requests for the hosts
+ * those credentials are bound to (the CA's key never leaves the egress).
+ */
+export const EGRESS_CA_FILE = 'ca.pem';
+/** The public roots plus that CA, for clients whose variable replaces their roots instead of adding to them. */
+export const EGRESS_CA_BUNDLE_FILE = 'ca-bundle.pem';
 /** The relay's loopback port inside an `egress`/`none` sandbox (its own network namespace, so one port fits all). */
 export const EGRESS_RELAY_PORT = 3128;
 /** The variable the relay reads its port from (a `host` sandbox gets a free host port instead). */
@@ -71,7 +79,19 @@ export function egressProxyEnv(network: SandboxNetwork): Record<string, string> 
   if (network === 'host') return {};
   const proxy = relayUrl(EGRESS_RELAY_PORT);
   const noProxy = '127.0.0.1,localhost,::1';
-  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy, ...egressTrustEnv() };
+}
+
+/**
+ * The variables that make a sandbox's clients trust the egress's CA. Node (Claude Code, Pi, npm's
+ * own fetches) adds `NODE_EXTRA_CA_CERTS` to its roots; OpenSSL, Python, Rust's native-roots
+ * loaders and Codex read `SSL_CERT_FILE`, and curl, requests/pip and git their own variable, all
+ * of which replace the roots: those get the bundle (public roots plus the CA).
+ */
+export function egressTrustEnv(): Record<string, string> {
+  const ca = `${EGRESS_MOUNT}/${EGRESS_CA_FILE}`;
+  const bundle = `${EGRESS_MOUNT}/${EGRESS_CA_BUNDLE_FILE}`;
+  return { NODE_EXTRA_CA_CERTS: ca, SSL_CERT_FILE: bundle, CURL_CA_BUNDLE: bundle, REQUESTS_CA_BUNDLE: bundle, GIT_SSL_CAINFO: bundle };
 }
 
 function baseSpec(name: string, labels: Record<string, string>, config: SandboxConfig, workspace: WorkspaceMounts): SandboxSpecDraft {
@@ -114,8 +134,9 @@ export function sessionSandboxSpec(input: {
  * a security hash: it only has to tell configs apart.
  */
 export function sandboxConfigFingerprint(config: SandboxConfig): string {
-  // `egress-1`: containers made before the egress relay (no socket mount, no relay) never fit.
-  const text = JSON.stringify(['egress-1', config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot, config.workspaceBytes]);
+  // `egress-2`: containers made before the egress relay (no socket mount, no relay), or before
+  // they trusted the egress's CA, never fit.
+  const text = JSON.stringify(['egress-2', config.image, config.network, config.memoryBytes, config.nanoCpus, config.pidsLimit, config.readOnlyRoot, config.workspaceBytes]);
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i);

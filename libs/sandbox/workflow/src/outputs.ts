@@ -20,6 +20,8 @@ export type AcquireSandbox = Readonly<{
   resources: readonly SessionResource[];
   /** A fork's first workspace is the snapshot of this session's turn (null: no fork). */
   fork_of: Readonly<{ session_id: string; turn_id: string }> | null;
+  /** An import's workspace blob, put into the sandbox's `/workspace` before it is bound (null: no import, or restored already). */
+  import_workspace: string | null;
 }>;
 
 /**

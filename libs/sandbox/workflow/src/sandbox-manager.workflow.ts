@@ -120,7 +120,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const v = state.view;
     return {
       state: withWork(state, { acquiring: generation }),
-      outputs: [{ kind: 'acquire_sandbox', session_id: v.session_id, generation, owner_id: v.owner_id, environment_id: v.environment_id, resources: v.resources, fork_of: v.forked_from }],
+      outputs: [{ kind: 'acquire_sandbox', session_id: v.session_id, generation, owner_id: v.owner_id, environment_id: v.environment_id, resources: v.resources, fork_of: v.forked_from, import_workspace: v.import_workspace }],
     };
   };
 

@@ -75,7 +75,7 @@ describe('sandbox-manager workflow: a sandbox for the session', () => {
       j.event('SessionCreated', { owner_id: 'own_1', agent: { id: 'agent_1', version: 1 }, environment_id: 'env_1', harness: 'codex', title: null, metadata: {}, idempotency_key: null, permission_mode: 'always_allow' }),
       j.event('SandboxRequested', { generation: 1, reason: 'startup' }),
     ];
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null, import_workspace: null }]);
   });
 
   it('asks for one container however often the request is delivered', () => {
@@ -199,7 +199,7 @@ describe('sandbox-manager workflow: running a turn', () => {
       j.event('TurnStarted', { turn_id: TURN }),
     ];
     const delivery = j.delivered();
-    spec.given(history).when(delivery).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
+    spec.given(history).when(delivery).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null, import_workspace: null }]);
     const waiting = [...history, delivery, j.event('SandboxBound', { sandbox_id: SANDBOX, generation: 1, expires_at: null, warm: true })];
     spec
       .given(waiting)
@@ -401,7 +401,7 @@ describe('sandbox-manager workflow: tool confirmations', () => {
         j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'deny', deny_message: 'no' }),
         j.event('TurnResumed', { turn_id: TURN }),
       );
-      spec.given(history).when(j.delivered(2_000)).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null }]);
+      spec.given(history).when(j.delivered(2_000)).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [], fork_of: null, import_workspace: null }]);
       const waiting = [...history, j.delivered(2_000), j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false })];
       const bound: ManagerInput = { kind: 'command_answered', command_id: 'x', command_type: 'BindSandbox', ok: true, duplicate: false, event_types: ['SandboxBound'], sandbox_id: G2, generation: 2, now: at(3_000) };
       const outputs = workflow.decide(bound, waiting.reduce((state, input) => workflow.evolve(state, input), workflow.initialState()));
@@ -592,7 +592,7 @@ describe('sandbox-manager workflow: session resources', () => {
     ];
     spec.given(history).when(j.delivered()).then([]);
     history.push(j.event('SandboxRequested', { generation: 1, reason: 'startup' }));
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 1, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null, import_workspace: null }]);
   });
 
   it('mounts nothing into a paused session; its resume acquires a sandbox with the resource', () => {
@@ -600,7 +600,7 @@ describe('sandbox-manager workflow: session resources', () => {
     history.push(j.event('SessionPaused', { sandbox_id: SANDBOX }), j.event('SessionResourceAdded', { resource }));
     spec.given(history).when(j.delivered()).then([]);
     history.push(j.event('SessionResumed', {}), j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }));
-    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null }]);
+    spec.given(history).when(j.delivered()).then([{ kind: 'acquire_sandbox', session_id: SESSION, generation: 2, owner_id: 'own_1', environment_id: 'env_1', resources: [resource], fork_of: null, import_workspace: null }]);
   });
 
   it('a removed resource is no longer mounted in new sandboxes', () => {

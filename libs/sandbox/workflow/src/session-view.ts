@@ -66,6 +66,8 @@ export type SessionView = Readonly<{
   resources: readonly SessionResource[];
   /** A fork's origin: its first workspace is that turn's snapshot. */
   forked_from: Readonly<{ session_id: string; turn_id: string }> | null;
+  /** An import's workspace, staged as a blob: restored into its first sandbox (the blob is consumed then). */
+  import_workspace: string | null;
 }>;
 
 export const emptySessionView = (): SessionView => ({
@@ -86,6 +88,7 @@ export const emptySessionView = (): SessionView => ({
   prompts: {},
   resources: [],
   forked_from: null,
+  import_workspace: null,
 });
 
 /** The journal events the view folds; the manager reads only these back from the journal. */
@@ -119,6 +122,7 @@ export const SESSION_VIEW_EVENT_TYPES: readonly EventType[] = [
   'SessionPaused',
   'SessionResumed',
   'SessionForked',
+  'SessionImported',
 ];
 
 /** The answers a continuing harness carries: every answered call of the turn that asked before its harness was released. */
@@ -233,6 +237,8 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
       return { ...v, paused: false };
     case 'SessionForked':
       return { ...v, forked_from: { session_id: event.data.from.session_id, turn_id: event.data.from.turn_id }, harness_session_id: event.data.from.harness_session_id };
+    case 'SessionImported':
+      return { ...v, import_workspace: event.data.from.workspace_blob, harness_session_id: event.data.from.harness_session_id };
     case 'SessionResourceAdded':
       return { ...v, resources: [...v.resources.filter((r) => r.id !== event.data.resource.id), event.data.resource] };
     case 'SessionResourceRemoved':

@@ -241,6 +241,8 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       return state;
     case 'SessionForked':
       return { ...state, forked_from: event.data.from, harness_session_id: event.data.from.harness_session_id };
+    case 'SessionImported':
+      return { ...state, imported_from: event.data.from, harness_session_id: event.data.from.harness_session_id };
     case 'SessionDeleted':
       return { ...released(state), lifecycle: 'DELETED', paused: false };
     case 'PermissionModeSet':

@@ -1,4 +1,4 @@
-import type { ContentBlock, EventData, ForkOrigin, HarnessKind, PermissionMode, SandboxLeaseTerms, SessionResource, TurnCheckpoint, TurnFailureReason, Usage } from '@berth/contracts';
+import type { ContentBlock, EventData, ForkOrigin, HarnessKind, ImportOrigin, PermissionMode, SandboxLeaseTerms, SessionResource, TurnCheckpoint, TurnFailureReason, Usage } from '@berth/contracts';
 
 /** Where the session is in its life. Sandbox death is NOT a lifecycle state: see `runtime_unavailable`. */
 export type Lifecycle = 'CREATING' | 'READY' | 'RECOVERY_REQUIRED' | 'TERMINATED' | 'DELETED';
@@ -105,6 +105,8 @@ export type SessionState = Readonly<{
   fork_points: readonly ForkPoint[];
   /** Set when this session is a fork of another. */
   forked_from: ForkOrigin | null;
+  /** Set when this session was imported from an archive. */
+  imported_from: ImportOrigin | null;
   /** Files and repositories mounted into every sandbox of the session, in the order they were added. */
   resources: readonly SessionResource[];
   /** Vaults whose credentials the egress injects into this session's requests, pinned at create. */
@@ -147,6 +149,7 @@ export const initialState = (): SessionState => ({
   turn_messages: {},
   fork_points: [],
   forked_from: null,
+  imported_from: null,
   resources: [],
   vault_ids: [],
   usage: ZERO_USAGE,

@@ -1,5 +1,5 @@
 import { BerthError, ErrorCodes, IllegalStateError, NotFoundError, type Clock, type IdGenerator } from '@berth/core';
-import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type PermissionMode, type PublicEvent, type SessionResource, type ToolResultContent } from '@berth/contracts';
+import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type CommandData, type ContentBlock, type HarnessKind, type ImportOrigin, type PermissionMode, type PublicEvent, type SessionResource, type ToolResultContent } from '@berth/contracts';
 import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets, TranscriptMirror } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
 import { cutTranscripts } from './fork-transcripts';
@@ -51,6 +51,24 @@ export type CreateSessionInput = Readonly<{
 
 /** A resource as the journal records it, and the token a repository is cloned with (kept in the secrets, never in an event). */
 export type ResourceToAttach = Readonly<{ resource: SessionResource; token: string | null }>;
+
+/**
+ * An archived session recreated here: its id (minted by the caller, who scoped its output files to
+ * it), the caller's agent version and environment it runs on, the transcript files to restore and
+ * where it came from.
+ */
+export type ImportSessionInput = Readonly<{
+  owner: string;
+  session_id: string;
+  agent: Readonly<{ id: string; version: number }>;
+  environment_id: string;
+  harness: HarnessKind;
+  permission_mode: PermissionMode;
+  title: string | null;
+  metadata: Readonly<Record<string, string>>;
+  transcripts: readonly Readonly<{ path: string; data: string }>[];
+  origin: ImportOrigin;
+}>;
 
 /** The turn a fork continues from: its `user.message` id or seq; neither: the latest completed turn. */
 export type ForkAt = Readonly<{ event_id?: string; seq?: number }>;
@@ -202,6 +220,30 @@ export class SessionUseCases {
       fork: { session_id: sourceId, turn_id: point.turn_id, event_id: point.event_id, seq: point.seq, harness_session_id: point.harness_session_id },
     });
     return this.readAfter(owner, forkId, outcome.last_seq);
+  }
+
+  /**
+   * Recreates an archived session the way a fork is made: its transcript mirror gets the archive's
+   * transcripts first (its first turn restores them into the sandbox and resumes the harness
+   * conversation), then it is created with `import` (recorded as `SessionImported`; its first
+   * sandbox gets the archived workspace). A crash in between leaves a mirror of a session never
+   * created; a retried import makes a new session.
+   */
+  async import(input: ImportSessionInput): Promise<SessionRecord> {
+    const { owner, session_id: sessionId } = input;
+    for (const file of input.transcripts) await this.d.transcripts.append({ session_id: sessionId, path: file.path, offset: 0, data: file.data });
+    const outcome = await this.d.commands.send(owner, sessionId, 'CreateSession', {
+      owner_id: owner,
+      agent: input.agent,
+      environment_id: input.environment_id,
+      harness: input.harness,
+      title: input.title,
+      metadata: input.metadata,
+      idempotency_key: null,
+      permission_mode: input.permission_mode,
+      import: input.origin,
+    });
+    return this.readAfter(owner, sessionId, outcome.last_seq);
   }
 
   /** Title and metadata; `metadata: null` clears every key, a null value deletes one. Nothing to change sends nothing. */

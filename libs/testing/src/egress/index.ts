@@ -1,1 +1,2 @@
 export * from './scripted-upstream-proxy';
+export * from './test-certificates';

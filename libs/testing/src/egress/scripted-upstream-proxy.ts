@@ -1,5 +1,5 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 
 /**
@@ -7,7 +7,14 @@ import type { Duplex } from 'node:stream';
  * loopback answers (`origin`, e.g. `http://127.0.0.1:4321`: the request goes there as it came, with
  * its method, path, headers and body), so a test can give a real service a public-looking name.
  */
-export type TestHostReply = Readonly<{ status?: number; body: string }> | Readonly<{ origin: string }>;
+export type TestHostReply = Readonly<{ status?: number; body: string }> | Readonly<{ origin: string }> | TestTcpHost;
+
+/**
+ * A host whose CONNECT tunnels are joined, as raw TCP, to a server the test started on loopback
+ * (`address`, e.g. `127.0.0.1:4321`): an HTTPS server with its own certificate, so a client
+ * through the proxy does the TLS with it end to end. Plain HTTP to the host gets a 502.
+ */
+export type TestTcpHost = Readonly<{ tcp: string }>;
 
 /** One request the proxy saw, by the host it named. */
 export type ProxiedRequest = Readonly<{ kind: 'http' | 'connect'; host: string; port: number; path: string | null; served: boolean; proxyAuthorization: string | null }>;
@@ -22,6 +29,7 @@ export type ProxiedRequest = Readonly<{ kind: 'http' | 'connect'; host: string; 
 export class ScriptedUpstreamProxy {
   readonly requests: ProxiedRequest[] = [];
   private readonly hosts = new Map<string, TestHostReply>();
+  private readonly joined = new Set<Socket>();
   private readonly server: Server = createServer((req, res) => this.onRequest(req, res));
   /** Serves the plain HTTP spoken inside CONNECT tunnels. */
   private readonly inner: Server = createServer((req, res) => this.answer(req.headers.host?.split(':')[0] ?? '', res, req));
@@ -43,6 +51,7 @@ export class ScriptedUpstreamProxy {
   async close(): Promise<void> {
     this.server.closeAllConnections();
     this.inner.closeAllConnections();
+    for (const socket of this.joined) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
@@ -67,9 +76,28 @@ export class ScriptedUpstreamProxy {
       socket.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n');
       return;
     }
+    const reply = this.hosts.get(host.toLowerCase());
+    if (reply !== undefined && 'tcp' in reply) return this.join(reply, socket, head);
     socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     if (head.length > 0) socket.unshift(head);
     this.inner.emit('connection', socket);
+  }
+
+  private join(reply: TestTcpHost, socket: Socket, head: Buffer): void {
+    const colon = reply.tcp.lastIndexOf(':');
+    const target = connect({ host: reply.tcp.slice(0, colon), port: Number(reply.tcp.slice(colon + 1)) }, () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      if (head.length > 0) target.write(head);
+      target.pipe(socket);
+      socket.pipe(target);
+    });
+    target.on('error', () => (socket.writable ? socket.end('HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n') : socket.destroy()));
+    socket.on('error', () => target.destroy());
+    this.joined.add(socket);
+    socket.on('close', () => {
+      this.joined.delete(socket);
+      target.destroy();
+    });
   }
 
   private answer(host: string, res: ServerResponse, req: IncomingMessage): void {
@@ -77,6 +105,11 @@ export class ScriptedUpstreamProxy {
     if (reply === undefined) {
       req.resume();
       res.writeHead(502, { 'content-type': 'text/plain' }).end(`not a test host: ${host}\n`);
+      return;
+    }
+    if ('tcp' in reply) {
+      req.resume();
+      res.writeHead(502, { 'content-type': 'text/plain' }).end(`${host} is served through CONNECT only\n`);
       return;
     }
     if ('origin' in reply) return this.forward(reply.origin, req, res);

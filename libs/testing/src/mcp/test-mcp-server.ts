@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -18,6 +19,8 @@ export interface TestMcpServerOptions {
   readonly name?: string;
   /** Answer only requests carrying `Authorization: Bearer <token>`, everything else 401 (as a server behind a vault credential). */
   readonly bearerToken?: string;
+  /** Serve HTTPS with this key and certificate (e.g. from `TestCertificates`) instead of plain HTTP. */
+  readonly tls?: Readonly<{ keyPem: string; certPem: string }>;
 }
 
 /** The text every `lookup` call answers, so a test can find it in the model request and the events. */
@@ -29,12 +32,15 @@ export const lookupAnswer = (key: string): string => `the value of ${key} is 42`
  * Records every tool call and every JSON-RPC method it received.
  */
 export class TestMcpServer {
-  private readonly server: Server = createServer((req, res) => void this.receive(req, res));
+  private readonly server: Server;
   private readonly recordedCalls: McpToolCall[] = [];
   private readonly recordedMethods: string[] = [];
   private readonly recordedAuthorizations: (string | null)[] = [];
 
-  constructor(private readonly options: TestMcpServerOptions = {}) {}
+  constructor(private readonly options: TestMcpServerOptions = {}) {
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.receive(req, res);
+    this.server = options.tls === undefined ? createServer(handler) : createHttpsServer({ key: options.tls.keyPem, cert: options.tls.certPem }, handler);
+  }
 
   /** Tool calls answered, oldest first. */
   get calls(): readonly McpToolCall[] {
@@ -51,12 +57,12 @@ export class TestMcpServer {
     return this.recordedAuthorizations;
   }
 
-  /** The streamable-HTTP endpoint, e.g. `http://127.0.0.1:41234/mcp`. */
+  /** The streamable-HTTP endpoint, e.g. `http://127.0.0.1:41234/mcp` (`https://` with `tls`). */
   get url(): string {
     const address = this.server.address() as AddressInfo | null;
     if (address === null) throw new Error('MCP server is not listening; call start() first');
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    return `http://${host}:${address.port}/mcp`;
+    return `${this.options.tls === undefined ? 'http' : 'https'}://${host}:${address.port}/mcp`;
   }
 
   async start(): Promise<this> {

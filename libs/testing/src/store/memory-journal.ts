@@ -62,6 +62,10 @@ export class MemoryJournal implements SessionJournal {
     return { events: structuredClone(rows.map((r) => r.event)), next: rows.length === limit && last ? String(last.position) : null };
   }
 
+  async unpublishedBefore(sessionId: string, seq: number): Promise<RecordedEvent[]> {
+    return structuredClone((this.bySession.get(sessionId) ?? []).filter((r) => !r.published && r.event.seq < seq).map((r) => r.event));
+  }
+
   async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     for (const { sessionId, seqs } of marks) {
       const rows = this.bySession.get(sessionId) ?? [];

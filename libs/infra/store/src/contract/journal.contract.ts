@@ -117,6 +117,24 @@ export function journalContract(store: () => BerthStore): void {
       }
     });
 
+    it('gives one session\'s unpublished events below a seq, in seq order, whoever committed them', async () => {
+      const { journal } = store();
+      await journal.commit(commitOf('sesn_1', 1, 2));
+      await journal.commit(commitOf('sesn_2', 1, 1));
+      await journal.commit(commitOf('sesn_1', 3, 4, { commandId: 'cmd_3' }));
+      await journal.commit(commitOf('sesn_1', 5, 5, { commandId: 'cmd_5' }));
+      await journal.markPublished([{ sessionId: 'sesn_1', seqs: [1, 2] }]);
+
+      expect(await journal.unpublishedBefore('sesn_1', 5)).toEqual(batch('sesn_1', 3, 4, 'cmd_3'));
+      // A commit straddling the bound comes cut at it.
+      expect((await journal.unpublishedBefore('sesn_1', 4)).map(key)).toEqual(['sesn_1:3']);
+      expect(await journal.unpublishedBefore('sesn_1', 3)).toEqual([]);
+      expect((await journal.unpublishedBefore('sesn_2', 99)).map(key)).toEqual(['sesn_2:1']);
+      await journal.markPublished([{ sessionId: 'sesn_1', seqs: [3, 4] }]);
+      expect(await journal.unpublishedBefore('sesn_1', 6)).toEqual(batch('sesn_1', 5, 5, 'cmd_5'));
+      expect(await journal.unpublishedBefore('sesn_unknown', 10)).toEqual([]);
+    });
+
     it('refuses an outbox cursor it did not issue and a bad limit', async () => {
       const { journal } = store();
       await expect(journal.unpublished({ limit: 0 })).rejects.toBeInstanceOf(ValidationError);

@@ -85,6 +85,13 @@ export class MongoJournal implements SessionJournal {
     return { events: parse(ordered), next: more ? encodeOutboxCursor(last) : null };
   }
 
+  async unpublishedBefore(sessionId: string, seq: number): Promise<RecordedEvent[]> {
+    const entries = await this.m.c.outbox.find({ session_id: sessionId, from: { $lt: seq } }, { ...PRIMARY, projection: { from: 1, to: 1 } }).toArray();
+    if (entries.length === 0) return [];
+    const ranges = entries.map((e) => ({ session_id: sessionId, seq: { $gte: e.from, $lte: Math.min(e.to, seq - 1) } }));
+    return parse(await this.m.c.journal.find({ $or: ranges }, { ...PRIMARY, projection: { body: 1 } }).sort({ seq: 1 }).toArray());
+  }
+
   async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     const covered = marks.flatMap(({ sessionId, seqs }) => contiguousRuns(seqs).map(([from, to]) => ({ session_id: sessionId, from: { $gte: from }, to: { $lte: to } })));
     if (covered.length === 0) return;

@@ -77,6 +77,10 @@ export class SqliteJournal implements SessionJournal {
     return { events: parse(rows), next: rows.length === limit && last ? String(last.position) : null };
   }
 
+  async unpublishedBefore(sessionId: string, seq: number): Promise<RecordedEvent[]> {
+    return parse(this.db.stmt('SELECT body FROM journal WHERE published = 0 AND session_id = ? AND seq < ? ORDER BY seq').all(sessionId, seq));
+  }
+
   async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     const mark = this.db.stmt('UPDATE journal SET published = 1 WHERE session_id = ? AND seq = ? AND published = 0');
     this.db.write(() => {

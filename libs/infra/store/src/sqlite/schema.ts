@@ -16,6 +16,8 @@ CREATE TABLE IF NOT EXISTS journal (
 CREATE UNIQUE INDEX IF NOT EXISTS journal_by_command ON journal (session_id, command_id, seq);
 -- The outbox: only unpublished rows are indexed, in insertion (rowid) order.
 CREATE INDEX IF NOT EXISTS journal_unpublished ON journal (published) WHERE published = 0;
+-- A session's unpublished rows, read before each publish (the outbox's per-session order).
+CREATE INDEX IF NOT EXISTS journal_unpublished_by_session ON journal (session_id, seq) WHERE published = 0;
 
 CREATE TABLE IF NOT EXISTS snapshots (
   session_id TEXT    PRIMARY KEY,

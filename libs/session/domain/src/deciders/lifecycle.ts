@@ -41,6 +41,7 @@ export function decideCreateSession(command: SessionCommandOf<'CreateSession'>, 
     },
     ...resourcesAdded(d.resources ?? []),
     ...(d.fork !== undefined ? [{ type: 'SessionForked', data: { from: d.fork } } as const] : []),
+    ...(d.import !== undefined ? [{ type: 'SessionImported', data: { from: d.import } } as const] : []),
     { type: 'SandboxRequested', data: { generation: 1, reason: 'startup' } },
   ];
 }

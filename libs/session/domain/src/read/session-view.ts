@@ -30,6 +30,8 @@ export type SessionView = Readonly<{
   resources: SessionState['resources'];
   /** The session and turn this one was forked from; null when it is no fork. */
   forked_from: Readonly<{ session_id: string; turn_id: string; event_id: string | null; seq: number | null }> | null;
+  /** The archived session this one was imported from; null when it is no import. */
+  imported_from: Readonly<{ session_id: string; agent: Readonly<{ id: string; version: number }>; environment_id: string; exported_at: string }> | null;
   vault_ids: SessionState['vault_ids'];
 }>;
 
@@ -75,6 +77,10 @@ export function deriveSessionView(state: SessionState): SessionView {
     harness: { kind: state.harness, session_id: state.harness_session_id },
     resources: state.resources,
     forked_from: state.forked_from === null ? null : { session_id: state.forked_from.session_id, turn_id: state.forked_from.turn_id, event_id: state.forked_from.event_id, seq: state.forked_from.seq },
+    imported_from:
+      state.imported_from === null
+        ? null
+        : { session_id: state.imported_from.session_id, agent: state.imported_from.agent, environment_id: state.imported_from.environment_id, exported_at: state.imported_from.exported_at },
     vault_ids: state.vault_ids,
   };
 }

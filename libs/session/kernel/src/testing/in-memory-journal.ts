@@ -63,6 +63,10 @@ export class InMemoryJournal implements SessionJournal {
     return { events: pending.slice(0, query.limit), next: null };
   }
 
+  async unpublishedBefore(sessionId: string, seq: number): Promise<RecordedEvent[]> {
+    return (this.bySession.get(sessionId) ?? []).filter((e) => e.seq < seq && !this.published.has(`${e.session_id}:${e.seq}`));
+  }
+
   async markPublished(marks: readonly PublishedMark[]): Promise<void> {
     for (const { sessionId, seqs } of marks) for (const seq of seqs) this.published.add(`${sessionId}:${seq}`);
   }
