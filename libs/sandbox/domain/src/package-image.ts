@@ -1,5 +1,5 @@
 import type { EnvironmentPackages } from '@berth/contracts';
-import { EGRESS_MOUNT, EGRESS_RELAY_PORT, EGRESS_SOCKET_FILE, egressProxyEnv } from './sandbox-spec';
+import { EGRESS_MOUNT, EGRESS_RELAY_PORT, EGRESS_SOCKET_FILE, relayUrl } from './sandbox-spec';
 
 /** Same shape as `ImageRecipe` in `@berth/ports` (this module is pure and imports no ports). */
 export type ImageRecipeDraft = Readonly<{
@@ -36,6 +36,17 @@ export const IMAGE_BUILD_KEEPALIVE_CMD: readonly string[] = [
     `(while :; do socat TCP-LISTEN:${EGRESS_RELAY_PORT},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${EGRESS_MOUNT}/${EGRESS_SOCKET_FILE},retry=60,interval=0.5; sleep 1; done) >/dev/null 2>&1 & ` +
     'sleep infinity & wait',
 ];
+
+/**
+ * The relay as every step's proxy. Only the proxy variables: a build holds no credential, so the
+ * egress never terminates its TLS and the egress CA's trust variables (`egressTrustEnv`) have no
+ * use here (their files appear only once the egress serves the directory).
+ */
+function buildProxyEnv(): Record<string, string> {
+  const proxy = relayUrl(EGRESS_RELAY_PORT);
+  const noProxy = '127.0.0.1,localhost,::1';
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
+}
 
 const APT_INSTALL = 'DEBIAN_FRONTEND=noninteractive apt-get $o install -y -qq --no-install-recommends "$@" && rm -rf /var/lib/apt/lists/*';
 
@@ -96,7 +107,7 @@ export function packageImageRecipe(input: PackageImageInput): ImageRecipeDraft |
   return {
     base: input.base,
     steps,
-    env: { ...egressProxyEnv('egress'), ...mirrorEnv(mirrors, uses) },
+    env: { ...buildProxyEnv(), ...mirrorEnv(mirrors, uses) },
     files: key === null ? [] : [{ path: APT_MIRROR_KEY, base64: key }],
     keepalive: IMAGE_BUILD_KEEPALIVE_CMD,
     grant: {
