@@ -198,9 +198,10 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     expect(theirEnv.status).toBe(404);
   });
 
-  it('answers every refusal of the archive reader with its 4xx and creates nothing', async () => {
+  it('answers every refusal of the archive reader (and of what it would recreate) with its 4xx and creates nothing', async () => {
     const before = (await call(target.url, target.keyB, 'GET', '/v1/sessions?limit=100')).json.data.length;
     const agentsBefore = (await call(target.url, target.keyB, 'GET', '/v1/agents?limit=100')).json.data.length;
+    const environmentsBefore = (await call(target.url, target.keyB, 'GET', '/v1/environments?limit=100')).json.data.length;
     const bad: [string, Buffer | string, number, string][] = [
       ['not a tar', 'this is not an archive at all, just text that is long enough to look like something'.repeat(20), 400, 'ARCHIVE_NOT_A_TAR'],
       ['JSON', '{"events": []}', 400, 'ARCHIVE_NOT_A_TAR'],
@@ -239,10 +240,37 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
         'ARCHIVE_MANIFEST_INVALID',
       ],
       [
+        'session metadata past the API’s limits',
+        await edited((entries, m) => {
+          m.session.metadata = Object.fromEntries([...Array(17).keys()].map((i) => [`k${i}`, 'v']));
+          return entries;
+        }),
+        400,
+        'ARCHIVE_MANIFEST_INVALID',
+      ],
+      [
         'a journal of another session',
         await edited((entries) => entries.map((e) => (e.name === 'journal.jsonl' ? { ...e, body: e.body?.toString().replaceAll(sourceIds.session, 'sesn_someone_else') } : e))),
         400,
         'ARCHIVE_EVENT_INVALID',
+      ],
+      [
+        'an environment on the host network (the operator allows none)',
+        await edited((entries, m) => {
+          m.environment.config.network = 'host';
+          return entries;
+        }),
+        400,
+        'HOST_NETWORK_NOT_ALLOWED',
+      ],
+      [
+        'an agent with what Berth cannot honour (skills)',
+        await edited((entries, m) => {
+          m.agent.skills = [{ type: 'anthropic', skill_id: 'xlsx', version: 'latest' }];
+          return entries;
+        }),
+        400,
+        'VALIDATION_ERROR',
       ],
       ['a listed output missing', await edited((entries) => entries.filter((e) => !e.name.startsWith('outputs/'))), 400, 'ARCHIVE_MANIFEST_INVALID'],
       ['a workspace writing through its own symlink', await withWorkspace([{ name: 'workspace/etc', type: 'symlink', linkname: '/etc' }, { name: 'workspace/etc/passwd', body: 'root::0:0::/:/bin/sh\n' }]), 400, 'ARCHIVE_WORKSPACE_INVALID'],
@@ -259,6 +287,7 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     expect(answers).toEqual(bad.map(([what, , status, code]) => `${what}: ${status} ${code}`));
     expect((await call(target.url, target.keyB, 'GET', '/v1/sessions?limit=100')).json.data).toHaveLength(before);
     expect((await call(target.url, target.keyB, 'GET', '/v1/agents?limit=100')).json.data).toHaveLength(agentsBefore);
+    expect((await call(target.url, target.keyB, 'GET', '/v1/environments?limit=100')).json.data).toHaveLength(environmentsBefore);
 
     // Over the server's limit (here 64 KiB): 413, and nothing made.
     expect(archive.length).toBeLessThan(64 * 1024);

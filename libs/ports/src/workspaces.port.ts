@@ -9,8 +9,12 @@ import type { SandboxMount } from './sandbox-runtime.port';
 export type Workspace = Readonly<{ id: string; mounts: readonly SandboxMount[] }>;
 
 export interface SessionWorkspaces {
-  /** `loop`: a filesystem image per workspace (the size limit is the filesystem's size); `volume`: Docker named volumes (no size limit). */
-  readonly kind: 'loop' | 'volume';
+  /**
+   * `loop`: a filesystem image per workspace (the size limit is the filesystem's size); `volume`:
+   * Docker named volumes (no size limit); `claim`: Kubernetes PersistentVolumeClaims (the limit is
+   * the claim's request, enforced only by some storage classes).
+   */
+  readonly kind: 'loop' | 'volume' | 'claim';
   /** A fresh workspace of at most `limitBytes`, for a warm-pool container. */
   createSpare(limitBytes: number): Promise<Workspace>;
   /** The workspace the session owns, or null when it has none yet. */

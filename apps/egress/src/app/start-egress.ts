@@ -2,7 +2,9 @@ import type { Clock } from '@berth/core';
 import type { AgentStore, CommandBus, EnvironmentStore, Logger, SecretBox, SessionJournal, SessionReadModel, SessionSnapshots, VaultStore } from '@berth/ports';
 import type { CertificateAuthority } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
-import { SandboxContexts } from '../context/sandbox-contexts';
+import type { Server } from 'node:http';
+import { directoryNames } from '../context/directory-names';
+import { SandboxContexts, type SandboxNames } from '../context/sandbox-contexts';
 import { BuildDenials } from '../denials/build-denials';
 import { DenialReporter } from '../denials/denial-reporter';
 import { Destinations } from '../proxy/destinations';
@@ -40,9 +42,17 @@ export type EgressInput = Readonly<{
   rescanMs: number;
   /** Tests: a resolver standing in for DNS. */
   resolve?: (host: string) => Promise<readonly string[]>;
+  /**
+   * Kubernetes sandbox pods: one TCP listener (the egress Service's target) where a connection's
+   * source address is the pod's identity, resolved to its sandbox through the API (`names`).
+   */
+  pods?: Readonly<{ host: string; port: number; names: SandboxNames }>;
 }>;
 
-export type RunningEgress = Readonly<{ sockets: SandboxSockets; stop(): Promise<void> }>;
+export type RunningEgress = Readonly<{ sockets: SandboxSockets; podListener: Readonly<{ host: string; port: number }> | null; stop(): Promise<void> }>;
+
+/** `::ffff:10.0.0.5` (an IPv4 peer on a dual-stack socket) is the pod IP `10.0.0.5`. */
+const peerAddress = (address: string | undefined): string => (address ?? '').replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
 
 /** Composes the egress proxy and starts serving every sandbox directory under `root`. */
 export async function startEgress(input: EgressInput): Promise<RunningEgress> {
@@ -53,17 +63,19 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   const models = new ModelForwarder({ destinations, upstream, keys: input.keys, connectTimeoutMs: input.connectTimeoutMs });
   // Only `load` is used: the egress reads sessions the way the kernel folds them, and never writes.
   const sessions = createSessionKernel({ ...input.store, clock: input.clock, cachedSessions: 0 });
-  const contexts = new SandboxContexts({
-    root: input.root,
-    sessions,
-    environments: input.store.environments,
-    agents: input.store.agents,
-    vaults: input.store.vaults,
-    secrets: input.secrets,
-    log: input.log,
-    model: input.model,
-    cacheMs: input.contextCacheMs,
-  });
+  const contextsOf = (names: SandboxNames) =>
+    new SandboxContexts({
+      names,
+      sessions,
+      environments: input.store.environments,
+      agents: input.store.agents,
+      vaults: input.store.vaults,
+      secrets: input.secrets,
+      log: input.log,
+      model: input.model,
+      cacheMs: input.contextCacheMs,
+    });
+  const contexts = contextsOf(directoryNames(input.root));
   const tunnels = new TerminatedTunnels({
     leaves: new LeafCertificates({ ca: input.ca }),
     destinations,
@@ -74,12 +86,12 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
   const builds = new BuildDenials({ root: input.root, log: input.log });
+  const proxyDeps = { destinations, models, tunnels, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
-    serverFor: (dirId) =>
-      createSandboxProxy(dirId, { contexts, destinations, models, tunnels, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) }),
+    serverFor: (dirId) => createSandboxProxy(() => dirId, { ...proxyDeps, contexts }),
     beforeListen: (socketDir) => writeSandboxTrust(socketDir, trust),
     onGone: (dirId) => {
       contexts.forget(dirId);
@@ -87,10 +99,29 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     },
   });
   await sockets.start();
+  let pods: Server | null = null;
+  let podListener: { host: string; port: number } | null = null;
+  if (input.pods !== undefined) {
+    const { host, port, names } = input.pods;
+    pods = createSandboxProxy((req) => peerAddress(req.socket.remoteAddress), { ...proxyDeps, contexts: contextsOf(names) });
+    const server = pods;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+    const address = server.address();
+    podListener = { host, port: typeof address === 'object' && address !== null ? address.port : port };
+  }
   return {
     sockets,
+    podListener,
     async stop() {
       await sockets.stop();
+      if (pods !== null) {
+        const server = pods;
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
       tunnels.close();
       models.close();
       platform.stop();

@@ -44,6 +44,20 @@ export const EgressConfigSchema = z
     BERTH_EGRESS_CONTEXT_CACHE_MS: int(1_000),
     /** Directory rescan period, besides the file-system watch. */
     BERTH_EGRESS_RESCAN_MS: int(2_000),
+    /** Kubernetes sandboxes: `host:port` the egress listens on for sandbox pods (the egress Service's target), e.g. `0.0.0.0:3128`. */
+    BERTH_EGRESS_LISTEN: z
+      .string()
+      .regex(/^[^\s:]+:\d{1,5}$/, 'host:port')
+      .optional(),
+    /** Kubernetes sandboxes: the namespace of the sandbox pods, whose IPs identify them. */
+    BERTH_EGRESS_K8S_NAMESPACE: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'a namespace name').optional(),
+    /** Kubernetes sandboxes: a kubeconfig file, or `in-cluster`. */
+    BERTH_EGRESS_K8S_KUBECONFIG: z.string().min(1).default('in-cluster'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.BERTH_EGRESS_LISTEN !== undefined && env.BERTH_EGRESS_K8S_NAMESPACE === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['BERTH_EGRESS_K8S_NAMESPACE'], message: 'required with BERTH_EGRESS_LISTEN: a pod is identified by its IP through the Kubernetes API' });
+    }
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -58,6 +72,15 @@ export const EgressConfigSchema = z
     connectTimeoutMs: env.BERTH_EGRESS_CONNECT_TIMEOUT_MS,
     contextCacheMs: env.BERTH_EGRESS_CONTEXT_CACHE_MS,
     rescanMs: env.BERTH_EGRESS_RESCAN_MS,
+    pods:
+      env.BERTH_EGRESS_LISTEN === undefined
+        ? null
+        : {
+            host: env.BERTH_EGRESS_LISTEN.slice(0, env.BERTH_EGRESS_LISTEN.lastIndexOf(':')),
+            port: Number(env.BERTH_EGRESS_LISTEN.slice(env.BERTH_EGRESS_LISTEN.lastIndexOf(':') + 1)),
+            namespace: env.BERTH_EGRESS_K8S_NAMESPACE as string,
+            kubeconfig: env.BERTH_EGRESS_K8S_KUBECONFIG,
+          },
   }));
 export type EgressConfig = z.infer<typeof EgressConfigSchema>;
 

@@ -1,10 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { EGRESS_BUILD_GRANT_FILE, EGRESS_NAME_FILE } from '@berth/docker';
 import { credentialMcpServerUrl, type CredentialSecret } from '@berth/contracts';
 import {
   egressPolicyFrom,
-  imageBuildGrantFrom,
   imageBuildPolicy,
   modelEndpointFrom,
   type BoundCredential,
@@ -48,8 +44,18 @@ export type Unbound = Readonly<{ unbound: string }>;
 
 export const isUnbound = (c: SandboxContext | BuildContext | Unbound): c is Unbound => 'unbound' in c;
 
+/**
+ * Who is behind a connection, as the platform recorded it (never as the sandbox says): the Berth
+ * name of the sandbox behind an identity (an egress directory, a pod IP), or why there is none.
+ */
+export type SandboxNames = Readonly<{
+  nameOf(identity: string): Promise<Readonly<{ name: string }> | Unbound>;
+  /** What an image build may reach when the identity is a build's (egress directories only: the manager writes the grant there), null for a sandbox. */
+  buildGrantOf?(identity: string): Promise<ImageBuildGrant | Unbound | null>;
+}>;
+
 export type SandboxContextsDeps = Readonly<{
-  root: string;
+  names: SandboxNames;
   sessions: Pick<SessionKernel, 'load'>;
   environments: Pick<EnvironmentStore, 'get'>;
   agents: Pick<AgentStore, 'get'>;
@@ -63,11 +69,11 @@ export type SandboxContextsDeps = Readonly<{
 }>;
 
 /**
- * Resolves the sandbox behind an egress directory. The directory's `name` file (written by the
- * sandbox-manager's runtime, outside the sandbox's reach) gives the container's current name,
- * hence session and generation; the session's journal must show exactly that sandbox bound, and
- * the session's environment and agent give the policy and the model endpoint. Nothing the sandbox
- * sends takes part: the socket a request arrives on is its identity. Results are kept `cacheMs`.
+ * Resolves the sandbox behind an identity. `names` gives the sandbox's current Berth name as the
+ * platform recorded it (an egress directory's `name` file, a pod's Sandbox label), hence session
+ * and generation; the session's journal must show exactly that sandbox bound, and the session's
+ * environment and agent give the policy and the model endpoint. Nothing the sandbox sends takes
+ * part: where a request arrives from is its identity. Results are kept `cacheMs`.
  */
 export class SandboxContexts {
   private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | BuildContext | Unbound> }>();
@@ -77,33 +83,30 @@ export class SandboxContexts {
     this.now = deps.now ?? Date.now;
   }
 
-  resolve(dirId: string): Promise<SandboxContext | BuildContext | Unbound> {
-    const cached = this.cache.get(dirId);
+  resolve(identity: string): Promise<SandboxContext | BuildContext | Unbound> {
+    const cached = this.cache.get(identity);
     if (cached !== undefined && this.now() - cached.at < this.deps.cacheMs) return cached.value;
-    const value = this.load(dirId);
+    const value = this.load(identity);
     const entry = { at: this.now(), value };
-    this.cache.set(dirId, entry);
+    this.cache.set(identity, entry);
     // Only a bound sandbox's context is kept: a refusal or a failed read is read again next time
     // (a sandbox claimed or bound a moment ago must not be refused from a stale answer).
     const drop = () => {
-      if (this.cache.get(dirId) === entry) this.cache.delete(dirId);
+      if (this.cache.get(identity) === entry) this.cache.delete(identity);
     };
     value.then((context) => isUnbound(context) && drop(), drop);
     return value;
   }
 
-  forget(dirId: string): void {
-    this.cache.delete(dirId);
+  forget(identity: string): void {
+    this.cache.delete(identity);
   }
 
-  private async load(dirId: string): Promise<SandboxContext | BuildContext | Unbound> {
-    let name: string;
-    try {
-      name = (await readFile(join(this.deps.root, dirId, EGRESS_NAME_FILE), 'utf8')).trim();
-    } catch {
-      return { unbound: 'this sandbox has no record in the egress directory' };
-    }
-    const build = await this.build(dirId, name);
+  private async load(identity: string): Promise<SandboxContext | BuildContext | Unbound> {
+    const named = await this.deps.names.nameOf(identity);
+    if ('unbound' in named) return named;
+    const { name } = named;
+    const build = await this.build(identity, name);
     if (build !== null) return build;
     const owner = sessionOfSandboxName(name);
     if (owner === null) return { unbound: `sandbox ${name} is not bound to a session (a warm sandbox not claimed yet)` };
@@ -134,21 +137,11 @@ export class SandboxContexts {
     };
   }
 
-  /** A build's directory holds its grant (written by the sandbox-manager before the container existed); any other has none. */
-  private async build(dirId: string, name: string): Promise<BuildContext | Unbound | null> {
-    let text: string;
-    try {
-      text = await readFile(join(this.deps.root, dirId, EGRESS_BUILD_GRANT_FILE), 'utf8');
-    } catch {
-      return null;
-    }
-    let grant: ImageBuildGrant | null = null;
-    try {
-      grant = imageBuildGrantFrom(JSON.parse(text));
-    } catch {
-      // Not JSON: refused below.
-    }
-    if (grant === null) return { unbound: `image build ${name} has no grant the egress can read` };
+  /** An image build's grant when the identity is a build's (only egress directories hold builds), else null. */
+  private async build(identity: string, name: string): Promise<BuildContext | Unbound | null> {
+    const grant = (await this.deps.names.buildGrantOf?.(identity)) ?? null;
+    if (grant === null) return null;
+    if ('unbound' in grant) return { unbound: `image build ${name}: ${grant.unbound}` };
     return { kind: 'build', sandboxName: name, environmentId: grant.environmentId, grant, policy: imageBuildPolicy(grant) };
   }
 

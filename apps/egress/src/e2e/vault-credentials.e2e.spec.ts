@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { AnthropicMessagesServer, lookupAnswer, reply, TestCertificates, TestMcpServer } from '@berth/testing';
+import { AnthropicMessagesServer, lookupAnswer, OpenAiResponsesServer, reply, TestCertificates, TestMcpServer } from '@berth/testing';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test support shared with the sandbox-manager's e2e specs
 import { e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } from '../../../sandbox-manager/src/testing/e2e-platform';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- test support shared with the sandbox-manager's e2e specs
@@ -71,6 +71,7 @@ function expectProbeFoundNothing(output: string, token: string): void {
 
 describe('a session with a vault calls its MCP server with the bearer token it never sees', () => {
   let model: AnthropicMessagesServer;
+  let responses: OpenAiResponsesServer;
   let mcp: TestMcpServer;
   let certs: TestCertificates;
   let tlsMcp: TestMcpServer;
@@ -79,11 +80,14 @@ describe('a session with a vault calls its MCP server with the bearer token it n
 
   beforeAll(async () => {
     model = await new AnthropicMessagesServer().start();
+    // Codex's environment names this Responses API endpoint itself (trusted as an operator would).
+    responses = await new OpenAiResponsesServer().start();
     mcp = await new TestMcpServer({ bearerToken: TOKEN }).start();
     certs = await TestCertificates.create(TLS_HOST);
     tlsMcp = await new TestMcpServer({ bearerToken: TLS_TOKEN, tls: certs.server, name: 'berth-test-mcp-tls' }).start();
     platform = await startE2ePlatform({
       modelBaseUrl: model.url,
+      trustedModelEndpoints: [responses.url],
       // The MCP servers run on loopback; the egress's upstream proxy serves them under public-looking
       // names (the HTTPS one's tunnels joined to it as they are, so the TLS is the server's own).
       upstreamHosts: { [MCP_HOST]: { origin: new URL(mcp.url).origin }, [TLS_HOST]: { tcp: new URL(tlsMcp.url).host } },
@@ -100,6 +104,7 @@ describe('a session with a vault calls its MCP server with the bearer token it n
     await tlsMcp?.close();
     certs?.remove();
     await model?.close();
+    await responses?.close();
   }, 120_000);
 
   const turn = async (sessionId: string, text: string): Promise<PublicEvent[]> => {
@@ -233,6 +238,37 @@ describe('a session with a vault calls its MCP server with the bearer token it n
       await expectNowhere(TLS_TOKEN, TLS_TOKEN_TAIL, all, [credential], vault.id, session.id);
     },
     TURN_TIMEOUT_MS * 3,
+  );
+
+  it(
+    'Codex calls the HTTPS MCP server too: it trusts the egress CA through SSL_CERT_FILE (the bundle)',
+    async () => {
+      const vault = await client.beta.vaults.create({ display_name: 'secure docs for codex' });
+      const credential = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', mcp_server_url: TLS_URL, token: TLS_TOKEN } });
+      const agent = await client.beta.agents.create({
+        name: 'vaulted-tls-codex',
+        model: 'berth-model',
+        system: 'You look things up with Codex.',
+        mcp_servers: [{ type: 'url', name: 'secure', url: TLS_URL }],
+        tools: [{ type: 'agent_toolset_20260401' }, { type: 'mcp_toolset', mcp_server_name: 'secure' }],
+      });
+      const environment = await client.beta.environments.create({
+        name: 'vaulted-tls-codex',
+        config: e2eEnvironmentConfig({ harness: 'codex', model: { base_url: responses.url } }),
+      });
+      const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, vault_ids: [vault.id] });
+
+      responses.script(reply.toolCall('lookup', { key: 'codex' }, { namespace: 'mcp__secure' }), reply.text('Codex found 42.'));
+      const [calls, authorizations, requests] = [tlsMcp.calls.length, tlsMcp.authorizations.length, responses.modelRequests.length];
+      const all = await turn(session.id, 'Look up codex.');
+      expect(tlsMcp.calls.slice(calls).map((c) => [c.tool, c.arguments])).toEqual([['lookup', { key: 'codex' }]]);
+      expect(new Set(tlsMcp.authorizations.slice(authorizations))).toEqual(new Set([`Bearer ${TLS_TOKEN}`]));
+      expect(JSON.stringify(all.find((e) => e.type === 'agent.mcp_tool_result'))).toContain(lookupAnswer('codex'));
+      expect(JSON.stringify(responses.modelRequests.slice(requests).map((r) => r.body))).toContain('You look things up with Codex.');
+      expect(JSON.stringify(responses.modelRequests)).not.toContain(TLS_TOKEN);
+      await expectNowhere(TLS_TOKEN, TLS_TOKEN_TAIL, all, [credential], vault.id, session.id);
+    },
+    TURN_TIMEOUT_MS * 2,
   );
 
   it(

@@ -27,7 +27,8 @@ export type SandboxProxyDeps = Readonly<{
 const DENIED_HEADER = 'x-berth-egress-denied';
 
 /**
- * The HTTP proxy one sandbox reaches through its socket. Three kinds of request:
+ * The HTTP proxy sandboxes reach (one server per socket, whose identity is fixed; or one TCP server
+ * for pods, identified by the address a connection comes from). Three kinds of request:
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
  *   with the session's vault credential for that MCP server as `Authorization: Bearer` (the sandbox never holds it);
@@ -36,9 +37,9 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
  * An image build's socket gets the same proxy under its grant, no model, and its refusals recorded for the build.
  */
-export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Server {
-  const server = createServer((req, res) => void handleRequest(dirId, deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
-  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(dirId, deps, req, socket as Socket, head).catch((error: unknown) => {
+export function createSandboxProxy(identityOf: (req: IncomingMessage) => string, deps: SandboxProxyDeps): Server {
+  const server = createServer((req, res) => void handleRequest(identityOf(req), deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
+  server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => void handleConnect(identityOf(req), deps, req, socket as Socket, head).catch((error: unknown) => {
     deps.log.error('CONNECT failed', { err: error });
     socket.destroy();
   }));
@@ -46,8 +47,8 @@ export function createSandboxProxy(dirId: string, deps: SandboxProxyDeps): Serve
   return server;
 }
 
-async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const context = await deps.contexts.resolve(dirId);
+async function handleRequest(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const context = await deps.contexts.resolve(identity);
   if (isUnbound(context)) {
     deps.refused('unbound_sandbox');
     return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
@@ -68,15 +69,15 @@ async function handleRequest(dirId: string, deps: SandboxProxyDeps, req: Incomin
     return answerText(res, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
   if (!verdict.allowed) {
-    const denial = refusal(dirId, deps, context, verdict.denial);
+    const denial = refusal(identity, deps, context, verdict.denial);
     return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
   }
   forwardPlain(verdict.route, target, context.kind === 'sandbox' ? credentialFor(context.credentials, target) : null, req, res, deps.connectTimeoutMs);
 }
 
-async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
+async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
   socket.on('error', () => socket.destroy());
-  const context = await deps.contexts.resolve(dirId);
+  const context = await deps.contexts.resolve(identity);
   if (isUnbound(context)) {
     deps.refused('unbound_sandbox');
     return endTunnel(socket, 403, `Berth egress: ${context.unbound}.`, 'unbound_sandbox');
@@ -90,7 +91,7 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
     return endTunnel(socket, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
   if (!verdict.allowed) {
-    const denial = refusal(dirId, deps, context, verdict.denial);
+    const denial = refusal(identity, deps, context, verdict.denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
   }
   if (context.kind === 'sandbox' && terminatesTls(context.credentials, target)) {
@@ -116,11 +117,11 @@ async function handleConnect(dirId: string, deps: SandboxProxyDeps, req: Incomin
 }
 
 /** Words and record of a refusal: a sandbox's goes to its session as an event, a build's to the build. */
-function refusal(dirId: string, deps: SandboxProxyDeps, context: SandboxContext | BuildContext, input: Omit<DenialInput, 'environmentId'>): EgressDenial {
+function refusal(identity: string, deps: SandboxProxyDeps, context: SandboxContext | BuildContext, input: Omit<DenialInput, 'environmentId'>): EgressDenial {
   deps.refused(input.reason);
   if (context.kind === 'build') {
     const denial = describeBuildDenial(context.grant, input);
-    deps.builds.record(dirId, context, denial);
+    deps.builds.record(identity, context, denial);
     return denial;
   }
   const denial = describeDenial({ ...input, environmentId: context.environmentId });

@@ -8,13 +8,16 @@ export type SandboxTrust = Readonly<{ caPem: string; bundlePem: string }>;
 
 export const sandboxTrustOf = (caPem: string): SandboxTrust => ({ caPem, bundlePem: `${[...rootCertificates, caPem.trim()].join('\n')}\n` });
 
+/** The files a sandbox finds at `/run/berth`: by name, as written beside a socket or put in a pod's ConfigMap. */
+export const sandboxTrustFiles = (trust: SandboxTrust): Readonly<Record<string, string>> => ({ [EGRESS_CA_FILE]: trust.caPem, [EGRESS_CA_BUNDLE_FILE]: trust.bundlePem });
+
 /**
  * Writes the CA certificate and the bundle into a sandbox's socket directory (mounted read-only at
  * `/run/berth`), before the egress listens there: a sandbox can reach nothing before its socket
  * exists, so every client that can connect finds them. Certificates only; the key stays in the egress.
  */
 export async function writeSandboxTrust(socketDir: string, trust: SandboxTrust): Promise<void> {
-  for (const [file, pem] of [[EGRESS_CA_FILE, trust.caPem], [EGRESS_CA_BUNDLE_FILE, trust.bundlePem]] as const) {
+  for (const [file, pem] of Object.entries(sandboxTrustFiles(trust))) {
     const path = join(socketDir, file);
     const temp = `${path}.${process.pid}.tmp`;
     await writeFile(temp, pem, { mode: 0o644 });

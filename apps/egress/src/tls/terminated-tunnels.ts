@@ -1,7 +1,7 @@
 import { Agent, createServer, request as httpRequest, type ClientRequestArgs, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { connect as tlsConnect, rootCertificates, TLSSocket } from 'node:tls';
+import { connect as tlsConnect, createSecureContext, rootCertificates, TLSSocket, type SecureContext } from 'node:tls';
 import { credentialFor, endToEndHeaders, parseTunnelledTarget, withCredential, type BoundCredential, type Target } from '@berth/egress-domain';
 import type { Logger } from '@berth/ports';
 import type { Destinations, Route } from '../proxy/destinations';
@@ -33,10 +33,11 @@ const ALPN = ['http/1.1'];
 export class TerminatedTunnels {
   private readonly server: Server;
   private readonly grants = new WeakMap<Duplex, { grant: TunnelGrant; agent: Agent }>();
-  private readonly ca: string[] | undefined;
+  /** Built once: parsing the public roots for every upstream connection costs ~20 ms a handshake. */
+  private readonly upstreamContext: SecureContext | undefined;
 
   constructor(private readonly deps: TerminatedTunnelsDeps) {
-    this.ca = deps.upstreamCa.length === 0 ? undefined : [...rootCertificates, ...deps.upstreamCa];
+    this.upstreamContext = deps.upstreamCa.length === 0 ? undefined : createSecureContext({ ca: [...rootCertificates, ...deps.upstreamCa], minVersion: 'TLSv1.2' });
     this.server = createServer((req, res) => this.handle(req, res));
     this.server.on('clientError', (_error, socket) => socket.destroy());
   }
@@ -104,8 +105,11 @@ export class TerminatedTunnels {
   private async connectUpstream(grant: TunnelGrant): Promise<TLSSocket> {
     const { host, port } = grant.target;
     const raw = await this.deps.destinations.tunnel(grant.route, host, port);
+    // A request leaves as several small TLS records: without this, Nagle's algorithm and the peer's
+    // delayed ACK hold the last one back ~40 ms (measured: bench/egress-tls.ts).
+    raw.setNoDelay(true);
     return new Promise((resolve, reject) => {
-      const tls = tlsConnect({ socket: raw, servername: isIP(host) === 0 ? host : undefined, host, ca: this.ca, ALPNProtocols: ALPN, rejectUnauthorized: true });
+      const tls = tlsConnect({ socket: raw, servername: isIP(host) === 0 ? host : undefined, host, secureContext: this.upstreamContext, minVersion: 'TLSv1.2', ALPNProtocols: ALPN, rejectUnauthorized: true });
       const timer = setTimeout(() => tls.destroy(Object.assign(new Error(`TLS handshake timed out after ${this.deps.connectTimeoutMs} ms`), { code: 'ETIMEDOUT' })), this.deps.connectTimeoutMs);
       tls.once('secureConnect', () => {
         clearTimeout(timer);

@@ -42,9 +42,8 @@ export class EnvironmentsService {
 
   /** A new environment with this stored config (a create, or an import recreating an archived one), refused as a create refuses it. */
   async createFrom(owner: string, fields: Pick<EnvironmentRecord, 'name' | 'description' | 'metadata'>, config: EnvironmentConfig): Promise<EnvironmentRecord> {
-    this.refuseHostNetwork(config.network);
+    this.refuseUnsupported(config);
     const now = this.clock.now().toISOString();
-    refuseConfigIssues(environmentConfigIssues(config));
     const record: EnvironmentRecord = {
       id: this.ids.next('env'),
       owner_id: owner,
@@ -108,6 +107,12 @@ export class EnvironmentsService {
     await this.environments.put({ ...env, deleted: true, updated_at: at });
     await this.webhooks.changed({ type: 'environment.deleted', id: env.id, ownerId: owner, at });
     return { id: env.id, type: 'environment_deleted' };
+  }
+
+  /** What a create refuses in a config: the host network unless the operator allows it, and what Berth cannot honour yet. */
+  refuseUnsupported(config: EnvironmentConfig): void {
+    this.refuseHostNetwork(config.network);
+    refuseConfigIssues(environmentConfigIssues(config));
   }
 
   /**

@@ -1,7 +1,9 @@
 import {
+  agentConfigIssues,
   agentConfigIssuesFor,
   ArchiveRefused,
   fileNameOf,
+  MetadataSchema,
   mimeTypeOf,
   permissionModeOf,
   readAgentConfig,
@@ -33,13 +35,16 @@ export type SessionImportDeps = Readonly<{
   maxBytes: number;
 }>;
 
+/** An agent or environment to run the import on, checked: the caller's own, or one to make. */
+type Planned<R, C> = Readonly<{ config: C; make: () => Promise<R> }>;
+
 /** Use these of the caller's instead of recreating the archive's agent or environment. */
 export type ImportTargets = Readonly<{ agent_id?: string; environment_id?: string }>;
 
 /** The parts of the archived session, agent and environment an import recreates (as the API rendered them). */
-const ArchivedSessionSchema = z.object({ title: z.string().max(512).nullable(), metadata: z.record(z.string().max(64), z.string().max(512)) });
-const ArchivedAgentSchema = z.object({ name: z.string().min(1).max(256) });
-const ArchivedEnvironmentSchema = z.object({ name: z.string().min(1).max(256), description: z.string().max(2048).nullable(), metadata: z.record(z.string(), z.string()), config: z.unknown() });
+const ArchivedSessionSchema = z.object({ title: z.string().max(512).nullable(), metadata: MetadataSchema });
+const ArchivedAgentSchema = z.object({ name: z.string().min(1).max(256), metadata: MetadataSchema });
+const ArchivedEnvironmentSchema = z.object({ name: z.string().min(1).max(256), description: z.string().max(2048).nullable(), metadata: MetadataSchema, config: z.unknown() });
 const AGENT_CONFIG_FIELDS = ['description', 'execution_identity', 'mcp_servers', 'metadata', 'model', 'multiagent', 'skills', 'system', 'tools'] as const;
 
 function archived<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
@@ -80,10 +85,12 @@ export class SessionImport {
   private async create(owner: string, read: ReadArchive, targets: ImportTargets): Promise<Readonly<{ record: SessionRecord; files: readonly FileRecord[] }>> {
     const { manifest } = read;
     const session = archived(ArchivedSessionSchema, manifest.session, 'session');
-    const environment = await this.environmentFor(owner, manifest, targets.environment_id);
-    const agent = await this.agentFor(owner, manifest, targets.agent_id);
-    const agentConfig = readAgentConfig(agent.config);
-    refuseConfigIssues(agentConfigIssuesFor(agentConfig, manifest.source.harness), 'agent');
+    // Everything is checked before the agent or environment is made, so a refusal leaves neither behind.
+    const environmentPlan = await this.environmentFor(owner, manifest, targets.environment_id);
+    const agentPlan = await this.agentFor(owner, manifest, targets.agent_id);
+    refuseConfigIssues(agentConfigIssuesFor(agentPlan.config, manifest.source.harness), 'agent');
+    const environment = await environmentPlan.make();
+    const agent = await agentPlan.make();
     const sessionId = this.d.ids.next('sesn');
     const files = this.filesOf(owner, sessionId, read);
     const record = await this.d.useCases.import({
@@ -92,7 +99,7 @@ export class SessionImport {
       agent: { id: agent.id, version: agent.version },
       environment_id: environment.id,
       harness: manifest.source.harness,
-      permission_mode: permissionModeOf(agentConfig),
+      permission_mode: permissionModeOf(agentPlan.config),
       title: session.title,
       metadata: session.metadata,
       transcripts: read.transcripts,
@@ -110,13 +117,14 @@ export class SessionImport {
     return { record, files };
   }
 
-  /** The caller's environment (on the archive's harness), or the archived one recreated. */
-  private async environmentFor(owner: string, manifest: SessionArchiveManifest, id: string | undefined): Promise<EnvironmentRecord> {
+  /** The caller's environment (on the archive's harness), or the archived one, checked, to be recreated. */
+  private async environmentFor(owner: string, manifest: SessionArchiveManifest, id: string | undefined): Promise<Planned<EnvironmentRecord, EnvironmentConfig>> {
     if (id !== undefined) {
       const env = await this.d.environments.find(owner, id);
       if (env.archived_at !== null) throw new IllegalStateError('ENVIRONMENT_ARCHIVED', 'the environment is archived');
-      this.sameHarness(readEnvironmentConfig(env.config), manifest);
-      return env;
+      const config = readEnvironmentConfig(env.config);
+      this.sameHarness(config, manifest);
+      return { config, make: async () => env };
     }
     const env = archived(ArchivedEnvironmentSchema, manifest.environment, 'environment');
     let config: EnvironmentConfig;
@@ -126,7 +134,8 @@ export class SessionImport {
       throw new ArchiveRefused('ARCHIVE_MANIFEST_INVALID', `manifest.json: environment.config: ${error instanceof z.ZodError ? error.issues[0].message : String(error)}`, { field: 'environment.config' });
     }
     this.sameHarness(config, manifest);
-    return this.d.environments.createFrom(owner, { name: env.name, description: env.description, metadata: env.metadata }, config);
+    this.d.environments.refuseUnsupported(config);
+    return { config, make: () => this.d.environments.createFrom(owner, { name: env.name, description: env.description, metadata: env.metadata }, config) };
   }
 
   private sameHarness(config: EnvironmentConfig, manifest: SessionArchiveManifest): void {
@@ -136,13 +145,13 @@ export class SessionImport {
     });
   }
 
-  /** The latest version of the caller's agent, or the archived agent version recreated as a new agent. */
-  private async agentFor(owner: string, manifest: SessionArchiveManifest, id: string | undefined): Promise<AgentRecord> {
+  /** The latest version of the caller's agent, or the archived agent version, checked, to be recreated as a new agent. */
+  private async agentFor(owner: string, manifest: SessionArchiveManifest, id: string | undefined): Promise<Planned<AgentRecord, AgentConfig>> {
     if (id !== undefined) {
       const agent = await this.d.agentStore.get(owner, id);
       if (!agent) throw agentNotFound();
       if (agent.archived_at !== null) throw new IllegalStateError('AGENT_ARCHIVED', 'the agent is archived');
-      return agent;
+      return { config: readAgentConfig(agent.config), make: async () => agent };
     }
     const { name } = archived(ArchivedAgentSchema, manifest.agent, 'agent');
     let config: AgentConfig;
@@ -153,7 +162,8 @@ export class SessionImport {
       const field = ['agent', ...(issue?.path.map(String) ?? [])].join('.');
       throw new ArchiveRefused('ARCHIVE_MANIFEST_INVALID', `manifest.json: ${field}: ${issue?.message ?? String(error)}`, { field });
     }
-    return this.d.agents.createFrom(owner, name, config);
+    refuseConfigIssues(agentConfigIssues(config), 'agent');
+    return { config, make: () => this.d.agents.createFrom(owner, name, config) };
   }
 
   /** The archive's outputs as files of the new session, with new ids, in manifest order. */

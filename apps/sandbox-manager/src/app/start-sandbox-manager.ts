@@ -169,7 +169,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     transcripts: new TranscriptSync(runtime, store.transcripts),
     checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,
-    softWorkspaceLimit: workspaces.kind === 'volume',
+    softWorkspaceLimit: workspaces.kind !== 'loop',
     send,
     crash,
     log,

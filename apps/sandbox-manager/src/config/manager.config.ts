@@ -49,6 +49,8 @@ const flag = z
   .optional()
   .transform((v) => v === 'true' || v === '1');
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
 /**
  * The sandbox-manager's environment. It holds no model key: harnesses reach their model through
  * the egress proxy, which adds it (see apps/egress).
@@ -60,6 +62,16 @@ export const ManagerConfigSchema = z
     NATS_CREDS: z.string().min(1).optional(),
     BERTH_STORE_URL: z.string().min(1).default('sqlite:./.berth/berth.db'),
     DOCKER_HOST: z.string().min(1).default('unix:///run/berth-docker.sock'),
+    /** Where sandboxes run: containers on Docker engines, or agent-sandbox `Sandbox`es on a Kubernetes cluster (docs/scale-out.md, "Kubernetes"). */
+    BERTH_SANDBOX_RUNTIME: z.enum(['docker', 'kubernetes']).default('docker'),
+    /** Kubernetes: a kubeconfig file, or `in-cluster` (the manager's pod's service account). */
+    BERTH_K8S_KUBECONFIG: z.string().min(1).default('in-cluster'),
+    /** Kubernetes: the namespace of the sandboxes, their workspace claims and their NetworkPolicy. */
+    BERTH_K8S_NAMESPACE: z.string().regex(DNS_LABEL, 'a namespace name (a DNS label)').optional(),
+    /** Kubernetes: `namespace/name` of the egress Service (apps/egress listening on TCP), the sandboxes' only way out. */
+    BERTH_K8S_EGRESS_SERVICE: z.string().regex(/^[a-z0-9-]{1,63}\/[a-z0-9-]{1,63}$/, 'namespace/name of a Service').optional(),
+    /** Kubernetes: the StorageClass of workspace claims (empty: the cluster's default). */
+    BERTH_K8S_STORAGE_CLASS: z.string().optional(),
     /**
      * Several Docker engines to place sandboxes on, e.g.
      * `[{"name":"a","docker_host":"unix:///run/a.sock","egress_dir":"/run/berth/egress-a","max_sandboxes":20}]`;
@@ -110,7 +122,26 @@ export const ManagerConfigSchema = z
     /** A workspace's size limit when its environment sets no `resources.workspace_mb`. */
     BERTH_WORKSPACE_SIZE_MB: z.coerce.number().int().min(64).max(1024 * 1024).default(10_240),
   })
+  .superRefine((env, ctx) => {
+    if (env.BERTH_SANDBOX_RUNTIME !== 'kubernetes') return;
+    const refuse = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (env.BERTH_K8S_NAMESPACE === undefined) refuse('BERTH_K8S_NAMESPACE', 'required with BERTH_SANDBOX_RUNTIME=kubernetes');
+    if (env.BERTH_K8S_EGRESS_SERVICE === undefined) refuse('BERTH_K8S_EGRESS_SERVICE', 'required with BERTH_SANDBOX_RUNTIME=kubernetes: sandbox pods have no other way out');
+    if (env.BERTH_SANDBOX_HOSTS.length > 0) refuse('BERTH_SANDBOX_HOSTS', 'lists Docker engines; with BERTH_SANDBOX_RUNTIME=kubernetes the cluster places sandboxes');
+    if (env.BERTH_ALLOW_HOST_NETWORK) refuse('BERTH_ALLOW_HOST_NETWORK', 'a Kubernetes sandbox never runs on the node network');
+    if (env.BERTH_WORKSPACE_STORAGE !== 'auto') refuse('BERTH_WORKSPACE_STORAGE', 'Kubernetes workspaces are PersistentVolumeClaims (BERTH_K8S_STORAGE_CLASS); loop and volume are Docker kinds');
+  })
   .transform((env) => ({
+    sandboxRuntime: env.BERTH_SANDBOX_RUNTIME,
+    kubernetes:
+      env.BERTH_SANDBOX_RUNTIME === 'kubernetes'
+        ? {
+            kubeconfig: env.BERTH_K8S_KUBECONFIG,
+            namespace: env.BERTH_K8S_NAMESPACE as string,
+            egressService: env.BERTH_K8S_EGRESS_SERVICE as string,
+            storageClass: env.BERTH_K8S_STORAGE_CLASS === undefined || env.BERTH_K8S_STORAGE_CLASS.trim() === '' ? null : env.BERTH_K8S_STORAGE_CLASS.trim(),
+          }
+        : null,
     natsUrl: env.NATS_URL,
     natsCreds: env.NATS_CREDS ?? null,
     storeUrl: env.BERTH_STORE_URL,

@@ -50,3 +50,36 @@ describe('environment image builds', () => {
     expect(ManagerConfigSchema.safeParse({ BERTH_IMAGE_BUILD_NETWORK: '' }).success).toBe(true);
   });
 });
+
+describe('BERTH_SANDBOX_RUNTIME', () => {
+  const k8s = { BERTH_SANDBOX_RUNTIME: 'kubernetes', BERTH_K8S_NAMESPACE: 'berth-sandboxes', BERTH_K8S_EGRESS_SERVICE: 'berth/egress' };
+  const problems = (env: Record<string, string>) => {
+    const parsed = ManagerConfigSchema.safeParse(env);
+    return parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  };
+
+  it('defaults to Docker, with no Kubernetes settings', () => {
+    const config = ManagerConfigSchema.parse({});
+    expect(config.sandboxRuntime).toBe('docker');
+    expect(config.kubernetes).toBeNull();
+  });
+
+  it('reads the Kubernetes settings: in-cluster unless a kubeconfig is named, the cluster\'s default storage class unless one is', () => {
+    expect(ManagerConfigSchema.parse(k8s).kubernetes).toEqual({ kubeconfig: 'in-cluster', namespace: 'berth-sandboxes', egressService: 'berth/egress', storageClass: null });
+    expect(ManagerConfigSchema.parse({ ...k8s, BERTH_K8S_KUBECONFIG: '/etc/berth/kubeconfig', BERTH_K8S_STORAGE_CLASS: 'fast' }).kubernetes).toMatchObject({ kubeconfig: '/etc/berth/kubeconfig', storageClass: 'fast' });
+  });
+
+  it.each([
+    ['no namespace', { BERTH_K8S_NAMESPACE: undefined }, 'BERTH_K8S_NAMESPACE: required'],
+    ['a namespace that is no DNS label', { BERTH_K8S_NAMESPACE: 'Berth_Sandboxes' }, 'BERTH_K8S_NAMESPACE: a namespace name'],
+    ['no egress Service', { BERTH_K8S_EGRESS_SERVICE: undefined }, 'BERTH_K8S_EGRESS_SERVICE: required'],
+    ['an egress Service without its namespace', { BERTH_K8S_EGRESS_SERVICE: 'egress' }, 'BERTH_K8S_EGRESS_SERVICE: namespace/name'],
+    ['Docker hosts', { BERTH_SANDBOX_HOSTS: JSON.stringify([{ name: 'a', docker_host: 'unix:///a.sock', egress_dir: '/e', max_sandboxes: 1 }]) }, 'BERTH_SANDBOX_HOSTS: lists Docker engines'],
+    ['the host network', { BERTH_ALLOW_HOST_NETWORK: 'true' }, 'BERTH_ALLOW_HOST_NETWORK: a Kubernetes sandbox never'],
+    ['a Docker workspace kind', { BERTH_WORKSPACE_STORAGE: 'loop' }, 'BERTH_WORKSPACE_STORAGE: Kubernetes workspaces are PersistentVolumeClaims'],
+    ['an unknown runtime', { BERTH_SANDBOX_RUNTIME: 'podman' }, 'BERTH_SANDBOX_RUNTIME:'],
+  ])('refuses %s, naming the setting', (_what, over, expected) => {
+    const env = Object.fromEntries(Object.entries({ ...k8s, ...over }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    expect(problems(env)).toEqual(expect.arrayContaining([expect.stringContaining(expected)]));
+  });
+});

@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaceSnapshots, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import { ValidationError } from '@berth/core';
 import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
+import { openKubernetesSandboxes } from '@berth/kubernetes';
 import { MultiHostRuntime, MultiHostSandboxImages } from '@berth/sandbox-lifecycle';
 import type { ManagerConfig } from '../config/manager.config';
 import { NO_WORKSPACE_SNAPSHOTS } from '../turns/turn-checkpoints';
@@ -13,8 +15,21 @@ export type SandboxEngines = Readonly<{
   images: SandboxImages;
   /** The host path of a sandbox's egress socket, on whichever host runs it (null: none has it). */
   egressSocketOf(sandboxId: string): Promise<string | null>;
+  /** The egress root sandboxes' platform directories are under (custom tools sockets); null: sandboxes have none. */
+  egressDir: string | null;
   close(): void;
 }>;
+
+/** Kubernetes: environment images are not built (no registry the cluster pulls from is Berth's): refused with what to do instead. */
+const NO_IMAGE_BUILDS: SandboxImages = {
+  ensure: () =>
+    Promise.reject(
+      new ValidationError(
+        'environment packages are installed into an image built on the Docker engine; the Kubernetes runtime builds none: put the packages in BERTH_SANDBOX_IMAGE (an image the cluster can pull), and leave config.packages empty',
+        'config.packages',
+      ),
+    ),
+};
 
 /**
  * The engines the manager runs sandboxes on: the one of DOCKER_HOST, or the hosts of
@@ -25,6 +40,13 @@ export type SandboxEngines = Readonly<{
  */
 export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger): Promise<SandboxEngines> {
   const managedLabels = { 'berth.managed': 'true', ...scopeLabels };
+  if (config.kubernetes !== null) {
+    const cluster = await openKubernetesSandboxes({ ...config.kubernetes, managedLabels, scopeLabels });
+    log.info('sandboxes: Kubernetes (agents.x-k8s.io Sandboxes)', { server: cluster.server, namespace: config.kubernetes.namespace, egress: `${cluster.egress.host}:${cluster.egress.port}`, workspaces: 'claim' });
+    log.warn('Kubernetes sandboxes: no per-turn workspace snapshots (sessions cannot be forked), no environment packages, no custom tools, no repository resources yet; each is refused where it is asked for');
+    // No egress socket on this machine: a repository clone (which goes out through the sandbox's egress) is refused with a message.
+    return { runtime: cluster.runtime, workspaces: cluster.workspaces, snapshots: NO_WORKSPACE_SNAPSHOTS, images: NO_IMAGE_BUILDS, egressSocketOf: async () => null, egressDir: null, close: () => undefined };
+  }
   const hosts = config.sandboxHosts.length > 0 ? config.sandboxHosts : [{ name: 'default', dockerHost: config.dockerHost, egressDir: config.egressDir, maxSandboxes: null }];
   const engines = hosts.map((h) => ({ ...h, runtime: new DockerSandboxRuntime({ dockerHost: h.dockerHost, managedLabels, egressRoot: h.egressDir }) }));
   for (const engine of engines) {
@@ -41,11 +63,11 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);
     if (kind.kind === 'volume') {
       log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is a soft limit (measured before each turn, a turn that finds the workspace over it is refused), and no per-turn snapshots are taken, so sessions cannot be forked', { reason: kind.reason });
-      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, close: () => undefined };
+      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, egressDir: config.egressDir, close: () => undefined };
     }
     log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
     const loop = new LoopWorkspaces(resolve(config.workspaceDir));
-    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), egressSocketOf, close: () => undefined };
+    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), egressSocketOf, egressDir: config.egressDir, close: () => undefined };
   }
   const volume = engines.findIndex((_, i) => detected[i]?.kind !== 'loop');
   if (volume >= 0) {
@@ -78,6 +100,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
       }
       return null;
     },
+    egressDir: config.egressDir,
     close: () => runtime.close(),
   };
 }

@@ -67,7 +67,7 @@ export class ResourceMounter {
       return;
     }
     const egressSocket = await this.deps.egressSocketOf(input.sandboxId);
-    if (egressSocket === null) throw new ResourceUnavailable(`repository ${resource.url} (resource ${resource.id}) could not be cloned: sandbox ${input.sandboxId} has no egress, which clones go out through`);
+    if (egressSocket === null) throw new ResourceUnavailable(`repository ${resource.url} (resource ${resource.id}) could not be cloned: sandbox ${input.sandboxId} has no egress socket on this manager's machine, which clones go out through (the Kubernetes runtime clones no repositories yet)`);
     const token = await this.tokenOf(input.sessionId, resource);
     try {
       await this.deps.cloner.withClone({ url: resource.url, checkout: resource.checkout, token, egressSocket }, (dir) => this.deps.runtime.putArchive(input.sandboxId, root, treeArchive(dir, relative)));

@@ -366,9 +366,12 @@ export class TurnExecution {
 
   /** Custom tool calls of this turn's harness reach this manager through the sandbox's tools socket (also after a restart: the in-sandbox server asks again). */
   private async serveCustomTools(): Promise<void> {
-    if (this.deps.customTools === null) return;
     const agent = await this.deps.agent();
     if (agent?.tools.some((t) => t.type === 'custom') !== true) return;
+    // Refused, never skipped: a harness whose custom tools cannot reach Berth would hang on its first call.
+    if (this.deps.customTools === null) {
+      throw new TurnFailure('resource_unavailable', 'the agent has custom tools, which reach Berth through a unix socket in the sandbox\'s egress directory; this installation\'s sandboxes have none (the Kubernetes runtime): run the agent without custom tools, or on Docker sandboxes');
+    }
     await this.deps.customTools.serve(this.turn.session_id, this.turn.sandbox_id);
   }
 

@@ -3,6 +3,7 @@ import { PassThrough, Readable, Writable } from 'node:stream';
 import { AsyncQueue, BerthError, ErrorCodes, LineSplitter, ValidationError } from '@berth/core';
 import type { ExecHandle, ExecSpec, SandboxInfo, SandboxPathStat, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
 import { CoreV1Api, CustomObjectsApi, Exec, type KubeConfig, PatchStrategy, setHeaderOptions, Watch, type V1Status } from '@kubernetes/client-node';
+import { apiError, statusOf } from './api-errors';
 import {
   AGENT_SANDBOX,
   BERTH_NAME_LABEL,
@@ -10,6 +11,7 @@ import {
   isSandboxObjectName,
   podPhaseOf,
   type PodObject,
+  type PodEgress,
   type PodPhase,
   SANDBOX_CONTAINER,
   type SandboxObject,
@@ -23,20 +25,14 @@ export type KubernetesSandboxRuntimeOptions = Readonly<{
   namespace: string;
   /** Only sandboxes with these labels are listed in events (Berth's managed marker by default). */
   managedLabels?: Readonly<Record<string, string>>;
+  /** The egress Service sandboxes reach (their only way out); null: sandboxes with an egress are refused. */
+  egress?: PodEgress | null;
+  /** How long a new Sandbox's pod may take to run (scheduling, image pull, volume binding); default 5 minutes. */
+  startTimeoutMs?: number;
 }>;
 
 const DEFAULT_MANAGED_LABELS = { 'berth.managed': 'true' } as const;
 const STDERR_TAIL = 8192;
-
-const statusOf = (error: unknown): number | null => {
-  const code = (error as { code?: unknown; statusCode?: unknown } | null)?.code ?? (error as { statusCode?: unknown } | null)?.statusCode;
-  return typeof code === 'number' ? code : null;
-};
-
-function apiError(operation: string, target: string, error: unknown): BerthError {
-  const message = error instanceof Error ? error.message : String(error);
-  return new BerthError(ErrorCodes.UNAVAILABLE, 503, `kubernetes ${operation} ${target} failed: ${message}`, { operation, target, apiStatus: statusOf(error) });
-}
 
 const selectorOf = (labels: Readonly<Record<string, string>>): string =>
   Object.entries(labels)
@@ -67,6 +63,8 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
   private readonly watch: Watch;
   private readonly namespace: string;
   private readonly managedLabels: Readonly<Record<string, string>>;
+  private readonly egress: PodEgress | null;
+  private readonly startTimeoutMs: number;
 
   constructor(options: KubernetesSandboxRuntimeOptions) {
     this.core = options.kubeConfig.makeApiClient(CoreV1Api);
@@ -75,22 +73,33 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     this.watch = new Watch(options.kubeConfig);
     this.namespace = options.namespace;
     this.managedLabels = options.managedLabels ?? DEFAULT_MANAGED_LABELS;
+    this.egress = options.egress ?? null;
+    this.startTimeoutMs = options.startTimeoutMs ?? 300_000;
   }
 
   async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
-    const body = sandboxResource(spec, this.namespace);
+    const body = sandboxResource(spec, this.namespace, this.egress);
     const name = sandboxObjectName(spec.name);
     try {
       await this.objects.createNamespacedCustomObject({ ...this.resource(), body });
     } catch (error) {
       if (statusOf(error) !== 409) throw apiError('create sandbox', spec.name, error);
     }
-    // The controller starts the pod; a Sandbox is running once its pod's container runs.
+    // The controller starts the pod; a Sandbox is running once its pod's container runs. A pod the
+    // cluster cannot run (unschedulable, an image it cannot pull, a volume that never binds) fails
+    // the start after `startTimeoutMs`, with the reason its container waits for.
+    const deadline = Date.now() + this.startTimeoutMs;
     for (;;) {
-      const info = await this.inspect(name);
-      if (info === null) throw apiError('inspect', spec.name, new Error('the Sandbox vanished right after create'));
+      const sandbox = await this.sandboxOf(name);
+      if (sandbox === null) throw apiError('inspect', spec.name, new Error('the Sandbox vanished right after create'));
+      const pod = await this.podOf(sandbox);
+      const info = sandboxInfoOf(sandbox, pod);
       if (info.running) return info;
       if (info.exitCode !== null) throw apiError('start', spec.name, new Error(`its pod ended with exit code ${info.exitCode}`));
+      if (Date.now() > deadline) {
+        const waiting = pod?.status?.containerStatuses?.find((c) => c.name === SANDBOX_CONTAINER)?.state?.waiting?.reason;
+        throw apiError('start', spec.name, new Error(`its pod did not run within ${Math.round(this.startTimeoutMs / 1000)} s (${pod === null ? 'no pod yet' : `phase ${pod.status?.phase ?? 'unknown'}${waiting === undefined ? '' : `, ${waiting}`}`})`));
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -175,14 +184,21 @@ export class KubernetesSandboxRuntime implements SandboxRuntime {
     if ((await this.sandboxOf(newName)) !== null) throw apiError('rename', nameOrId, new Error(`the name ${newName} is taken`));
     const sandbox = await this.sandboxOf(nameOrId);
     if (sandbox === null) throw apiError('rename', nameOrId, new Error('no such sandbox'));
+    // JSON merge patches: the label named here changes, the rest stay. The pod's label too: the
+    // pod watch names its events by it, and the egress finds a pod's sandbox by it.
+    const patch = { metadata: { labels: { [BERTH_NAME_LABEL]: newName } } };
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     try {
-      // A JSON merge patch: the label named here changes, the rest stay.
-      await this.objects.patchNamespacedCustomObject(
-        { ...this.resource(), name: sandbox.metadata.name, body: { metadata: { labels: { [BERTH_NAME_LABEL]: newName } } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      await this.objects.patchNamespacedCustomObject({ ...this.resource(), name: sandbox.metadata.name, body: patch }, merge);
     } catch (error) {
       throw apiError('rename', nameOrId, error);
+    }
+    const pod = await this.podOf(sandbox);
+    if (pod === null) return;
+    try {
+      await this.core.patchNamespacedPod({ name: pod.metadata.name, namespace: this.namespace, body: patch }, merge);
+    } catch (error) {
+      if (statusOf(error) !== 404) throw apiError('rename pod of', nameOrId, error);
     }
   }
 

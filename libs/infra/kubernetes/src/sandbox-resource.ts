@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ValidationError } from '@berth/core';
 import type { SandboxInfo, SandboxSpec } from '@berth/ports';
+import { EGRESS_TRUST_CONFIG_MAP } from './egress-trust';
 
 /** `kubernetes-sigs/agent-sandbox`: the core group (`Sandbox`) and the extensions group (`SandboxTemplate`, `SandboxClaim`, `SandboxWarmPool`). */
 export const AGENT_SANDBOX = { group: 'agents.x-k8s.io', version: 'v1beta1', plural: 'sandboxes', kind: 'Sandbox' } as const;
@@ -29,6 +30,7 @@ export type PodObject = Readonly<{
 }>;
 
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+const DNS_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 /**
  * The object name of a sandbox: Kubernetes names are lowercase DNS labels and Berth's are not
@@ -45,31 +47,58 @@ function quantity(bytes: number): string {
   return String(Math.max(1, Math.floor(bytes)));
 }
 
+/** How a pod reaches the egress: the egress Service's address, the only one its NetworkPolicy admits. */
+export type PodEgress = Readonly<{ host: string; port: number }>;
+
+/** The variables the sandbox's relay (PID 1, `KEEPALIVE_CMD`) reads: its loopback port and the egress it forwards to. */
+const RELAY_PORT_ENV = 'BERTH_EGRESS_RELAY_PORT';
+const EGRESS_TCP_ENV = 'BERTH_EGRESS_TCP';
+
 /**
  * The `Sandbox` for a spec, hardened whatever the spec says, like the Docker runtime's containers:
  * non-root user (root refused), no privilege escalation, every capability dropped, the runtime's
  * default seccomp profile, no service-account token, no service links, no host network, limits =
  * requests. Not expressible per pod: a pids limit (the kubelet's `podPidsLimit` is per node).
- * Refused: host binds (a hostPath is the node), the host network, and the egress socket (a
- * Kubernetes sandbox reaches the egress as a Service under a NetworkPolicy; see docs/sandboxes.md).
+ * The spec's egress becomes the relay's target: the egress Service (`egress`), instead of a socket
+ * the pod cannot have, and the egress's trust ConfigMap mounted where the socket directory would
+ * be; a spec with an egress but no Service configured is refused. A `volume` mount
+ * is a PersistentVolumeClaim (the session's workspace). Refused: host binds (a hostPath is the
+ * node) and the host network.
  */
-export function sandboxResource(spec: SandboxSpec, namespace: string): Record<string, unknown> {
+export function sandboxResource(spec: SandboxSpec, namespace: string, egress: PodEgress | null = null): Record<string, unknown> {
   const [uid, gid] = spec.user.split(':').map((part) => Number(part));
   if (uid === undefined || !Number.isInteger(uid) || uid === 0 || (gid !== undefined && !Number.isInteger(gid))) {
     throw new ValidationError(`a Kubernetes sandbox runs as a numeric non-root uid[:gid], not ${JSON.stringify(spec.user)}`, 'user');
   }
   if (spec.network === 'host') throw new ValidationError('a Kubernetes sandbox never runs on the host network', 'network');
-  if (spec.egress !== undefined) throw new ValidationError('the Kubernetes runtime does not mount an egress socket: its sandboxes reach the egress as a Service', 'egress');
+  if (spec.egress !== undefined && (egress === null || spec.egress.relayPort === null)) {
+    throw new ValidationError('this Kubernetes runtime has no egress Service configured: a sandbox with an egress cannot be created', 'egress');
+  }
   for (const mount of spec.mounts ?? []) {
-    if (mount.type !== 'tmpfs') throw new ValidationError(`a Kubernetes sandbox takes no ${mount.type} mount (${mount.target}): workspaces are volume claims`, 'mounts');
+    if (mount.type === 'bind') throw new ValidationError(`a Kubernetes sandbox takes no bind mount (${mount.target}): the host path would be the node's`, 'mounts');
+    if (mount.type === 'volume' && (mount.source === undefined || !DNS_NAME.test(mount.source))) throw new ValidationError(`a volume mount names a PersistentVolumeClaim, not ${JSON.stringify(mount.source)}`, 'mounts');
   }
   const labels = { ...spec.labels, [BERTH_NAME_LABEL]: spec.name };
   for (const [key, value] of Object.entries(labels)) {
     if (value.length > 63 || !LABEL_VALUE.test(value)) throw new ValidationError(`label ${key}=${JSON.stringify(value)} is not a Kubernetes label value`, 'labels');
   }
-  const scratch = [...(spec.readOnlyRoot ? ['/tmp', '/home/agent', spec.workdir] : []), ...(spec.mounts ?? []).map((m) => m.target)];
-  const volumes = [...new Set(scratch)].map((path, i) => ({ name: `scratch-${i}`, path }));
+  const claims = (spec.mounts ?? []).filter((m) => m.type === 'volume');
+  const scratch = [...(spec.readOnlyRoot ? ['/tmp', '/home/agent', spec.workdir] : []), ...(spec.mounts ?? []).filter((m) => m.type === 'tmpfs').map((m) => m.target)].filter(
+    (path) => !claims.some((c) => c.target === path),
+  );
+  const volumes: { volume: Record<string, unknown>; mount: Readonly<{ name: string; mountPath: string; readOnly?: boolean }> }[] = [
+    ...[...new Set(scratch)].map((path, i) => ({ volume: { name: `scratch-${i}`, emptyDir: {} }, mount: { name: `scratch-${i}`, mountPath: path } })),
+    ...claims.map((c, i) => ({
+      volume: { name: `claim-${i}`, persistentVolumeClaim: { claimName: c.source as string, readOnly: c.readOnly === true } },
+      mount: { name: `claim-${i}`, mountPath: c.target, readOnly: c.readOnly === true },
+    })),
+  ];
+  // The egress CA where a Docker sandbox has it beside its socket (the pod's clients are told to trust it).
+  if (spec.egress !== undefined) {
+    volumes.push({ volume: { name: 'egress-trust', configMap: { name: EGRESS_TRUST_CONFIG_MAP } }, mount: { name: 'egress-trust', mountPath: spec.egress.mountAt, readOnly: true } });
+  }
   const limits = { memory: quantity(spec.memoryBytes), cpu: `${Math.max(1, Math.round(spec.nanoCpus / 1e6))}m` };
+  const relay = spec.egress !== undefined && egress !== null ? { [RELAY_PORT_ENV]: String(spec.egress.relayPort), [EGRESS_TCP_ENV]: `${egress.host}:${egress.port}` } : {};
   return {
     apiVersion: `${AGENT_SANDBOX.group}/${AGENT_SANDBOX.version}`,
     kind: AGENT_SANDBOX.kind,
@@ -92,13 +121,13 @@ export function sandboxResource(spec: SandboxSpec, namespace: string): Record<st
               imagePullPolicy: 'IfNotPresent',
               command: [...spec.cmd],
               workingDir: spec.workdir,
-              env: Object.entries(spec.env).map(([name, value]) => ({ name, value })),
+              env: Object.entries({ ...spec.env, ...relay }).map(([name, value]) => ({ name, value })),
               securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: spec.readOnlyRoot, capabilities: { drop: ['ALL'] } },
               resources: { limits, requests: limits },
-              volumeMounts: volumes.map((v) => ({ name: v.name, mountPath: v.path })),
+              volumeMounts: volumes.map((v) => v.mount),
             },
           ],
-          volumes: volumes.map((v) => ({ name: v.name, emptyDir: {} })),
+          volumes: volumes.map((v) => v.volume),
         },
       },
     },

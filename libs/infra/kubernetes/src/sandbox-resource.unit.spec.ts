@@ -38,9 +38,28 @@ describe('Kubernetes sandbox resources', () => {
     ['a user name', { user: 'agent' }],
     ['the host network', { network: 'host' }],
     ['a host bind', { mounts: [{ type: 'bind' as const, source: '/var/run', target: '/x' }] }],
-    ['an egress socket', { egress: { mountAt: '/run/berth', relayPort: 3128 } }],
+    ['a volume that names no claim', { mounts: [{ type: 'volume' as const, source: 'Not_A_Claim', target: '/x' }] }],
+    ['an egress when no egress Service is configured', { egress: { mountAt: '/run/berth', relayPort: 3128 } }],
   ])('refuses %s', (_what, over) => {
     expect(() => sandboxResource(spec(over as Partial<SandboxSpec>), 'berth')).toThrow(expect.objectContaining({ code: 'VALIDATION_ERROR' }));
+  });
+
+  it('points the relay at the egress Service instead of a socket, and mounts workspace volumes as claims', () => {
+    const body = sandboxResource(
+      spec({ egress: { mountAt: '/run/berth', relayPort: 3128 }, mounts: [{ type: 'volume', source: 'berth-ws-abc-workspace', target: '/workspace' }] }),
+      'berth',
+      { host: '10.96.0.12', port: 3128 },
+    ) as { spec: { podTemplate: { spec: { containers: { env: { name: string; value: string }[]; volumeMounts: { name: string; mountPath: string }[] }[]; volumes: Record<string, unknown>[] } } } };
+    const pod = body.spec.podTemplate.spec;
+    expect(pod.containers[0]?.env).toEqual(expect.arrayContaining([{ name: 'BERTH_EGRESS_RELAY_PORT', value: '3128' }, { name: 'BERTH_EGRESS_TCP', value: '10.96.0.12:3128' }]));
+    const workspace = pod.containers[0]?.volumeMounts.find((m) => m.mountPath === '/workspace');
+    // The claim replaces the scratch emptyDir the read-only root would have put at the workdir.
+    expect(pod.containers[0]?.volumeMounts.filter((m) => m.mountPath === '/workspace')).toHaveLength(1);
+    expect(pod.volumes.find((v) => v['name'] === workspace?.name)).toEqual({ name: workspace?.name, persistentVolumeClaim: { claimName: 'berth-ws-abc-workspace', readOnly: false } });
+    // The egress CA, where a Docker sandbox finds it beside its socket.
+    const trust = pod.containers[0]?.volumeMounts.find((m) => m.mountPath === '/run/berth');
+    expect(trust).toMatchObject({ readOnly: true });
+    expect(pod.volumes.find((v) => v['name'] === trust?.name)).toEqual({ name: trust?.name, configMap: { name: 'berth-egress-trust' } });
   });
 
   it('maps pod phases to the same facts as Docker', () => {

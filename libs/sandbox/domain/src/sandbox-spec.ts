@@ -50,20 +50,27 @@ export const EGRESS_CA_BUNDLE_FILE = 'ca-bundle.pem';
 export const EGRESS_RELAY_PORT = 3128;
 /** The variable the relay reads its port from (a `host` sandbox gets a free host port instead). */
 export const EGRESS_RELAY_PORT_ENV = 'BERTH_EGRESS_RELAY_PORT';
+/**
+ * Set where the egress is a TCP service instead of a socket in the sandbox (a Kubernetes pod:
+ * `host:port` of the egress Service, the only address its NetworkPolicy lets it reach).
+ */
+export const EGRESS_TCP_ENV = 'BERTH_EGRESS_TCP';
 
 /**
  * PID 1: the relay from the loopback port to the egress socket (socat, restarted if it dies, e.g.
  * killed by the agent), and a wait that exits promptly on SIGTERM (a bare `sleep` as PID 1 ignores
  * it and a stop waits). While the egress restarts, each connection waits up to 30 s for its socket
  * (`retry`) instead of failing, so a harness does not spend its own retries and back-offs on the
- * gap. An image without socat still runs; its sandbox just has no way out.
+ * gap. An image without socat still runs; its sandbox just has no way out. With `BERTH_EGRESS_TCP`
+ * set (a pod) the relay connects to that address instead of the socket.
  */
 export const KEEPALIVE_CMD: readonly string[] = [
   '/bin/sh',
   '-c',
   "trap 'exit 0' TERM INT; " +
     `if command -v socat >/dev/null 2>&1 && [ -n "$${EGRESS_RELAY_PORT_ENV}" ]; then ` +
-    `(while :; do socat TCP-LISTEN:$${EGRESS_RELAY_PORT_ENV},bind=127.0.0.1,reuseaddr,fork UNIX-CONNECT:${EGRESS_MOUNT}/${EGRESS_SOCKET_FILE},retry=60,interval=0.5; sleep 1; done) >/dev/null 2>&1 & ` +
+    `if [ -n "$${EGRESS_TCP_ENV}" ]; then to="TCP:$${EGRESS_TCP_ENV}"; else to="UNIX-CONNECT:${EGRESS_MOUNT}/${EGRESS_SOCKET_FILE}"; fi; ` +
+    `(while :; do socat TCP-LISTEN:$${EGRESS_RELAY_PORT_ENV},bind=127.0.0.1,reuseaddr,fork "$to,retry=60,interval=0.5"; sleep 1; done) >/dev/null 2>&1 & ` +
     'fi; sleep infinity & wait',
 ];
 

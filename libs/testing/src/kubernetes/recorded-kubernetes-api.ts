@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough, type Duplex } from 'node:stream';
@@ -14,7 +17,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
  * and pod exec over the websocket (`v5.channel.k8s.io`: channel 0 stdin, 1 stdout, 2 stderr,
  * 3 the final `Status`, 255 close-stdin). Its "kubelet" runs each Sandbox's pod as a container
  * on a Docker engine (network none, the pod's user, command, env and limits), so exec and files
- * are real. What it is not: admission, RBAC, scheduling, NetworkPolicy, resourceVersion semantics.
+ * are real. Also answered: PersistentVolumeClaims (each a Docker volume the pods mount, owned by
+ * the pod's fsGroup as the kubelet would make it), ConfigMaps (a pod mounting one waits for it,
+ * then gets its files read-only), NetworkPolicies (stored, for the
+ * test to read: not enforced), Services the test adds, pod label patches, and pods found by
+ * `status.podIP`. With `podNetwork` the pods join that Docker network (their IP is the pod IP);
+ * without, they have none. What it is not: admission, RBAC, scheduling, NetworkPolicy
+ * enforcement, resourceVersion semantics.
  */
 export class RecordedKubernetesApi {
   /** Every call answered, as `METHOD path` (query left off): what the runtime asked of the API. */
@@ -27,15 +36,70 @@ export class RecordedKubernetesApi {
   private readonly sockets = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => (protocols.has('v5.channel.k8s.io') ? 'v5.channel.k8s.io' : false) });
   private readonly watching = new AbortController();
   private version = 1;
+  /** Objects of the core kinds kept as they were sent (by kind, then namespace/name). */
+  private readonly stored = new Map<string, Map<string, StoredObject>>();
+  /** Pods waiting for a ConfigMap they mount (the kubelet holds a pod in ContainerCreating until it exists). */
+  private readonly configMapWaiters = new Map<string, (() => void)[]>();
+  private readonly filesDir = mkdtempSync(join(tmpdir(), 'berth-k8s-standin-'));
 
   constructor(
     private readonly docker: Docker,
     private readonly namespace = 'berth',
+    private readonly options: Readonly<{ podNetwork?: string }> = {},
   ) {}
+
+  /** A Service as the cluster would have it (the test's egress), in any namespace. */
+  addService(namespace: string, service: Readonly<{ name: string; clusterIP: string; port: number; targetPort: number; selector: Readonly<Record<string, string>> }>): void {
+    this.put('services', namespace, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: service.name, namespace },
+      spec: { clusterIP: service.clusterIP, selector: { ...service.selector }, ports: [{ protocol: 'TCP', port: service.port, targetPort: service.targetPort }] },
+    });
+  }
+
+  /** The objects of a kind (`networkpolicies`, `persistentvolumeclaims`, `configmaps`) in a namespace, as stored. */
+  objectsOf(plural: string, namespace = this.namespace): readonly StoredObject[] {
+    return [...(this.stored.get(plural)?.values() ?? [])].filter((o) => o.metadata.namespace === namespace);
+  }
+
+  /** The pods it runs now (their IPs, labels and owners, as the API would report them). */
+  objectsOfPods(): readonly Pod[] {
+    return [...this.pods.values()];
+  }
+
+  private put(plural: string, namespace: string, object: StoredObject): StoredObject {
+    const kind = this.stored.get(plural) ?? new Map<string, StoredObject>();
+    this.stored.set(plural, kind);
+    const stored = { ...object, metadata: { ...object.metadata, namespace, uid: object.metadata.uid ?? randomBytes(16).toString('hex'), resourceVersion: String(++this.version) } };
+    kind.set(`${namespace}/${object.metadata.name}`, stored);
+    if (plural === 'configmaps') for (const wake of this.configMapWaiters.get(`${namespace}/${object.metadata.name}`)?.splice(0) ?? []) wake();
+    return stored;
+  }
+
+  /** A ConfigMap's files on the host, for a pod to mount read-only; waits until the ConfigMap exists. */
+  private async configMapFiles(podName: string, volume: string, name: string): Promise<string> {
+    const key = `${this.namespace}/${name}`;
+    while (!this.stored.get('configmaps')?.has(key)) {
+      await new Promise<void>((resolve) => this.configMapWaiters.set(key, [...(this.configMapWaiters.get(key) ?? []), resolve]));
+    }
+    const data = (this.stored.get('configmaps')?.get(key)?.['data'] ?? {}) as Record<string, string>;
+    const dir = join(this.filesDir, podName, volume);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    for (const [file, content] of Object.entries(data)) writeFileSync(join(dir, file), content, { mode: 0o644 });
+    return dir;
+  }
 
   /** The label on every backing container (teardown removes them). */
   get backingLabel(): Readonly<Record<string, string>> {
     return { 'berth.k8s-standin': this.run };
+  }
+
+  /** The API server's address once started. */
+  get url(): string {
+    const address = this.server?.address() as AddressInfo | null | undefined;
+    if (!address) throw new Error('the stand-in is not started');
+    return `http://127.0.0.1:${address.port}`;
   }
 
   async start(): Promise<string> {
@@ -58,6 +122,9 @@ export class RecordedKubernetesApi {
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     const backing = await this.docker.listContainers({ all: true, filters: { label: [`berth.k8s-standin=${this.run}`] } });
     await Promise.all(backing.map((c) => this.docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined)));
+    rmSync(this.filesDir, { recursive: true, force: true });
+    const volumes = (await this.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.k8s-standin=${this.run}`] }) })).Volumes ?? [];
+    await Promise.all(volumes.map((v) => this.docker.getVolume(v.Name).remove().catch(() => undefined)));
   }
 
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -65,10 +132,13 @@ export class RecordedKubernetesApi {
     this.calls.push(`${req.method} ${url.pathname}`);
     const sandboxPath = url.pathname.match(/^\/apis\/agents\.x-k8s\.io\/v1beta1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/);
     const podPath = url.pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/);
-    const namespace = sandboxPath?.[1] ?? podPath?.[1];
+    const corePath = url.pathname.match(/^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/namespaces\/([^/]+)\/(persistentvolumeclaims|configmaps|networkpolicies|services)(?:\/([^/]+))?$/);
+    if (corePath?.[2] === 'services') return this.objectCall(req, res, url, 'services', corePath[1] as string, corePath[3]);
+    const namespace = sandboxPath?.[1] ?? podPath?.[1] ?? corePath?.[1];
     if (namespace !== undefined && namespace !== this.namespace) return this.status(res, 404, 'NotFound', `namespaces "${namespace}" not found`);
     if (sandboxPath) return this.sandboxCall(req, res, url, sandboxPath[2]);
     if (podPath) return this.podCall(req, res, url, podPath[2]);
+    if (corePath) return this.objectCall(req, res, url, corePath[2] as string, corePath[1] as string, corePath[3]);
     return this.status(res, 404, 'NotFound', `the server could not find the requested resource (${url.pathname})`);
   }
 
@@ -107,7 +177,51 @@ export class RecordedKubernetesApi {
     return this.status(res, 405, 'MethodNotAllowed', `${req.method} is not supported`);
   }
 
-  private podCall(req: IncomingMessage, res: ServerResponse, url: URL, name: string | undefined): void {
+  /** PVCs, ConfigMaps, NetworkPolicies, Services: create (409 on a taken name), get, list by labels, replace, delete. */
+  private async objectCall(req: IncomingMessage, res: ServerResponse, url: URL, plural: string, namespace: string, name: string | undefined): Promise<void> {
+    const kind = this.stored.get(plural) ?? new Map<string, StoredObject>();
+    if (name === undefined && req.method === 'GET') {
+      const selector = parseSelector(url.searchParams.get('labelSelector'));
+      return this.json(res, 200, { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: String(this.version) }, items: this.objectsOf(plural, namespace).filter((o) => matches(o.metadata.labels, selector)) });
+    }
+    if (name === undefined && req.method === 'POST') {
+      const body = (await readJson(req)) as StoredObject;
+      if (!body.metadata?.name) return this.status(res, 422, 'Invalid', `${plural} "" is invalid: metadata.name: Required value`);
+      if (kind.has(`${namespace}/${body.metadata.name}`)) return this.status(res, 409, 'AlreadyExists', `${plural} "${body.metadata.name}" already exists`);
+      if (plural === 'persistentvolumeclaims') await this.docker.createVolume({ Name: this.volumeOf(body.metadata.name), Labels: { ...this.backingLabel } });
+      return this.json(res, 201, this.put(plural, namespace, body));
+    }
+    const object = kind.get(`${namespace}/${name}`);
+    if (object === undefined) return this.status(res, 404, 'NotFound', `${plural} "${name}" not found`);
+    if (req.method === 'GET') return this.json(res, 200, object);
+    if (req.method === 'PUT') {
+      const body = (await readJson(req)) as StoredObject;
+      return this.json(res, 200, this.put(plural, namespace, { ...body, metadata: { ...body.metadata, uid: object.metadata.uid } }));
+    }
+    if (req.method === 'DELETE') {
+      kind.delete(`${namespace}/${name}`);
+      if (plural === 'persistentvolumeclaims') await this.docker.getVolume(this.volumeOf(object.metadata.name)).remove().catch(() => undefined);
+      return this.json(res, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name, kind: plural } });
+    }
+    return this.status(res, 405, 'MethodNotAllowed', `${req.method} is not supported`);
+  }
+
+  /** The Docker volume standing in for a PersistentVolumeClaim. */
+  volumeOf(claimName: string): string {
+    return `k8s-${this.run}-${claimName}`;
+  }
+
+  private async podCall(req: IncomingMessage, res: ServerResponse, url: URL, name: string | undefined): Promise<void> {
+    if (req.method === 'PATCH' && name !== undefined) {
+      const pod = this.pods.get(name);
+      if (pod === undefined) return this.status(res, 404, 'NotFound', `pods "${name}" not found`);
+      if (!String(req.headers['content-type']).startsWith('application/merge-patch+json')) return this.status(res, 415, 'UnsupportedMediaType', `got ${req.headers['content-type']}`);
+      const patch = (await readJson(req)) as { metadata?: { labels?: Record<string, string> } };
+      pod.metadata.labels = { ...pod.metadata.labels, ...patch.metadata?.labels };
+      pod.metadata.resourceVersion = String(++this.version);
+      this.notify('MODIFIED', pod);
+      return this.json(res, 200, pod);
+    }
     if (req.method !== 'GET') return this.status(res, 405, 'MethodNotAllowed', `${req.method} is not supported here`);
     if (name !== undefined) {
       const pod = this.pods.get(name);
@@ -115,7 +229,8 @@ export class RecordedKubernetesApi {
     }
     const selector = parseSelector(url.searchParams.get('labelSelector'));
     if (url.searchParams.get('watch') !== 'true') {
-      const items = [...this.pods.values()].filter((p) => matches(p.metadata.labels, selector));
+      const podIp = /^status\.podIP=(.+)$/.exec(url.searchParams.get('fieldSelector') ?? '')?.[1];
+      const items = [...this.pods.values()].filter((p) => matches(p.metadata.labels, selector) && (podIp === undefined || p.status.podIP === podIp));
       return this.json(res, 200, { apiVersion: 'v1', kind: 'PodList', metadata: { resourceVersion: String(this.version) }, items });
     }
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
@@ -130,14 +245,21 @@ export class RecordedKubernetesApi {
     for (const w of this.watchers) if (matches(pod.metadata.labels, w.selector)) w.res.write(`${JSON.stringify({ type, object: pod })}\n`);
   }
 
-  /** The controller and kubelet: a pod named after the Sandbox, run as a container. */
+  /** The controller and kubelet: a pod named after the Sandbox, owned by it, run as a container. */
   private async startPod(sandbox: Sandbox): Promise<void> {
     const template = sandbox.spec.podTemplate;
     const container = template.spec.containers[0] as PodContainer;
     const pod: Pod = {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: sandbox.metadata.name, namespace: this.namespace, uid: randomBytes(16).toString('hex'), labels: { ...template.metadata?.labels }, resourceVersion: String(++this.version) },
+      metadata: {
+        name: sandbox.metadata.name,
+        namespace: this.namespace,
+        uid: randomBytes(16).toString('hex'),
+        labels: { ...template.metadata?.labels },
+        resourceVersion: String(++this.version),
+        ownerReferences: [{ apiVersion: 'agents.x-k8s.io/v1beta1', kind: 'Sandbox', name: sandbox.metadata.name, uid: sandbox.metadata.uid, controller: true }],
+      },
       spec: template.spec,
       status: { phase: 'Pending', containerStatuses: [{ name: container.name, state: { waiting: { reason: 'ContainerCreating' } } }] },
     };
@@ -145,6 +267,12 @@ export class RecordedKubernetesApi {
     this.notify('ADDED', pod);
     const security = template.spec.securityContext ?? {};
     const limits = container.resources?.limits ?? {};
+    const volumes = new Map((template.spec.volumes ?? []).map((v) => [v.name, v]));
+    const mounts = (container.volumeMounts ?? []).map((m) => ({ ...m, claim: volumes.get(m.name)?.persistentVolumeClaim?.claimName, configMap: volumes.get(m.name)?.configMap?.name }));
+    const claims = mounts.filter((m) => m.claim !== undefined);
+    const binds: string[] = [];
+    for (const m of mounts) if (m.configMap !== undefined) binds.push(`${await this.configMapFiles(pod.metadata.name, m.name, m.configMap)}:${m.mountPath}:ro`);
+    if (claims.length > 0) await this.ownClaims(container.image, claims.map((m) => this.volumeOf(m.claim as string)), `${security.fsGroup ?? security.runAsUser}`, `${security.fsGroup ?? security.runAsGroup}`);
     const created = await this.docker.createContainer({
       name: this.containerOf(pod.metadata.name),
       Image: container.image,
@@ -154,20 +282,40 @@ export class RecordedKubernetesApi {
       User: `${security.runAsUser}:${security.runAsGroup}`,
       Labels: { ...this.backingLabel, 'berth.k8s-pod': pod.metadata.name },
       HostConfig: {
-        NetworkMode: 'none',
+        NetworkMode: this.options.podNetwork ?? 'none',
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         Memory: Number(limits['memory'] ?? 0),
         NanoCpus: Math.round(Number(String(limits['cpu'] ?? '0').replace(/m$/, '')) * 1e6),
         ReadonlyRootfs: container.securityContext?.readOnlyRootFilesystem === true,
-        Tmpfs: Object.fromEntries((container.volumeMounts ?? []).map((m) => [m.mountPath, `rw,uid=${security.runAsUser},gid=${security.runAsGroup}`])),
+        Tmpfs: Object.fromEntries(mounts.filter((m) => m.claim === undefined && m.configMap === undefined).map((m) => [m.mountPath, `rw,uid=${security.runAsUser},gid=${security.runAsGroup}`])),
+        Binds: binds,
+        Mounts: claims.map((m) => ({ Type: 'volume' as const, Source: this.volumeOf(m.claim as string), Target: m.mountPath, ReadOnly: m.readOnly === true })),
       },
     });
     await created.start();
     const info = await created.inspect();
-    pod.status = { phase: 'Running', podIP: undefined, containerStatuses: [{ name: container.name, state: { running: { startedAt: info.State.StartedAt } } }] };
+    const podIP = this.options.podNetwork === undefined ? undefined : info.NetworkSettings.Networks[this.options.podNetwork]?.IPAddress;
+    pod.status = { phase: 'Running', podIP, containerStatuses: [{ name: container.name, state: { running: { startedAt: info.State.StartedAt } } }] };
     pod.metadata.resourceVersion = String(++this.version);
     this.notify('MODIFIED', pod);
+  }
+
+  /** The kubelet's fsGroup: a claim's volume root belongs to the pod's group before the pod starts. */
+  private async ownClaims(image: string, volumes: readonly string[], uid: string, gid: string): Promise<void> {
+    const helper = await this.docker.createContainer({
+      Image: image,
+      User: '0:0',
+      Cmd: ['chown', `${uid}:${gid}`, ...volumes.map((_, i) => `/v${i}`)],
+      Labels: { ...this.backingLabel },
+      HostConfig: { NetworkMode: 'none', Mounts: volumes.map((v, i) => ({ Type: 'volume' as const, Source: v, Target: `/v${i}` })) },
+    });
+    try {
+      await helper.start();
+      await helper.wait();
+    } finally {
+      await helper.remove({ force: true }).catch(() => undefined);
+    }
   }
 
   private async deletePod(name: string): Promise<void> {
@@ -285,19 +433,24 @@ type PodContainer = {
   workingDir?: string;
   resources?: { limits?: Record<string, string> };
   securityContext?: { readOnlyRootFilesystem?: boolean };
-  volumeMounts?: { name: string; mountPath: string }[];
+  volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
 };
-type PodSpec = { containers: PodContainer[]; securityContext?: { runAsUser?: number; runAsGroup?: number } };
+type PodSpec = {
+  containers: PodContainer[];
+  securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
+  volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; configMap?: { name: string } }[];
+};
+type StoredObject = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; uid?: string; labels?: Labels; resourceVersion?: string }; [field: string]: unknown };
 type Sandbox = {
   metadata: { name: string; namespace?: string; uid?: string; labels?: Labels; resourceVersion?: string; creationTimestamp?: string };
   spec: { podTemplate: { metadata?: { labels?: Labels }; spec: PodSpec } };
   status?: Record<string, unknown>;
 };
 type ContainerState = { running?: { startedAt?: string }; terminated?: { exitCode: number; reason: string; startedAt?: string; finishedAt: string }; waiting?: { reason: string } };
-type Pod = {
+export type Pod = {
   apiVersion: 'v1';
   kind: 'Pod';
-  metadata: { name: string; namespace: string; uid: string; labels: Labels; resourceVersion: string };
+  metadata: { name: string; namespace: string; uid: string; labels: Labels; resourceVersion: string; ownerReferences: { apiVersion: string; kind: string; name: string; uid?: string; controller: boolean }[] };
   spec: PodSpec;
   status: { phase: string; podIP?: string; containerStatuses: { name: string; state: ContainerState }[] };
 };
