@@ -1,9 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentOutput } from '@berth/contracts';
 import { testAgentConfig } from '@berth/contracts/testing';
-import { harnessAdapterFor, type TurnInput } from '@berth/harness';
+import { CUSTOM_TOOLS_SOCKET, harnessAdapterFor, type HarnessAdapter, type TurnInput, type TurnPlan } from '@berth/harness';
 import { AnthropicMessagesServer, lookupAnswer, OpenAiResponsesServer, reply, TestMcpServer, type ScriptedModelServer } from '@berth/testing';
 import { harnessBinDir } from './cli-prefix';
 import { recordFixture } from './fixture-recorder';
@@ -380,6 +381,95 @@ describe('real claude-code with one always_ask tool', () => {
       expect(readFileSync(join(input.cwd, 'free.txt'), 'utf8')).toBe('no question asked\n');
       expect(readFileSync(join(input.cwd, 'asked.txt'), 'utf8')).toBe('asked\n');
     } finally {
+      await server.close();
+      rmSync(root, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+interface CustomToolCase {
+  readonly kind: 'claude-code' | 'codex' | 'pi';
+  readonly cli: 'claude' | 'codex' | 'pi';
+  readonly server: () => ScriptedModelServer;
+  readonly model: string;
+  /** How the model calls the custom tool `get_weather`, as the harness offers it. */
+  readonly call: { name: string; namespace?: string };
+  /** The harness's MCP client (or extension) names the call with the id it prints. */
+  readonly namesCall: boolean;
+}
+
+const customToolCases: CustomToolCase[] = [
+  { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', call: { name: 'mcp__berth__get_weather' }, namesCall: true },
+  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), model: 'berth-model', call: { name: 'get_weather', namespace: 'mcp__berth' }, namesCall: false },
+  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', call: { name: 'berth__get_weather' }, namesCall: true },
+];
+
+/** The adapter with its plan's sandbox socket path (/run/berth/tools.sock) moved to `socket`: a host test cannot listen there. */
+function withToolsSocket(adapter: HarnessAdapter, socket: string): HarnessAdapter {
+  const relocate = (text: string) => text.split(CUSTOM_TOOLS_SOCKET).join(socket);
+  return Object.assign(Object.create(adapter) as HarnessAdapter, {
+    buildTurn: (input: TurnInput): TurnPlan => {
+      const plan = adapter.buildTurn(input);
+      return { ...plan, argv: plan.argv.map(relocate), files: plan.files.map((f) => ({ ...f, content: relocate(f.content) })) };
+    },
+  });
+}
+
+describe.each(customToolCases)('custom tools on real $kind', ({ kind, cli, server: makeServer, model, call, namesCall }) => {
+  const { binDir, reason } = harnessBinDir(cli);
+  if (binDir === null) {
+    it.skip(`skipped: ${reason}`, () => undefined);
+    console.warn(`real ${kind} custom tool tests skipped: ${reason}`);
+    return;
+  }
+  it("offers the agent's custom tool, hands its call to the platform's socket, reads it as custom_tool_use, and the turn goes on with the platform's answer", async () => {
+    const server = await makeServer().start();
+    const root = mkdtempSync(join(tmpdir(), `berth-${kind}-custom-`));
+    // The manager's end of the socket, reduced to what the harness sees: one request line, one answer line.
+    const requests: unknown[] = [];
+    const platform = createServer((socket) => {
+      let buffer = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        buffer += chunk;
+        if (!buffer.includes('\n')) return;
+        requests.push(JSON.parse(buffer.slice(0, buffer.indexOf('\n'))));
+        socket.end(`${JSON.stringify({ content: [{ type: 'text', text: 'sunny, 21°C' }], isError: false })}\n`);
+      });
+    });
+    const socket = join(root, 'tools.sock');
+    await new Promise<void>((resolve) => platform.listen(socket, resolve));
+    try {
+      server.script(reply.toolCall(call.name, { city: 'Oslo' }, call.namespace ? { namespace: call.namespace } : {}), reply.text('It is sunny.'));
+      const input: TurnInput = {
+        prompt: 'What is the weather in Oslo?',
+        agent: testAgentConfig({
+          model,
+          tools: [
+            { type: 'agent_toolset_20260401' },
+            { type: 'custom', name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+          ],
+        }),
+        resumeId: null,
+        model: { baseUrl: server.url, apiKeyEnv: 'BERTH_MODEL_API_KEY' },
+        cwd: join(root, 'work'),
+        home: join(root, 'home'),
+      };
+
+      const turn = await runLocalTurn({ adapter: withToolsSocket(harnessAdapterFor(kind), socket), input, binDir, secrets: SECRETS });
+      recordFixture(kind, 'custom-tool-turn', turn.stdoutLines, root);
+
+      expect(turn.terminal).toEqual({ ok: true, interrupted: false, error: null });
+      const use = turn.outputs.find((o) => o.kind === 'custom_tool_use');
+      expect(use).toMatchObject({ name: 'get_weather', input: { city: 'Oslo' } });
+      // The result is the client's to record: the harness's own copy of it is not an output.
+      expect(turn.outputs.some((o) => o.kind === 'tool_result' || o.kind === 'mcp_tool_result' || o.kind === 'tool_use' || o.kind === 'mcp_tool_use')).toBe(false);
+      expect(requests).toEqual([{ tool_use_id: namesCall && use?.kind === 'custom_tool_use' ? use.tool_use_id : null, name: 'get_weather', input: { city: 'Oslo' } }]);
+      expect(JSON.stringify(server.modelRequests[0]?.body)).toContain('The weather in a city');
+      expect(JSON.stringify(server.modelRequests[1]?.body)).toContain('sunny, 21°C');
+      expect(messages(turn.outputs).at(-1)).toBe('It is sunny.');
+    } finally {
+      await new Promise((resolve) => platform.close(resolve));
       await server.close();
       rmSync(root, { recursive: true, force: true });
     }

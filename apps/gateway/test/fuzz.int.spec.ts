@@ -47,7 +47,7 @@ const queryArb = fc
 const headerArb = (key: string) =>
   fc.record(
     {
-      'content-type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'multipart/form-data'),
+      'content-type': fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', 'multipart/form-data', 'application/x-tar'),
       'idempotency-key': fc.string({ minLength: 0, maxLength: 300 }).map((s) => s.replace(/[^\x20-\x7e]/g, '')),
       'last-event-id': junkString.map((s) => s.replace(/[^\x20-\x7e]/g, '')),
       'content-encoding': fc.constantFrom('identity', 'gzip', 'br'),

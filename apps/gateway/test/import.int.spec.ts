@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import type { BerthStore } from '@berth/ports';
 import { call, userMessage } from './support/api';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
@@ -308,6 +309,24 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     expect(((await streamed.json()) as Err['json']).error.code).toBe('ARCHIVE_TOO_LARGE');
     expect((await call(small.url, small.keyB, 'GET', '/v1/sessions?limit=100')).json.data).toHaveLength(1);
   });
+
+  it('never answers a mangled archive (cut short, bytes flipped) with a 5xx', async () => {
+    const mangled = fc.oneof(
+      fc.nat(archive.length - 1).map((end) => archive.subarray(0, end)),
+      fc.array(fc.tuple(fc.nat(archive.length - 1), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 8 }).map((flips) => {
+        const copy = Buffer.from(archive);
+        for (const [at, byte] of flips) copy[at] = byte;
+        return copy;
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(mangled, async (body) => {
+        const answer = await importInto(target, target.keyB, body);
+        return answer.status === 200 || (answer.status >= 400 && answer.status < 500 && /^[A-Z][A-Z0-9_]+$/.test(String(answer.json?.error?.code)));
+      }),
+      { numRuns: 150 },
+    );
+  }, 60_000);
 
   /** The exported archive with its workspace.tar replaced by these entries. */
   async function withWorkspace(entries: readonly TarEntry[]): Promise<Buffer> {

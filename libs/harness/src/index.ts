@@ -9,4 +9,5 @@ export { PiAdapter, piSessionDirName } from './pi/pi.adapter';
 export { HermesAdapter } from './hermes/hermes.adapter';
 export { DeepSeekHarnessAdapter } from './deepseek-harness/deepseek-harness.adapter';
 export * from './custom-tools/custom-tools-server';
+export * from './custom-tools/custom-tools-client';
 export * from './custom-tools/bridge-protocol';

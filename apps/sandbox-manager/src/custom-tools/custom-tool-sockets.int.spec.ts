@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordedEvent } from '@berth/contracts';
 import { EGRESS_DIR_LABEL, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
-import { CUSTOM_TOOLS_SERVER_JS, CUSTOM_TOOLS_SOCKET_FILE } from '@berth/harness';
+import { CUSTOM_TOOLS_CLIENT_JS, CUSTOM_TOOLS_SERVER_JS, CUSTOM_TOOLS_SOCKET_FILE } from '@berth/harness';
 import type { Logger, SandboxInfo } from '@berth/ports';
 import { emptySessionView, foldSessionEvent, type SessionView } from '@berth/sandbox-workflow';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -48,6 +48,7 @@ beforeEach(async () => {
   const socketDir = join(root, DIR_ID, EGRESS_SOCKET_SUBDIR);
   mkdirSync(socketDir, { recursive: true });
   writeFileSync(join(root, 'server.mjs'), CUSTOM_TOOLS_SERVER_JS);
+  writeFileSync(join(root, 'client.mjs'), CUSTOM_TOOLS_CLIENT_JS);
   writeFileSync(join(root, 'tools.json'), JSON.stringify(TOOLS));
   events = [];
   record('UserMessageReceived', { turn_id: 'turn_1', content: [{ type: 'text', text: 'weather?' }], queued: false });

@@ -93,7 +93,7 @@ export function agentConfigIssuesFor(agent: AgentConfig, harness: HarnessKind): 
   issues.push(...confirmationIssues(tools, harness));
 
   const custom = agent.tools.findIndex((t) => t.type === 'custom');
-  if (custom >= 0 && !support.customTools) issues.push({ path: `tools.${custom}`, message: `${harness} cannot offer custom tools yet (Claude Code can)` });
+  if (custom >= 0 && support.customTools !== true) issues.push({ path: `tools.${custom}`, message: `${harness} cannot offer custom tools: ${support.customTools.refused} (claude-code, codex and pi can)` });
 
   const used = tools.mcp.filter(mcpServerInUse);
   if (support.mcp === 'none' && used.length > 0) issues.push({ path: 'mcp_servers', message: `${harness} cannot connect to MCP servers` });

@@ -26,8 +26,8 @@ export type HarnessSupport = Readonly<{
   effort: readonly Effort[];
   /** `model.speed: fast` has a setting. */
   fastSpeed: boolean;
-  /** The harness can offer the agent's custom tools (through Berth's MCP server in the sandbox). */
-  customTools: boolean;
+  /** The harness offers the agent's custom tools (Berth's MCP server or extension in the sandbox forwards each call), or why it cannot. */
+  customTools: true | Readonly<{ refused: string }>;
 }>;
 
 const SHELL_TOOLS: readonly AgentToolName[] = ['bash', 'read', 'write', 'edit', 'glob', 'grep'];
@@ -52,7 +52,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'any',
     effort: EFFORT_LEVELS,
     fastSpeed: true,
-    customTools: false,
+    customTools: true,
   },
   pi: {
     tools: SHELL_TOOLS,
@@ -63,7 +63,7 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: ['low', 'medium', 'high', 'xhigh'],
     fastSpeed: false,
-    customTools: false,
+    customTools: true,
   },
   hermes: {
     tools: SHELL_TOOLS,
@@ -73,7 +73,8 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: [],
     fastSpeed: false,
-    customTools: false,
+    // Hermes Agent's MCP client (stdio `mcp_servers` in config.yaml, a 120 s per-call timeout by default) could run Berth's server.
+    customTools: { refused: "Hermes' own MCP client could run Berth's custom tools server, but Berth's hermes adapter follows an assumed protocol that was never run against a real Hermes, so it is not wired" },
   },
   'deepseek-harness': {
     tools: SHELL_TOOLS,
@@ -83,6 +84,6 @@ export const HARNESS_SUPPORT: Readonly<Record<HarnessKind, HarnessSupport>> = {
     mcp: 'none',
     effort: [],
     fastSpeed: false,
-    customTools: false,
+    customTools: { refused: "Berth's deepseek-harness adapter follows an assumed protocol that was never run against a real dsh and knows no MCP client or tool registration of it" },
   },
 };

@@ -6,6 +6,7 @@ import { CLAUDE_TOOL_NAMES, ClaudeCodeAdapter } from './claude-code.adapter';
 import { claudeProjectKey } from './claude-project-key';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
 import askDenied from './fixtures/ask-denied.stdout.json';
+import customToolTurn from './fixtures/custom-tool-turn.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
 import mcpTurn from './fixtures/mcp-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
@@ -225,8 +226,8 @@ describe('ClaudeCodeAdapter: custom tools', () => {
       command: 'node',
       args: ['/home/agent/.berth/custom-tools/server.mjs', '/home/agent/.berth/custom-tools/tools.json', '/run/berth/tools.sock'],
     });
-    expect(plan.files.map((f) => f.path)).toEqual(['/home/agent/.berth/custom-tools/server.mjs', '/home/agent/.berth/custom-tools/tools.json']);
-    expect(JSON.parse(plan.files[1]?.content ?? '[]')).toEqual([{ name: 'get_weather', description: 'The weather in a city', inputSchema: WEATHER.input_schema }]);
+    expect(plan.files.map((f) => f.path)).toEqual(['/home/agent/.berth/custom-tools/server.mjs', '/home/agent/.berth/custom-tools/client.mjs', '/home/agent/.berth/custom-tools/tools.json']);
+    expect(JSON.parse(plan.files[2]?.content ?? '[]')).toEqual([{ name: 'get_weather', description: 'The weather in a city', inputSchema: WEATHER.input_schema }]);
     // The call waits for the client: longer than Claude Code's own MCP tool timeout.
     expect(Number(plan.env['MCP_TOOL_TIMEOUT'])).toBeGreaterThanOrEqual(60 * 60 * 1000);
     expect(adapter.buildTurn(input).files).toEqual([]);
@@ -249,5 +250,9 @@ describe('ClaudeCodeAdapter: custom tools', () => {
       expect(first.outputs).toEqual([{ kind: 'custom_tool_use', tool_use_id: 'toolu_w', name: 'get_weather', input: { city: 'Oslo' } }]);
       expect(adapter.parseLine(result, first.state).outputs).toEqual([]);
     }
+    // Over recorded claude 2.1.332 output: the call, then the turn's answer, nothing of the MCP result.
+    const run = replay(adapter, customToolTurn);
+    expect(summarize(run.outputs)).toEqual(['custom_tool_use', 'message:It is sunny.', 'usage']);
+    expect(run.outputs[0]).toMatchObject({ name: 'get_weather', input: { city: 'Oslo' } });
   });
 });

@@ -1,4 +1,4 @@
-import type { AgentOutput } from '@berth/contracts';
+import { CUSTOM_TOOLS_MCP_SERVER, type AgentOutput } from '@berth/contracts';
 import type { ConfirmationDecision, ParseStep, PendingConfirmation } from '../harness-adapter.port';
 import { num, obj, str, textContent, type JsonObject } from '../json-line';
 import { addUsage, holdToolUse, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState } from '../parse-state';
@@ -11,12 +11,15 @@ import { fromAppServerItem, toolResultOf, toolUseOf } from './codex-items';
  * names the thread → `turn/start` with the prompt; with `approvalPolicy: "untrusted"` every command
  * that is not known to be safe and every file change first shows as `item/started`, then comes a
  * server request (`item/commandExecution/requestApproval`, `item/fileChange/requestApproval`)
- * answered with `{ decision: "accept" | "decline" }`; `turn/completed` ends the turn.
+ * answered with `{ decision: "accept" | "decline" }`; `turn/completed` ends the turn. Before a call of
+ * an MCP tool it asks with an elicitation (`mcpServer/elicitation/request`, `_meta.codex_approval_kind:
+ * "mcp_tool_call"`), answered `{ action: "accept", content: {} }`.
  */
 const INITIALIZE = 1;
 const THREAD = 2;
 const TURN = 3;
 const APPROVALS = new Set(['item/commandExecution/requestApproval', 'item/fileChange/requestApproval']);
+const ELICITATION = 'mcpServer/elicitation/request';
 
 /** The container is the sandbox: Codex's own is not nested in it; what needs approval is asked. */
 const threadSettings = (cwd: string) => ({ cwd, approvalPolicy: 'untrusted', sandbox: 'danger-full-access' });
@@ -42,6 +45,10 @@ export function parseAppServerLine(message: JsonObject, state: ParseState): Pars
   if (method === undefined) return response(message, state);
   const params = obj(message['params']);
   if (APPROVALS.has(method) && message['id'] !== undefined) return approvalRequest(message, params, state);
+  // A custom tool never asks: its call waits for the client's result, which is its own answer.
+  if (method === ELICITATION && message['id'] !== undefined && params['serverName'] === CUSTOM_TOOLS_MCP_SERVER) {
+    return { state, outputs: [], stdinLines: [`{"id":${JSON.stringify(message['id'])},"result":{"action":"accept","content":{}}}`] };
+  }
   switch (method) {
     case 'item/started': {
       const toolUse = toolUseOf(fromAppServerItem(obj(params['item'])));

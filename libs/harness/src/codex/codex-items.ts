@@ -1,4 +1,4 @@
-import type { AgentToolName } from '@berth/contracts';
+import { CUSTOM_TOOLS_MCP_SERVER, type AgentToolName } from '@berth/contracts';
 import { arr, obj, str, textContent, type JsonObject } from '../json-line';
 import type { ToolCallOutput } from '../parse-state';
 
@@ -12,14 +12,19 @@ export const CODEX_TOOL_ITEMS: Readonly<Record<string, AgentToolName>> = { comma
 /**
  * Codex's tool items, in the shape `codex exec --json` prints them (snake_case types and fields);
  * app-server items are brought to it first (`fromAppServerItem`), so both protocols name and report
- * tools alike: a toolset tool under its toolset name, or an MCP call.
+ * tools alike: a toolset tool under its toolset name, an MCP call, or a call of one of the agent's
+ * custom tools (a tool of Berth's own MCP server in the sandbox).
  */
 export function toolUseOf(item: JsonObject): ToolCallOutput | null {
   const id = str(item['id']);
   const type = str(item['type']) ?? '';
   if (id === undefined) return null;
   if (type === 'mcp_tool_call') {
-    return { kind: 'mcp_tool_use', tool_use_id: id, server_name: str(item['server']) ?? 'mcp', name: str(item['tool']) ?? 'tool', input: { ...obj(item['arguments']) }, needs_confirmation: false };
+    const server = str(item['server']) ?? 'mcp';
+    const name = str(item['tool']) ?? 'tool';
+    const input = { ...obj(item['arguments']) };
+    if (server === CUSTOM_TOOLS_MCP_SERVER) return { kind: 'custom_tool_use', tool_use_id: id, name, input };
+    return { kind: 'mcp_tool_use', tool_use_id: id, server_name: server, name, input, needs_confirmation: false };
   }
   const name = CODEX_TOOL_ITEMS[type];
   if (name === undefined) return null;

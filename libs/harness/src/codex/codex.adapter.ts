@@ -1,7 +1,8 @@
-import { mcpServerInUse, permissionModeOf, resolveAgentTools, type AgentOutput, type PermissionMode } from '@berth/contracts';
+import { CUSTOM_TOOLS_MCP_SERVER, mcpServerInUse, permissionModeOf, resolveAgentTools, type PermissionMode } from '@berth/contracts';
+import { customToolsLaunch } from '../custom-tools/custom-tools-server';
 import type { ConfirmationDecision, HarnessAdapter, ParseStep, PendingConfirmation, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
-import { emitToolUse, freshState, type ParseState } from '../parse-state';
+import { emitToolUse, freshState, toolResultOutput, type ParseState } from '../parse-state';
 import { answerAppServerApproval, appServerOpening, parseAppServerLine } from './codex-app-server';
 import { toolResultOf, toolUseOf } from './codex-items';
 
@@ -9,6 +10,9 @@ export { CODEX_TOOL_ITEMS } from './codex-items';
 
 /** Provider id in Codex's config; any id works, it only links `model_provider` to its table. */
 const PROVIDER = 'berth';
+
+/** How long Codex lets a custom tool call wait for the client's result (`tool_timeout_sec`): its default is minutes, a client may take longer. */
+const CUSTOM_TOOL_TIMEOUT_SEC = 24 * 60 * 60;
 
 /**
  * Codex, one process per turn. An agent without asking tools: `codex exec --json`, the prompt as
@@ -26,6 +30,7 @@ export class CodexAdapter implements HarnessAdapter {
     const { agent } = input;
     const codexHome = `${input.home}/.codex`;
     const tools = resolveAgentTools(agent);
+    const custom = customToolsLaunch(agent, input.home);
     const config = [
       `model_provider = "${PROVIDER}"`,
       `model = ${tomlString(agent.model.id)}`,
@@ -56,8 +61,18 @@ export class CodexAdapter implements HarnessAdapter {
           '',
         ];
       }),
+      // The agent's custom tools: Berth's stdio server in the sandbox, which hands each call to the platform.
+      ...(custom === null
+        ? []
+        : [
+            `[mcp_servers.${tomlString(CUSTOM_TOOLS_MCP_SERVER)}]`,
+            `command = ${tomlString(custom.command)}`,
+            `args = [${custom.args.map(tomlString).join(', ')}]`,
+            `tool_timeout_sec = ${CUSTOM_TOOL_TIMEOUT_SEC}`,
+            '',
+          ]),
     ].join('\n');
-    const files = [{ path: `${codexHome}/config.toml`, content: config }];
+    const files = [{ path: `${codexHome}/config.toml`, content: config }, ...(custom?.files ?? [])];
     const env = { HOME: input.home, CODEX_HOME: codexHome };
     const secretEnv = { [input.model.apiKeyEnv]: input.model.apiKeyEnv };
     if (permissionModeOf(agent) === 'always_ask') {
@@ -157,8 +172,8 @@ export class CodexAdapter implements HarnessAdapter {
         const toolUse = toolUseOf(item);
         if (toolUse === null) return { state, outputs: [] };
         const started = emitToolUse(state, toolUse);
-        const result: AgentOutput = { kind: toolUse.kind === 'mcp_tool_use' ? 'mcp_tool_result' : 'tool_result', tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) };
-        return { state: started.state, outputs: [...started.outputs, result] };
+        // A custom tool call's result is the client's own, already in the session: only the call is shown.
+        return { state: started.state, outputs: [...started.outputs, ...toolResultOutput(started.state, { tool_use_id: toolUse.tool_use_id, ...toolResultOf(item) })] };
       }
     }
   }

@@ -5,6 +5,8 @@ import { replay, summarize } from '../testing/replay-fixture';
 import { CODEX_TOOL_ITEMS, CodexAdapter } from './codex.adapter';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
 import askDenied from './fixtures/ask-denied.stdout.json';
+import customToolAsk from './fixtures/custom-tool-ask.stdout.json';
+import customToolTurn from './fixtures/custom-tool-turn.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
 import mcpTurn from './fixtures/mcp-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
@@ -198,5 +200,52 @@ describe('CodexAdapter.parseLine over recorded codex 0.171.0 output', () => {
     expect(adapter.transcriptLocations('/home/agent', '/workspace', 't1')).toEqual([
       { dir: '/home/agent/.codex/sessions', nameEndsWith: '-t1.jsonl', recursive: true },
     ]);
+  });
+});
+
+describe('CodexAdapter: custom tools', () => {
+  const WEATHER = { type: 'custom' as const, name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+  const withWeather = testAgentConfig({ model: 'berth-model', tools: [{ type: 'agent_toolset_20260401' }, WEATHER] });
+
+  it("offers the agent's custom tools through Berth's stdio MCP server in the sandbox, with a day to wait for each call", () => {
+    const plan = adapter.buildTurn({ ...input, agent: withWeather });
+    const config = plan.files[0]?.content ?? '';
+    expect(config).toContain(
+      [
+        '[mcp_servers."berth"]',
+        'command = "node"',
+        'args = ["/home/agent/.berth/custom-tools/server.mjs", "/home/agent/.berth/custom-tools/tools.json", "/run/berth/tools.sock"]',
+        // Codex cuts an MCP call off at tool_timeout_sec (verified with 0.171.0: 3 s set, the call failed after 3 s).
+        'tool_timeout_sec = 86400',
+      ].join('\n'),
+    );
+    expect(plan.files.map((f) => f.path)).toEqual(['/home/agent/.codex/config.toml', '/home/agent/.berth/custom-tools/server.mjs', '/home/agent/.berth/custom-tools/client.mjs', '/home/agent/.berth/custom-tools/tools.json']);
+    expect(JSON.parse(plan.files[3]?.content ?? '[]')).toEqual([{ name: 'get_weather', description: 'The weather in a city', inputSchema: WEATHER.input_schema }]);
+    expect(configOf({})).not.toContain('berth"]');
+  });
+
+  it('reads a call of the berth server as custom_tool_use and drops its MCP result (the client sent it), over recorded codex 0.171.0 exec output', () => {
+    const run = replay(adapter, customToolTurn);
+    expect(run.outputs).toEqual([
+      { kind: 'custom_tool_use', tool_use_id: 'item_1', name: 'get_weather', input: { city: 'Oslo' } },
+      { kind: 'message', content: [{ type: 'text', text: 'It is sunny.' }] },
+      expect.objectContaining({ kind: 'usage' }),
+    ]);
+    expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
+  });
+
+  it('in app-server (always_ask) accepts the approval Codex asks before a custom tool call, and reads the call the same way', () => {
+    const run = replay(adapter, customToolAsk, 'always_ask', 'weather in Oslo?');
+    expect(summarize(run.outputs)).toEqual(['custom_tool_use', 'message:It is sunny.', 'usage']);
+    expect(run.outputs[0]).toMatchObject({ name: 'get_weather', input: { city: 'Oslo' } });
+    expect(run.confirmations).toEqual([]);
+    const [threadId] = run.sessionIds;
+    expect(run.stdinLines.map((l) => JSON.parse(l))).toEqual([
+      { method: 'turn/start', id: 3, params: { threadId, input: [{ type: 'text', text: 'weather in Oslo?' }] } },
+      { id: 0, result: { action: 'accept', content: {} } },
+    ]);
+    // Another server's elicitation is not answered for the user.
+    const other = JSON.stringify({ method: 'mcpServer/elicitation/request', id: 5, params: { serverName: 'docs', mode: 'form' } });
+    expect(adapter.parseLine(other, adapter.initialState('always_ask')).stdinLines).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
 import type { AgentConfig } from '@berth/contracts';
 import type { FileToWrite } from '../harness-adapter.port';
+import { CUSTOM_TOOLS_CLIENT_JS } from './custom-tools-client';
 
 /** Where, inside the sandbox, the server reaches the sandbox-manager: beside the egress socket, in the read-only platform mount. */
 export const CUSTOM_TOOLS_SOCKET = '/run/berth/tools.sock';
@@ -13,18 +14,26 @@ export type CustomToolDefinition = Readonly<{ name: string; description: string;
 export const customToolsOf = (agent: AgentConfig): CustomToolDefinition[] =>
   agent.tools.flatMap((tool) => (tool.type === 'custom' ? [{ name: tool.name, description: tool.description, inputSchema: tool.input_schema }] : []));
 
+/** Where the custom tools' files go in the sandbox (rewritten every turn). */
+export const customToolsDir = (home: string): string => `${home}/.berth/custom-tools`;
+
+/** The socket client every harness's tool shares, and the agent's tools: the files both the MCP server and Pi's extension need. */
+export function customToolsFiles(agent: AgentConfig, home: string): FileToWrite[] {
+  const dir = customToolsDir(home);
+  return [
+    { path: `${dir}/client.mjs`, content: CUSTOM_TOOLS_CLIENT_JS },
+    { path: `${dir}/tools.json`, content: JSON.stringify(customToolsOf(agent)) },
+  ];
+}
+
 /** The files the server needs in the sandbox, and how a harness starts it (a stdio MCP server). */
 export type CustomToolsLaunch = Readonly<{ files: FileToWrite[]; command: string; args: string[] }>;
 
 export function customToolsLaunch(agent: AgentConfig, home: string): CustomToolsLaunch | null {
-  const tools = customToolsOf(agent);
-  if (tools.length === 0) return null;
-  const dir = `${home}/.berth/custom-tools`;
+  if (customToolsOf(agent).length === 0) return null;
+  const dir = customToolsDir(home);
   return {
-    files: [
-      { path: `${dir}/server.mjs`, content: CUSTOM_TOOLS_SERVER_JS },
-      { path: `${dir}/tools.json`, content: JSON.stringify(tools) },
-    ],
+    files: [{ path: `${dir}/server.mjs`, content: CUSTOM_TOOLS_SERVER_JS }, ...customToolsFiles(agent, home)],
     command: 'node',
     args: [`${dir}/server.mjs`, `${dir}/tools.json`, CUSTOM_TOOLS_SOCKET],
   };
@@ -32,24 +41,21 @@ export function customToolsLaunch(agent: AgentConfig, home: string): CustomTools
 
 /**
  * A stdio MCP server (newline-delimited JSON-RPC, no dependencies: it runs on the image's Node)
- * that offers the agent's custom tools and forwards each `tools/call` to the sandbox-manager over
- * the unix socket: one JSON line `{ tool_use_id, name, input }` out, one JSON line back, either
- * `{ content, isError }` (the MCP result) or `{ error }`. The call waits as long as the client
- * takes to answer. When the connection breaks before the answer (the manager restarted, or is
- * not listening yet) it connects again and asks again with the same request: the manager answers
- * from the session's journal, so an answer given while the connection was down is not lost.
- * `notifications/cancelled` (the harness gave up the call, e.g. an interrupt) ends the wait.
- * `tool_use_id` is the harness's own id when its MCP client sends it (Claude Code's
- * `_meta["claudecode/toolUseId"]`); otherwise the manager matches the call by name and input.
+ * that offers the agent's custom tools and forwards each `tools/call` to the sandbox-manager with
+ * the shared socket client (`client.mjs` beside it, `CUSTOM_TOOLS_CLIENT_JS`): its answer is the
+ * MCP result, `{ content, isError }`, or an error result. `notifications/cancelled` (the harness
+ * gave up the call, e.g. an interrupt) ends the wait. `tool_use_id` is the harness's own id when
+ * its MCP client sends one that matches what it prints (Claude Code's
+ * `_meta["claudecode/toolUseId"]`); otherwise the manager matches the call by name and input
+ * (Codex sends `_meta.callId`, the model's call id, but prints its own item id).
  */
 export const CUSTOM_TOOLS_SERVER_JS = `// Written by Berth into every sandbox whose agent has custom tools (see libs/harness/src/custom-tools).
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
+import { askPlatform } from './client.mjs';
 
 const [toolsFile, socketPath] = process.argv.slice(2);
 const tools = JSON.parse(readFileSync(toolsFile, 'utf8'));
-const RETRY_MS = 500;
 const calls = new Map();
 
 const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
@@ -57,48 +63,18 @@ const reply = (id, result) => send({ jsonrpc: '2.0', id, result });
 const fail = (id, code, message) => send({ jsonrpc: '2.0', id, error: { code, message } });
 
 function ask(id, request) {
-  const call = { cancelled: false, socket: null, timer: null };
+  const call = askPlatform(socketPath, request);
   calls.set(id, call);
-  const attempt = () => {
-    if (call.cancelled) return;
-    let buffer = '';
-    let answered = false;
-    const socket = connect(socketPath);
-    call.socket = socket;
-    socket.setEncoding('utf8');
-    socket.on('connect', () => socket.write(JSON.stringify(request) + '\\n'));
-    socket.on('data', (chunk) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\\n');
-      if (end < 0 || answered) return;
-      answered = true;
-      socket.end();
-      calls.delete(id);
-      let answer;
-      try {
-        answer = JSON.parse(buffer.slice(0, end));
-      } catch {
-        answer = { error: 'the platform sent an unreadable answer' };
-      }
-      if (typeof answer.error === 'string') reply(id, { content: [{ type: 'text', text: answer.error }], isError: true });
-      else reply(id, { content: Array.isArray(answer.content) ? answer.content : [], isError: answer.isError === true });
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      if (answered || call.cancelled) return;
-      call.timer = setTimeout(attempt, RETRY_MS);
-    });
-  };
-  attempt();
+  void call.answer.then((answer) => {
+    calls.delete(id);
+    if (typeof answer.error === 'string') reply(id, { content: [{ type: 'text', text: answer.error }], isError: true });
+    else reply(id, { content: Array.isArray(answer.content) ? answer.content : [], isError: answer.isError === true });
+  });
 }
 
 function cancel(id) {
-  const call = calls.get(id);
-  if (call === undefined) return;
-  call.cancelled = true;
+  calls.get(id)?.cancel();
   calls.delete(id);
-  if (call.timer !== null) clearTimeout(call.timer);
-  call.socket?.destroy();
 }
 
 function handle(message) {

@@ -2,7 +2,8 @@ import { AGENT_TOOL_NAMES, permissionModeOf, resolveAgentTools, type AgentOutput
 import type { HarnessAdapter, ParseStep, TranscriptLocation, TurnInput, TurnPlan } from '../harness-adapter.port';
 import { arr, contentBlocks, num, obj, parseJsonLine, str, textContent, type JsonObject } from '../json-line';
 import type { ConfirmationDecision, PendingConfirmation } from '../harness-adapter.port';
-import { addUsage, freshState, holdToolUse, publicToolName, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState } from '../parse-state';
+import { addUsage, freshState, holdToolUse, publicToolName, releaseAllHeld, releaseToolUse, toolResultOutput, type ParseState, type ToolCallOutput } from '../parse-state';
+import { PI_CUSTOM_TOOL_PREFIX, piCustomTools } from './pi-custom-tools';
 
 /** Provider id written into Pi's models.json. */
 const PROVIDER = 'berth';
@@ -35,6 +36,8 @@ const CONFIRMATION_TITLE = 'berth:tool_confirmation';
 export const PI_CONFIRM_EXTENSION = `// Written by Berth before every always_ask turn: holds each tool call for user.tool_confirmation.
 export default function (pi: any) {
   pi.on('tool_call', async (event: any, ctx: any) => {
+    // A custom tool never asks: its call waits for the client's result, which is its own answer.
+    if (String(event.toolName).startsWith(${JSON.stringify(PI_CUSTOM_TOOL_PREFIX)})) return undefined;
     const answer = await ctx.ui.input(${JSON.stringify(CONFIRMATION_TITLE)}, event.toolCallId, { signal: ctx.signal });
     let decision: any = null;
     try {
@@ -54,7 +57,8 @@ export default function (pi: any) {
  * custom provider in `~/.pi/agent/models.json` speaking the Anthropic Messages API. For an agent
  * whose tools ask (all of them: `HARNESS_SUPPORT.pi.confirmation`) Berth's extension
  * (`PI_CONFIRM_EXTENSION`, loaded with `-e`, discovery off) holds every tool call until it is
- * answered. Pi has no MCP client: the API refuses MCP servers for Pi.
+ * answered. Pi has no MCP client: the API refuses MCP servers for Pi; the agent's custom tools are
+ * tools of Berth's second extension (`piCustomTools`), which forward each call to the platform.
  */
 export class PiAdapter implements HarnessAdapter {
   readonly kind = 'pi' as const;
@@ -66,7 +70,9 @@ export class PiAdapter implements HarnessAdapter {
     const extension = `${input.home}/.berth/pi/berth-confirm.ts`;
     const model = agent.model.id;
     const tools = resolveAgentTools(agent);
-    const enabled = AGENT_TOOL_NAMES.flatMap((name) => (tools.builtin[name].enabled ? (PI_TOOL_NAMES[name] ?? []) : []));
+    const custom = piCustomTools(agent, input.home);
+    // `--tools` allows extension tools too: the custom ones are named in it.
+    const enabled = [...AGENT_TOOL_NAMES.flatMap((name) => (tools.builtin[name].enabled ? (PI_TOOL_NAMES[name] ?? []) : [])), ...(custom?.toolNames ?? [])];
     const modelsJson = {
       providers: {
         [PROVIDER]: {
@@ -92,6 +98,7 @@ export class PiAdapter implements HarnessAdapter {
         ...(enabled.length > 0 ? ['--tools', enabled.join(',')] : ['--no-tools']),
         // Only Berth's hook: an extension the agent wrote into the workspace is not loaded when tools ask.
         ...(ask ? ['--no-extensions', '--extension', extension] : []),
+        ...(custom === null ? [] : ['--extension', custom.extension]),
         ...(agent.system ? ['--append-system-prompt', agent.system] : []),
         ...(input.resumeId === null ? [] : ['--session', input.resumeId]),
       ],
@@ -106,6 +113,7 @@ export class PiAdapter implements HarnessAdapter {
         { path: `${input.home}/.pi/agent/models.json`, content: `${JSON.stringify(modelsJson, null, 2)}\n` },
         // Rewritten before every turn: a tool the user allowed cannot leave a weakened hook for the next one.
         ...(ask ? [{ path: extension, content: PI_CONFIRM_EXTENSION }] : []),
+        ...(custom?.files ?? []),
       ],
     };
   }
@@ -222,9 +230,11 @@ export class PiAdapter implements HarnessAdapter {
   }
 }
 
-/** A Pi tool call, under its toolset name when it is one of the toolset's tools. */
-function toolUseOf(id: string, name: unknown, input: unknown) {
-  return { kind: 'tool_use' as const, tool_use_id: id, name: publicToolName(str(name) ?? 'unknown', TOOLSET_NAMES), input: { ...obj(input) }, needs_confirmation: false };
+/** A Pi tool call: of a custom tool (Berth's extension), or of a Pi tool, under its toolset name when it is one of the toolset's. */
+function toolUseOf(id: string, name: unknown, input: unknown): ToolCallOutput {
+  const piName = str(name) ?? 'unknown';
+  if (piName.startsWith(PI_CUSTOM_TOOL_PREFIX)) return { kind: 'custom_tool_use', tool_use_id: id, name: piName.slice(PI_CUSTOM_TOOL_PREFIX.length), input: { ...obj(input) } };
+  return { kind: 'tool_use', tool_use_id: id, name: publicToolName(piName, TOOLSET_NAMES), input: { ...obj(input) }, needs_confirmation: false };
 }
 
 /** Pi files sessions under `sessions/--<cwd with separators as "-">--/`. */

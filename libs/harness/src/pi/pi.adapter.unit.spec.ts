@@ -4,6 +4,7 @@ import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
 import askDenied from './fixtures/ask-denied.stdout.json';
+import customToolTurn from './fixtures/custom-tool-turn.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
 import resumed from './fixtures/resumed-turn.stdout.json';
@@ -130,5 +131,46 @@ describe('PiAdapter.parseLine over recorded pi 0.73.1 RPC output', () => {
     expect(adapter.transcriptLocations('/home/agent', '/workspace', 's1')).toEqual([
       { dir: '/home/agent/.pi/agent/sessions/--workspace--', nameEndsWith: '_s1.jsonl', recursive: false },
     ]);
+  });
+});
+
+describe('PiAdapter: custom tools', () => {
+  const WEATHER = { type: 'custom' as const, name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } };
+  const withWeather = (tools: AgentCreateParams['tools'] = [{ type: 'agent_toolset_20260401' }]) => ({ ...input, agent: testAgentConfig({ tools: [...(tools ?? []), WEATHER] }) });
+  const flagValues = (argv: readonly string[], name: string) => argv.flatMap((a, i) => (a === name ? [argv[i + 1]] : []));
+
+  it("registers the agent's custom tools as tools of Berth's extension, named berth__<name> and allowed in --tools", () => {
+    const plan = adapter.buildTurn(withWeather());
+    expect(flagValues(plan.argv, '--extension')).toEqual(['/home/agent/.berth/custom-tools/pi-extension.ts']);
+    expect(flagValues(plan.argv, '--tools')).toEqual(['bash,edit,read,write,find,ls,grep,berth__get_weather']);
+    expect(plan.files.map((f) => f.path)).toEqual([
+      '/home/agent/.pi/agent/models.json',
+      '/home/agent/.berth/custom-tools/client.mjs',
+      '/home/agent/.berth/custom-tools/tools.json',
+      '/home/agent/.berth/custom-tools/pi-extension.ts',
+    ]);
+    const extension = plan.files[3]?.content ?? '';
+    expect(extension).toContain('from "/home/agent/.berth/custom-tools/client.mjs"');
+    expect(extension).toContain('const SOCKET = "/run/berth/tools.sock"');
+    // With no toolset tool the custom ones are still the allowlist, not --no-tools.
+    const only = adapter.buildTurn(withWeather([]));
+    expect(flagValues(only.argv, '--tools')).toEqual(['berth__get_weather']);
+    expect(only.argv).not.toContain('--no-tools');
+  });
+
+  it('in always_ask loads both extensions, and the confirmation one lets a custom tool call through unasked', () => {
+    const plan = adapter.buildTurn(withWeather([{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_ask' } } }]));
+    expect(plan.argv).toContain('--no-extensions');
+    expect(flagValues(plan.argv, '--extension')).toEqual(['/home/agent/.berth/pi/berth-confirm.ts', '/home/agent/.berth/custom-tools/pi-extension.ts']);
+    expect(PI_CONFIRM_EXTENSION).toContain('startsWith("berth__")) return undefined');
+  });
+
+  it('reads a call of a berth__ tool as custom_tool_use with the model\'s id, never held, and drops its result, over recorded pi 0.73.1 output', () => {
+    for (const mode of ['always_allow', 'always_ask'] as const) {
+      const run = replay(adapter, customToolTurn, mode);
+      expect(summarize(run.outputs)).toEqual(['custom_tool_use', 'message:It is sunny.', 'usage']);
+      expect(run.outputs[0]).toEqual({ kind: 'custom_tool_use', tool_use_id: 'toolu_3d955f3a8f0f4012b8a7afe2', name: 'get_weather', input: { city: 'Oslo' } });
+      expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
+    }
   });
 });
