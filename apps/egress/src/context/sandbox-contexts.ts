@@ -52,6 +52,8 @@ export type SandboxNames = Readonly<{
   nameOf(identity: string): Promise<Readonly<{ name: string }> | Unbound>;
   /** What an image build may reach when the identity is a build's (egress directories only: the manager writes the grant there), null for a sandbox. */
   buildGrantOf?(identity: string): Promise<ImageBuildGrant | Unbound | null>;
+  /** Reports identities that stopped naming what they named (a pod IP freed), until `signal` aborts. */
+  follow?(signal: AbortSignal, onGone: (identity: string) => void): Promise<void>;
 }>;
 
 export type SandboxContextsDeps = Readonly<{
