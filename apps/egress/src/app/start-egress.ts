@@ -5,6 +5,7 @@ import { createSessionKernel } from '@berth/session-kernel';
 import type { Server } from 'node:http';
 import { directoryNames } from '../context/directory-names';
 import { SandboxContexts, type SandboxNames } from '../context/sandbox-contexts';
+import { BuildDenials } from '../denials/build-denials';
 import { DenialReporter } from '../denials/denial-reporter';
 import { Destinations } from '../proxy/destinations';
 import { ModelForwarder } from '../proxy/model-forwarder';
@@ -84,21 +85,28 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   });
   const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
-  const proxyDeps = { destinations, models, tunnels, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
+  const builds = new BuildDenials({ root: input.root, log: input.log });
+  const proxyDeps = { destinations, models, tunnels, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
     serverFor: (dirId) => createSandboxProxy(() => dirId, { ...proxyDeps, contexts }),
     beforeListen: (socketDir) => writeSandboxTrust(socketDir, trust),
-    onGone: (dirId) => contexts.forget(dirId),
+    onGone: (dirId) => {
+      contexts.forget(dirId);
+      builds.forget(dirId);
+    },
   });
   await sockets.start();
   let pods: Server | null = null;
+  const following = new AbortController();
   let podListener: { host: string; port: number } | null = null;
   if (input.pods !== undefined) {
     const { host, port, names } = input.pods;
-    pods = createSandboxProxy((req) => peerAddress(req.socket.remoteAddress), { ...proxyDeps, contexts: contextsOf(names) });
+    const podContexts = contextsOf(names);
+    void names.follow?.(following.signal, (ip) => podContexts.forget(ip));
+    pods = createSandboxProxy((req) => peerAddress(req.socket.remoteAddress), { ...proxyDeps, contexts: podContexts });
     const server = pods;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -112,6 +120,7 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     podListener,
     async stop() {
       await sockets.stop();
+      following.abort();
       if (pods !== null) {
         const server = pods;
         server.closeAllConnections();
