@@ -109,3 +109,120 @@ describe('deploy/kubernetes: NATS', () => {
     expect(rule(4222)).toHaveLength(1);
   });
 });
+
+/**
+ * deploy/kubernetes/kubernetes-sandboxes: the overlay that runs sandboxes as agent-sandbox
+ * Sandboxes on the cluster. Its objects validate; its JSON patches, applied to the base here as
+ * kustomize would, give objects that validate and say what docs/scale-out.md promises. (That the
+ * Roles grant exactly what the code calls is checked by the Kubernetes e2e test against the
+ * recorded-API stand-in.)
+ */
+describe('deploy/kubernetes/kubernetes-sandboxes', () => {
+  const OVERLAY = join(DIR, 'kubernetes-sandboxes');
+  const overlayFiles = readdirSync(OVERLAY).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
+  const patchFiles = overlayFiles.filter((f) => f.endsWith('.patch.yaml'));
+  const overlayObjects = overlayFiles
+    .filter((f) => !patchFiles.includes(f))
+    .flatMap((file) => parseAllDocuments(readFileSync(join(OVERLAY, file), 'utf8')).map((doc) => ({ file, object: doc.toJS() as K8sObject & { metadata: { name: string; namespace?: string } } })));
+  const kustomization = parseAllDocuments(readFileSync(join(OVERLAY, 'kustomization.yaml'), 'utf8'))[0].toJS() as { resources: string[]; patches: { path: string; target: { kind: string; name: string } }[]; namespace?: string };
+  const patched = (kind: string, name: string) => {
+    const entry = kustomization.patches.find((p) => p.target.kind === kind && p.target.name === name);
+    const base = structuredClone(objects.find((o) => o.object.kind === kind && o.object.metadata?.name === name)?.object) as K8sObject;
+    const ops = parseAllDocuments(readFileSync(join(OVERLAY, entry?.path as string), 'utf8'))[0].toJS() as JsonPatchOp[];
+    return applyJsonPatch(base, ops);
+  };
+  const find = (kind: string, name: string) => overlayObjects.find((o) => o.object.kind === kind && o.object.metadata.name === name)?.object as K8sObject & { metadata: { namespace?: string } };
+  type Env = { name: string; value?: string }[];
+  const envOf = (container: { env?: Env }) => Object.fromEntries((container.env ?? []).map((e) => [e.name, e.value]));
+
+  it.each(overlayObjects.map((o) => [`${o.file}: ${o.object.kind} ${o.object.metadata.name}`, o.object] as const))('%s validates against the API schema', (_name, object) => {
+    expect(() => new (modelFor(object))(object).validate()).not.toThrow();
+  });
+
+  it('builds on the base and lists every file; sets no namespace over its objects (they live in two)', () => {
+    expect(kustomization.resources[0]).toBe('..');
+    expect([...kustomization.resources.slice(1), ...kustomization.patches.map((p) => p.path)].sort()).toEqual([...overlayFiles].sort());
+    expect(kustomization.namespace).toBeUndefined();
+    for (const { object } of overlayObjects) if (object.kind !== 'Namespace') expect(object.metadata.namespace).toMatch(/^berth(-sandboxes)?$/);
+  });
+
+  it('runs the sandbox-manager on the Kubernetes runtime with its service account: no Docker socket, no host path, no egress container, no node pinning', () => {
+    const manager = patched('Deployment', 'sandbox-manager');
+    expect(() => new (modelFor(manager))(manager).validate()).not.toThrow();
+    const pod = manager.spec.template.spec;
+    expect(pod.nodeSelector).toBeUndefined();
+    expect(pod.serviceAccountName).toBe('sandbox-manager');
+    expect((pod.volumes as { hostPath?: unknown }[]).filter((v) => v.hostPath !== undefined)).toEqual([]);
+    expect(pod.containers.map((c: { name: string }) => c.name)).toEqual(['sandbox-manager']);
+    const env = envOf(pod.containers[0]);
+    expect(env).toMatchObject({ BERTH_SANDBOX_RUNTIME: 'kubernetes', BERTH_K8S_KUBECONFIG: 'in-cluster', BERTH_K8S_NAMESPACE: 'berth-sandboxes', BERTH_K8S_EGRESS_SERVICE: 'berth/egress' });
+    expect(env['DOCKER_HOST']).toBeUndefined();
+    expect(find('Namespace', 'berth-sandboxes')).toBeDefined();
+  });
+
+  it('runs the egress behind a cluster-IP Service whose numeric target port it listens on, identifying pods in the sandbox namespace, with one CA for all replicas', () => {
+    const egress = find('Deployment', 'egress');
+    const service = find('Service', 'egress');
+    expect(service.metadata.namespace).toBe('berth');
+    expect(service.spec.clusterIP).toBeUndefined();
+    expect(service.spec.selector).toEqual(egress.spec.template.metadata.labels);
+    const env = envOf(egress.spec.template.spec.containers[0]);
+    expect(Number(env['BERTH_EGRESS_LISTEN']?.split(':')[1])).toBe(service.spec.ports[0].targetPort);
+    expect(env['BERTH_EGRESS_K8S_NAMESPACE']).toBe('berth-sandboxes');
+    expect(egress.spec.template.spec.serviceAccountName).toBe('egress');
+    const caVolume = egress.spec.template.spec.volumes.find((v: { secret?: { secretName: string } }) => v.secret?.secretName === 'berth-egress-ca');
+    const caMount = egress.spec.template.spec.containers[0].volumeMounts.find((m: { name: string }) => m.name === caVolume?.name);
+    expect(caMount?.mountPath).toBe(env['BERTH_EGRESS_CA_DIR']);
+    // The egress container is the only one with the model key in the overlay, as in the base.
+    expect(egress.spec.template.spec.containers[0].env.some((e: { valueFrom?: { secretKeyRef?: { key: string } } }) => e.valueFrom?.secretKeyRef?.key === 'model-api-key')).toBe(true);
+    const managerEnv = envOf(patched('Deployment', 'sandbox-manager').spec.template.spec.containers[0]);
+    expect(managerEnv['BERTH_K8S_EGRESS_SERVICE']).toBe(`${service.metadata.namespace}/${service.metadata.name}`);
+  });
+
+  it('admits only sandbox pods to the egress\'s sandbox port, and the egress pods to NATS', () => {
+    const policy = find('NetworkPolicy', 'egress-from-sandboxes');
+    const sandboxRule = (policy.spec.ingress as { from: unknown[]; ports: { port: number }[] }[]).find((r) => r.ports.some((p) => p.port === 8128));
+    expect(sandboxRule?.from).toEqual([{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'berth-sandboxes' } }, podSelector: { matchLabels: { 'berth.managed': 'true' } } }]);
+    const nats = patched('NetworkPolicy', 'nats-from-berth-only');
+    expect(() => new (modelFor(nats))(nats).validate()).not.toThrow();
+    expect(nats.spec.ingress[0].from[0].podSelector.matchExpressions[0].values).toContain('egress');
+  });
+
+  it('binds each Role to the service account its Deployment runs as, and grants no Secret, no cluster-wide role', () => {
+    const bindings = overlayObjects.filter((o) => o.object.kind === 'RoleBinding').map((o) => o.object as unknown as { subjects: { name: string }[]; roleRef: { name: string } });
+    expect([...new Set(bindings.flatMap((b) => b.subjects.map((s) => s.name)))].sort()).toEqual(['egress', 'sandbox-manager']);
+    expect(overlayObjects.some((o) => o.object.kind === 'ClusterRole' || o.object.kind === 'ClusterRoleBinding')).toBe(false);
+    const resources = overlayObjects.filter((o) => o.object.kind === 'Role').flatMap((o) => (o.object as unknown as { rules: { resources: string[] }[] }).rules.flatMap((r) => r.resources));
+    expect(resources).not.toContain('secrets');
+  });
+
+  it('catches a patch that does not apply (the check can fail)', () => {
+    expect(() => applyJsonPatch({ spec: {} }, [{ op: 'remove', path: '/spec/template/spec/nodeSelector' }])).toThrow();
+  });
+});
+
+type JsonPatchOp = { op: 'add' | 'remove' | 'replace'; path: string; value?: unknown };
+
+/** RFC 6902 add/remove/replace (what the overlay's patches use), failing on a path that is not there as kustomize does. */
+function applyJsonPatch<T>(document: T, ops: readonly JsonPatchOp[]): T {
+  for (const op of ops) {
+    const keys = op.path.split('/').slice(1).map((k) => k.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const last = keys.pop() as string;
+    let parent: any = document;
+    for (const key of keys) {
+      if (parent === undefined || parent === null || !(key in parent)) throw new Error(`${op.op} ${op.path}: no ${key}`);
+      parent = parent[key];
+    }
+    if (Array.isArray(parent)) {
+      if (op.op === 'add') parent.splice(last === '-' ? parent.length : Number(last), 0, op.value);
+      else if (!(Number(last) < parent.length)) throw new Error(`${op.op} ${op.path}: no element ${last}`);
+      else if (op.op === 'remove') parent.splice(Number(last), 1);
+      else parent[Number(last)] = op.value;
+      continue;
+    }
+    if (op.op !== 'add' && !(last in parent)) throw new Error(`${op.op} ${op.path}: no ${last}`);
+    if (op.op === 'remove') delete parent[last];
+    else parent[last] = op.value;
+  }
+  return document;
+}

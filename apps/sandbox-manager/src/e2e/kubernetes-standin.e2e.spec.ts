@@ -1,11 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import Docker from 'dockerode';
 import { KubernetesSandboxRuntime, SANDBOX_NETWORK_POLICY, sandboxObjectName } from '@berth/kubernetes';
-import { AnthropicMessagesServer, ensureDockerTestEngine, freePort, RecordedKubernetesApi, reply } from '@berth/testing';
+import { AnthropicMessagesServer, ensureDockerTestEngine, freePort, rbacAllows, RecordedKubernetesApi, reply, type NamespacedRules } from '@berth/testing';
+import { parseAllDocuments } from 'yaml';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { E2E_MODEL_KEY, e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
 import { listEvents } from '../testing/session-events';
@@ -22,6 +23,14 @@ import { listEvents } from '../testing/session-events';
  */
 const STANDIN = 'RECORDED-API STAND-IN, not a real Kubernetes cluster';
 const SANDBOX_NS = 'berth-sandboxes';
+const TOKENS = { manager: 'sandbox-manager-token', egress: 'egress-token', test: 'test-token' } as const;
+
+/** The rules deploy/kubernetes/kubernetes-sandboxes/rbac.yaml binds to a service account. */
+function rolesOf(serviceAccount: string): NamespacedRules[] {
+  const docs = parseAllDocuments(readFileSync(join(__dirname, '..', '..', '..', '..', 'deploy', 'kubernetes', 'kubernetes-sandboxes', 'rbac.yaml'), 'utf8')).map((d) => d.toJS());
+  const bound = docs.filter((d) => d.kind === 'RoleBinding' && d.subjects.some((s: { name: string }) => s.name === serviceAccount)).map((b) => `${b.metadata.namespace}/${b.roleRef.name}`);
+  return docs.filter((d) => d.kind === 'Role' && bound.includes(`${d.metadata.namespace}/${d.metadata.name}`)).map((r) => ({ namespace: r.metadata.namespace, rules: r.rules }));
+}
 
 let docker: Docker;
 let network: string;
@@ -46,27 +55,31 @@ beforeAll(async () => {
   egressAddress = `${gateway}:${egressPort}`;
   api.addService('berth', { name: 'egress', clusterIP: gateway, port: egressPort, targetPort: egressPort, selector: { 'app.kubernetes.io/name': 'egress' } });
   dir = mkdtempSync(join(tmpdir(), 'berth-k8s-e2e-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'stand-in', cluster: { server, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'berth', user: { token: 'stand-in-token' } }],
-      contexts: [{ name: 'stand-in', context: { cluster: 'stand-in', user: 'berth', namespace: SANDBOX_NS } }],
-      'current-context': 'stand-in',
-    }),
-  );
+  // One token per client, so that each one's calls can be checked against its Role in deploy/.
+  const kubeconfigOf = (token: string) => {
+    const path = join(dir, `kubeconfig-${token}`);
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'stand-in', cluster: { server, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'berth', user: { token } }],
+        contexts: [{ name: 'stand-in', context: { cluster: 'stand-in', user: 'berth', namespace: SANDBOX_NS } }],
+        'current-context': 'stand-in',
+      }),
+    );
+    return path;
+  };
   const kc = new KubeConfig();
-  kc.loadFromFile(kubeconfig);
+  kc.loadFromFile(kubeconfigOf(TOKENS.test));
   runtime = new KubernetesSandboxRuntime({ kubeConfig: kc, namespace: SANDBOX_NS });
   process.stdout.write(`sandbox-manager on Kubernetes against a ${STANDIN}: ${server}\n`);
   model = await new AnthropicMessagesServer().start();
   platform = await startE2ePlatform({
     modelBaseUrl: model.url,
-    managerEnv: { BERTH_SANDBOX_RUNTIME: 'kubernetes', BERTH_K8S_KUBECONFIG: kubeconfig, BERTH_K8S_NAMESPACE: SANDBOX_NS, BERTH_K8S_EGRESS_SERVICE: 'berth/egress' },
-    egressEnv: { BERTH_EGRESS_LISTEN: egressAddress, BERTH_EGRESS_K8S_NAMESPACE: SANDBOX_NS, BERTH_EGRESS_K8S_KUBECONFIG: kubeconfig },
+    managerEnv: { BERTH_SANDBOX_RUNTIME: 'kubernetes', BERTH_K8S_KUBECONFIG: kubeconfigOf(TOKENS.manager), BERTH_K8S_NAMESPACE: SANDBOX_NS, BERTH_K8S_EGRESS_SERVICE: 'berth/egress' },
+    egressEnv: { BERTH_EGRESS_LISTEN: egressAddress, BERTH_EGRESS_K8S_NAMESPACE: SANDBOX_NS, BERTH_EGRESS_K8S_KUBECONFIG: kubeconfigOf(TOKENS.egress) },
   });
   client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
 }, 600_000);
@@ -130,7 +143,7 @@ describe(`the sandbox-manager on the Kubernetes runtime, against a ${STANDIN}`, 
     expect(ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
     expect(api.objectsOf('configmaps').find((c) => c.metadata.name === 'berth-egress-trust')?.['data']).toMatchObject({ 'ca.pem': ca });
     // The workspace is the session's PersistentVolumeClaim, mounted in the pod.
-    const sandbox = (await (await fetch(`${api.url}/apis/agents.x-k8s.io/v1beta1/namespaces/${SANDBOX_NS}/sandboxes/${sandboxObjectName(name)}`)).json()) as { spec: { podTemplate: { spec: { volumes: { persistentVolumeClaim?: { claimName: string } }[] } } } };
+    const sandbox = (await (await fetch(`${api.url}/apis/agents.x-k8s.io/v1beta1/namespaces/${SANDBOX_NS}/sandboxes/${sandboxObjectName(name)}`, { headers: { authorization: `Bearer ${TOKENS.test}` } })).json()) as { spec: { podTemplate: { spec: { volumes: { persistentVolumeClaim?: { claimName: string } }[] } } } };
     const claims = sandbox.spec.podTemplate.spec.volumes.flatMap((v) => (v.persistentVolumeClaim ? [v.persistentVolumeClaim.claimName] : []));
     expect(claims).toHaveLength(2);
     expect(api.objectsOf('persistentvolumeclaims').map((c) => c.metadata.name)).toEqual(expect.arrayContaining(claims));
@@ -186,6 +199,21 @@ describe(`the sandbox-manager on the Kubernetes runtime, against a ${STANDIN}`, 
       expect(all.find((e) => e.type === 'session.status_idle')).toMatchObject({ berth_failure: { reason: 'resource_unavailable' } });
       expect(model.modelRequests.length).toBe(requests);
     }, 180_000);
+  });
+});
+
+// Last (its own block, so it runs after every test above): every call the two services made.
+describe(`the grants in deploy/kubernetes/kubernetes-sandboxes, against a ${STANDIN}`, () => {
+  it('made only calls the Roles in deploy/kubernetes/kubernetes-sandboxes grant each service', () => {
+    for (const [account, token] of [['sandbox-manager', TOKENS.manager], ['egress', TOKENS.egress]] as const) {
+      const made = api.requests.filter((r) => r.token === token);
+      expect(made.length).toBeGreaterThan(0);
+      const roles = rolesOf(account);
+      const denied = [...new Set(made.filter((r) => !rbacAllows(roles, r)).map((r) => `${r.method} ${r.path}${r.watch ? '?watch' : ''}${r.websocket ? ' (websocket)' : ''}`))];
+      expect({ account, denied }).toEqual({ account, denied: [] });
+    }
+    // Every call came from one of the three clients (none unattributed, none unchecked).
+    expect(api.requests.filter((r) => !Object.values(TOKENS).includes(r.token as never))).toEqual([]);
   });
 });
 

@@ -1,4 +1,6 @@
+import { Readable } from 'node:stream';
 import { silentLogger } from '@berth/testing';
+import { pack } from 'tar-stream';
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
 import { environmentConfigFrom } from '@berth/contracts';
 import { commandFor, createSessionData } from '@berth/contracts/testing';
@@ -28,6 +30,29 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     expect(await manager.runtime.inspect('berth-s-sesn_pool_b-g1')).toMatchObject({ running: true });
     await manager.pool.idle();
     expect(manager.pool.readyCount('env_1')).toBe(1);
+  });
+
+  it('an imported session’s first sandbox gets the archived workspace before it is bound, once (the blob is consumed)', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    const workspace = pack();
+    workspace.entry({ name: 'notes.txt', mode: 0o644, uid: 1000, gid: 1000 }, 'kept across installs\n');
+    workspace.finalize();
+    await manager.store.blobs.put('blob_import_ws', Readable.from(workspace));
+    const origin = { session_id: 'sesn_src', agent: { id: 'agent_src', version: 1 }, environment_id: 'env_src', exported_at: '2026-12-02T04:00:00.000Z', journal_events: 3, harness_session_id: 'hs_1', files: [], workspace_blob: 'blob_import_ws' };
+    await manager.send(command('sesn_imported', 'CreateSession', createSessionData({ import: origin })));
+    await manager.settled();
+    expect(bound(await manager.events('sesn_imported'))?.data).toMatchObject({ sandbox_id: 'berth-s-sesn_imported-g1' });
+    expect((await manager.runtime.readFile('berth-s-sesn_imported-g1', '/workspace/notes.txt'))?.toString()).toBe('kept across installs\n');
+    expect(await manager.store.blobs.get('blob_import_ws')).toBeNull();
+    // A redelivered request finds nothing left to restore and binds the same container.
+    const requested = (await manager.events('sesn_imported')).find((e) => e.type === 'SandboxRequested');
+    if (requested?.type !== 'SandboxRequested') throw new Error('no SandboxRequested');
+    await manager.redeliver(requested);
+    expect((await manager.events('sesn_imported')).filter((e) => e.type === 'SandboxBound')).toHaveLength(1);
+    // A session that is no import gets nothing put into its workspace.
+    await manager.send(create('sesn_plain'));
+    await manager.settled();
+    expect(await manager.runtime.readFile('berth-s-sesn_plain-g1', '/workspace/notes.txt')).toBeNull();
   });
 
   it('a redelivered sandbox request binds the same container, never a second one', async () => {

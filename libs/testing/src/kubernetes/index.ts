@@ -1,1 +1,2 @@
 export * from './recorded-kubernetes-api';
+export * from './rbac-check';

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { PassThrough, type Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { RecordedApiRequest } from './rbac-check';
 
 /**
  * A stand-in for a Kubernetes API server with the `kubernetes-sigs/agent-sandbox` controller, for
@@ -28,6 +29,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 export class RecordedKubernetesApi {
   /** Every call answered, as `METHOD path` (query left off): what the runtime asked of the API. */
   readonly calls: string[] = [];
+  /** The same calls with what an authorizer looks at: the bearer token, watch, websocket. */
+  readonly requests: RecordedApiRequest[] = [];
   private readonly sandboxes = new Map<string, Sandbox>();
   private readonly pods = new Map<string, Pod>();
   private readonly watchers = new Set<{ selector: Record<string, string>; res: ServerResponse }>();
@@ -130,6 +133,7 @@ export class RecordedKubernetesApi {
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://api');
     this.calls.push(`${req.method} ${url.pathname}`);
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, watch: url.searchParams.get('watch') === 'true', websocket: false, token: bearerOf(req) });
     const sandboxPath = url.pathname.match(/^\/apis\/agents\.x-k8s\.io\/v1beta1\/namespaces\/([^/]+)\/sandboxes(?:\/([^/]+))?$/);
     const podPath = url.pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+))?$/);
     const corePath = url.pathname.match(/^\/(?:api\/v1|apis\/networking\.k8s\.io\/v1)\/namespaces\/([^/]+)\/(persistentvolumeclaims|configmaps|networkpolicies|services)(?:\/([^/]+))?$/);
@@ -366,6 +370,7 @@ export class RecordedKubernetesApi {
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://api');
     this.calls.push(`${req.method} ${url.pathname} (websocket)`);
+    this.requests.push({ method: req.method ?? 'GET', path: url.pathname, watch: false, websocket: true, token: bearerOf(req) });
     const match = url.pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/exec$/);
     const pod = match?.[1] === this.namespace && match[2] !== undefined ? this.pods.get(match[2]) : undefined;
     if (pod === undefined || pod.status.phase !== 'Running') {
@@ -454,6 +459,8 @@ export type Pod = {
   spec: PodSpec;
   status: { phase: string; podIP?: string; containerStatuses: { name: string; state: ContainerState }[] };
 };
+
+const bearerOf = (req: IncomingMessage): string | null => /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? null;
 
 function parseSelector(raw: string | null): Labels {
   if (raw === null || raw === '') return {};
