@@ -95,10 +95,13 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   });
   await sockets.start();
   let pods: Server | null = null;
+  const following = new AbortController();
   let podListener: { host: string; port: number } | null = null;
   if (input.pods !== undefined) {
     const { host, port, names } = input.pods;
-    pods = createSandboxProxy((req) => peerAddress(req.socket.remoteAddress), { ...proxyDeps, contexts: contextsOf(names) });
+    const podContexts = contextsOf(names);
+    void names.follow?.(following.signal, (ip) => podContexts.forget(ip));
+    pods = createSandboxProxy((req) => peerAddress(req.socket.remoteAddress), { ...proxyDeps, contexts: podContexts });
     const server = pods;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -112,6 +115,7 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     podListener,
     async stop() {
       await sockets.stop();
+      following.abort();
       if (pods !== null) {
         const server = pods;
         server.closeAllConnections();

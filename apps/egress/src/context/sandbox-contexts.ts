@@ -31,7 +31,11 @@ export const isUnbound = (c: SandboxContext | Unbound): c is Unbound => 'unbound
  * Who is behind a connection, as the platform recorded it (never as the sandbox says): the Berth
  * name of the sandbox behind an identity (an egress directory, a pod IP), or why there is none.
  */
-export type SandboxNames = Readonly<{ nameOf(identity: string): Promise<Readonly<{ name: string }> | Unbound> }>;
+export type SandboxNames = Readonly<{
+  nameOf(identity: string): Promise<Readonly<{ name: string }> | Unbound>;
+  /** Reports identities that stopped naming what they named (a pod IP freed), until `signal` aborts. */
+  follow?(signal: AbortSignal, onGone: (identity: string) => void): Promise<void>;
+}>;
 
 export type SandboxContextsDeps = Readonly<{
   names: SandboxNames;

@@ -151,7 +151,7 @@ describe(`workspaces as PersistentVolumeClaims, ${STANDIN}`, () => {
 });
 
 describe(`the egress's pod identities, ${STANDIN}`, () => {
-  it('resolves a pod IP to its Sandbox\'s Berth name, follows a rename, and answers nothing for an unknown or removed pod', async () => {
+  it('resolves a pod IP to its Sandbox\'s Berth name, follows a rename, answers nothing for an unknown or removed pod, and reports the address of a pod that went', async () => {
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(kubeconfigFor(api.url));
     const runtime = new KubernetesSandboxRuntime({ kubeConfig, namespace: NS, egress: { host: '10.96.0.12', port: 3128 } });
@@ -166,8 +166,16 @@ describe(`the egress's pod identities, ${STANDIN}`, () => {
       await runtime.relabel(name, 'berth-s-sesn_pods-g1');
       expect(await names.nameOf(ip)).toEqual({ name: 'berth-s-sesn_pods-g1' });
       expect(await names.nameOf('10.255.255.254')).toEqual({ unbound: expect.stringContaining('no single Berth sandbox pod has address 10.255.255.254') });
+      const following = new AbortController();
+      const gone: string[] = [];
+      const followed = names.follow(following.signal, (freed) => gone.push(freed));
       await runtime.remove('berth-s-sesn_pods-g1');
       expect(await names.nameOf(ip)).toEqual({ unbound: expect.any(String) });
+      // The egress forgets what it concluded about the address as soon as its pod goes.
+      for (const deadline = Date.now() + 10_000; !gone.includes(ip) && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(gone).toContain(ip);
+      following.abort();
+      await followed;
     } finally {
       await runtime.remove(name);
     }

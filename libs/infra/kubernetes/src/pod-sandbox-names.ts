@@ -1,4 +1,4 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, Watch } from '@kubernetes/client-node';
 import { apiError, statusOf } from './api-errors';
 import { AGENT_SANDBOX, BERTH_NAME_LABEL, type SandboxObject } from './sandbox-resource';
 
@@ -15,6 +15,7 @@ export type PodSandboxName = Readonly<{ name: string }> | Readonly<{ unbound: st
 export class PodSandboxNames {
   private readonly core: CoreV1Api;
   private readonly objects: CustomObjectsApi;
+  private readonly watch: Watch;
 
   constructor(
     kubeConfig: KubeConfig,
@@ -23,6 +24,36 @@ export class PodSandboxNames {
   ) {
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.objects = kubeConfig.makeApiClient(CustomObjectsApi);
+    this.watch = new Watch(kubeConfig);
+  }
+
+  /**
+   * Calls `onGone(ip)` as soon as a pod that had `ip` is deleting, deleted or no longer running:
+   * whatever was concluded about that address must be forgotten before the cluster can give it to
+   * another pod (a cached answer would otherwise serve the new pod as the old sandbox). A dropped
+   * watch is re-opened until `signal` aborts.
+   */
+  async follow(signal: AbortSignal, onGone: (ip: string) => void): Promise<void> {
+    const labelSelector = Object.entries(this.managedLabels)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
+    while (!signal.aborted) {
+      await new Promise<void>((resolve) => {
+        signal.addEventListener('abort', () => resolve(), { once: true });
+        void this.watch
+          .watch(
+            `/api/v1/namespaces/${this.namespace}/pods`,
+            { labelSelector },
+            (type: string, pod: { metadata?: { deletionTimestamp?: unknown }; status?: { phase?: string; podIP?: string } }) => {
+              const ip = pod.status?.podIP;
+              if (ip !== undefined && (type === 'DELETED' || pod.metadata?.deletionTimestamp !== undefined || pod.status?.phase !== 'Running')) onGone(ip);
+            },
+            () => resolve(),
+          )
+          .then((request) => (signal.aborted ? request.abort() : signal.addEventListener('abort', () => request.abort(), { once: true })), () => resolve());
+      });
+      if (!signal.aborted) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   }
 
   async nameOf(podIp: string): Promise<PodSandboxName> {
