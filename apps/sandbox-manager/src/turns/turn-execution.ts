@@ -68,8 +68,8 @@ export type TurnExecutionDeps = Readonly<{
   checkpoint: () => Promise<TurnCheckpoint | undefined>;
   /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
   customTools: Pick<CustomToolSockets, 'serve'> | null;
-  /** Highest offset the kernel recorded for this turn (-1: none), read when reattaching. */
-  lastRecordedOffset: () => Promise<number>;
+  /** Highest offset the kernel recorded for this turn (-1: none), of all its outputs or of those before a journal seq; read when reattaching or continuing. */
+  lastRecordedOffset: (beforeSeq?: number) => Promise<number>;
   report: TurnReport;
 }>;
 
@@ -194,11 +194,7 @@ export class TurnExecution {
       const model = await withRetries("reading the environment's model settings", () => this.deps.model(), this.log);
       await this.serveCustomTools();
       const status = this.turn.may_have_started ? await TurnProcess.find(where) : null;
-      // A reattached turn re-reads its output file: what the kernel has is skipped. A continued turn's
-      // new harness starts a new file: its outputs are numbered on after what the kernel has.
-      const continues = status === null && this.turn.continuation !== null;
-      const recorded = status === null && !continues ? -1 : await this.deps.lastRecordedOffset();
-      this.batcher = this.newBatcher(recorded, continues ? recorded + 1 : 0);
+      this.batcher = await this.batcherFor(status !== null);
       if (status === null) {
         await this.checkWorkspace();
         await this.mountResources();
@@ -242,6 +238,20 @@ export class TurnExecution {
     if (sandbox.state === 'running') await Promise.all([this.mirror.mirror({ final: true }), this.captureOutputs()]);
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.reportExit(exitCode, sandbox);
+  }
+
+  /**
+   * A reattached turn re-reads its output file from the start: what the kernel has is skipped. A
+   * continued turn's harness writes a file of its own, its outputs numbered on after those its
+   * released harness recorded: a new one after everything the kernel has, a reattached one after
+   * what the kernel had when the turn was resumed (it numbered its outputs from there).
+   */
+  private async batcherFor(reattached: boolean): Promise<OutputBatcher> {
+    const continuation = this.turn.continuation;
+    const recorded = reattached || continuation !== null ? await this.deps.lastRecordedOffset() : -1;
+    if (continuation === null) return this.newBatcher(recorded, 0);
+    const numberedAfter = reattached ? await this.deps.lastRecordedOffset(continuation.resumed_at) : recorded;
+    return this.newBatcher(recorded, numberedAfter + 1);
   }
 
   private newBatcher(lastRecordedOffset: number, firstOffset: number): OutputBatcher {
@@ -305,7 +315,8 @@ export class TurnExecution {
     const [decision] = this.carried.splice(index, 1);
     this.reissued.set(confirmation.toolUseId, decision.harness_tool_use_id);
     const answer = this.deps.adapter.answerConfirmation(confirmation, { result: decision.result, denyMessage: decision.deny_message });
-    if (answer !== null) void this.process?.write(answer).catch((e: unknown) => this.log.warn('carried answer not written', { err: e }));
+    // Once: a restarted manager re-reads the calls this harness re-issued before, already answered.
+    if (answer !== null) void this.process?.writeOnce(answer).catch((e: unknown) => this.log.warn('carried answer not written', { err: e }));
     this.log.info('answered a re-issued call with the answer given before the pause', { result: decision.result });
     return undefined;
   }

@@ -80,7 +80,8 @@ export class TurnExecutions {
   /** Starts the turn (its span a child of `trace`); a start of the turn already running here joins it. */
   start(turn: TurnToRun, report: TurnReport, trace?: TraceContext): TurnExecution {
     const current = this.bySession.get(turn.session_id);
-    if (current?.turnId === turn.turn_id) return current;
+    // The same turn on another sandbox (continued after a pause) is a new harness: it starts once the released one's execution ended.
+    if (current?.turnId === turn.turn_id && current.generation === turn.generation) return current;
     const execution = new TurnExecution(
       turn,
       {
@@ -100,7 +101,7 @@ export class TurnExecutions {
         now: this.deps.now,
         restored: this.restored,
         checkpoint: () => this.deps.checkpoints.take(turn),
-        lastRecordedOffset: () => this.lastRecordedOffset(turn.session_id, turn.turn_id),
+        lastRecordedOffset: (beforeSeq) => this.lastRecordedOffset(turn.session_id, turn.turn_id, beforeSeq),
         report,
       },
       current?.done ?? Promise.resolve(),
@@ -173,9 +174,9 @@ export class TurnExecutions {
     return found;
   }
 
-  /** The highest output offset the kernel recorded for the turn (-1: none): where a reattached turn resumes reporting. */
-  private async lastRecordedOffset(sessionId: string, turnId: string): Promise<number> {
-    const [latest] = await this.deps.journal.readEvents(sessionId, { order: 'desc', limit: 1, types: OUTPUT_TYPES });
+  /** The highest output offset the kernel recorded for the turn (-1: none), or recorded before `beforeSeq`: where a reattached turn resumes reporting. */
+  private async lastRecordedOffset(sessionId: string, turnId: string, beforeSeq?: number): Promise<number> {
+    const [latest] = await this.deps.journal.readEvents(sessionId, { order: 'desc', limit: 1, types: OUTPUT_TYPES, ...(beforeSeq === undefined ? {} : { beforeSeq }) });
     return latest !== undefined && 'offset' in latest.data && latest.data.turn_id === turnId ? latest.data.offset : -1;
   }
 

@@ -12,8 +12,12 @@ export type CarriedDecision = Readonly<{
   deny_message: string | null;
 }>;
 
-/** A turn continued in a new harness after a pause: the answers to give the calls it re-issues. */
-export type Continuation = Readonly<{ decisions: readonly CarriedDecision[] }>;
+/**
+ * A turn continued in a new harness after a pause: the answers to give the calls it re-issues, and
+ * the seq of the `TurnResumed` that continued it (the outputs recorded before it came from the
+ * harness that is gone: the continuing one numbers its outputs on after them).
+ */
+export type Continuation = Readonly<{ decisions: readonly CarriedDecision[]; resumed_at: number }>;
 
 const stable = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(stable).join(',')}]`;

@@ -22,7 +22,7 @@ export type ManagerWork = Readonly<{
   /** Generation this process is getting a container for. */
   acquiring: number | null;
   /** A started turn waiting here for that container. */
-  waiting: Readonly<{ turn_id: string; maybe_acted_on: boolean; continues: boolean }> | null;
+  waiting: Readonly<{ turn_id: string; maybe_acted_on: boolean }> | null;
   running: RunningTurn | null;
   /** The last turn this process settled as interrupted before its harness ran here: it never starts now. */
   interrupted_unrun: string | null;
@@ -124,12 +124,17 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     };
   };
 
-  /** Runs the view's current turn on its live sandbox (`continues`: in a new harness, with the answers its paused one asked for). */
-  const start = (state: ManagerState, turnId: string, mayHaveStarted: boolean, continues = false): Step => {
+  /**
+   * Runs the view's current turn on its live sandbox. A turn a pause released goes on in a new
+   * harness with the answers its paused one asked for, also when a restarted manager follows (or,
+   * not yet started, starts) that harness.
+   */
+  const start = (state: ManagerState, turnId: string, mayHaveStarted: boolean): Step => {
     const v = state.view;
     const sandbox = v.sandbox;
     const content = v.prompts[turnId];
-    const continuation: Continuation | null = continues && v.turn !== null ? { decisions: carriedDecisions(v.turn) } : null;
+    const continuedAt = v.turn?.turn_id === turnId ? v.turn.continued_at : null;
+    const continuation: Continuation | null = v.turn !== null && continuedAt !== null ? { decisions: carriedDecisions(v.turn), resumed_at: continuedAt } : null;
     if (sandbox === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to run the turn in')] };
     if (content === undefined) return { state, outputs: [fail(state, turnId, 'input_not_delivered', 'the turn has no user message in the journal')] };
     return {
@@ -200,7 +205,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     if (v.sandbox === null) {
       if (v.sandbox_request === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to run the turn in')] };
       const acquiring = acquire(state, v.sandbox_request);
-      return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: maybeActedOn, continues: false } }), outputs: acquiring.outputs };
+      return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: maybeActedOn } }), outputs: acquiring.outputs };
     }
     // An interrupt recorded before the harness ran: nothing to stop, the turn ends at once.
     if (v.turn.interrupting) return { state: withWork(state, { interrupted_unrun: turnId }), outputs: [complete(state, turnId, v.sandbox.generation, true)] };
@@ -223,7 +228,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const lease: ManagerOutput = { kind: 'lease', action: 'track', session_id: v.session_id, sandbox_id: sandboxId, generation, owner_id: v.owner_id, environment_id: v.environment_id };
     const waiting = cleared.work.waiting;
     if (waiting === null || v.turn?.turn_id !== waiting.turn_id || v.sandbox?.sandbox_id !== sandboxId) return { state: withWork(cleared, { waiting: null }), outputs: [lease] };
-    const started = start(cleared, waiting.turn_id, waiting.maybe_acted_on, waiting.continues);
+    const started = start(cleared, waiting.turn_id, waiting.maybe_acted_on);
     return { state: started.state, outputs: [lease, ...started.outputs] };
   };
 
@@ -258,8 +263,9 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
     const turnId = event.data.turn_id;
     const harnessToolUseId = v.turn?.turn_id === turnId ? v.turn.asks[event.data.tool_use_event_id] : undefined;
     if (harnessToolUseId === undefined || v.sandbox === null) return nothing(state);
-    // The harness that asked went with the paused sandbox: `TurnResumed` continues the turn in a new one.
-    if (v.turn?.harness_released === true && state.work.running?.turn_id !== turnId) return nothing(state);
+    // The harness that asked went with the paused sandbox (the answer came before the `TurnResumed` that continued the turn in a new one).
+    const ofReleased = v.turn !== null && (v.turn.harness_released || (v.turn.continued_at !== null && event.seq < v.turn.continued_at));
+    if (ofReleased && state.work.running?.turn_id !== turnId) return nothing(state);
     const answer: ManagerOutput = {
       kind: 'answer_confirmation',
       session_id: v.session_id,
@@ -295,11 +301,11 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
   const onTurnResumed = (state: ManagerState, event: EventOf<'TurnResumed'>): Step => {
     const v = state.view;
     const turnId = event.data.turn_id;
-    if (v.turn?.turn_id !== turnId || !v.turn.harness_released || state.work.running?.turn_id === turnId) return nothing(state);
-    if (v.sandbox !== null) return start(state, turnId, false, true);
+    if (v.turn?.turn_id !== turnId || v.turn.continued_at !== event.seq || state.work.running?.turn_id === turnId) return nothing(state);
+    if (v.sandbox !== null) return start(state, turnId, false);
     if (v.sandbox_request === null) return { state, outputs: [fail(state, turnId, 'sandbox_lost', 'the session has no sandbox to continue the turn in')] };
     const acquiring = acquire(state, v.sandbox_request);
-    return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: false, continues: true } }), outputs: acquiring.outputs };
+    return { state: withWork(acquiring.state, { waiting: { turn_id: turnId, maybe_acted_on: false } }), outputs: acquiring.outputs };
   };
 
   /**
@@ -375,7 +381,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
 
   const onTerminal = (state: ManagerState, input: TurnTerminalSeen): Step => {
     const running = state.work.running;
-    if (running?.turn_id !== input.turn_id || running.settled) return nothing(state);
+    if (running?.turn_id !== input.turn_id || running.generation !== input.generation || running.settled) return nothing(state);
     const settled = withWork(state, { running: { ...running, settled: true } });
     if (running.interrupted || input.interrupted) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, true, input.harness_session_id, input.checkpoint)] };
     if (input.ok) return { state: settled, outputs: [complete(state, running.turn_id, running.generation, false, input.harness_session_id, input.checkpoint)] };
@@ -384,7 +390,8 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
 
   const onExited = (state: ManagerState, input: TurnExited): Step => {
     const running = state.work.running;
-    if (running?.turn_id !== input.turn_id) return { state, outputs: [touch(state)] };
+    // A harness a pause released may end after its turn went on in a new sandbox: its exit is not the new harness's.
+    if (running?.turn_id !== input.turn_id || running.generation !== input.generation) return { state, outputs: [touch(state)] };
     const next = withWork(state, { running: null });
     if (running.settled) return { state: next, outputs: [touch(state)] };
     if (running.interrupted) return { state: next, outputs: [touch(state), complete(state, running.turn_id, running.generation, true, input.harness_session_id)] };

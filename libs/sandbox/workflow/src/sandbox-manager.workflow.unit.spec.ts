@@ -39,7 +39,7 @@ const runTurn = (over: Record<string, unknown> = {}): ManagerOutput => ({
     ...over,
   },
 });
-const terminal = (over: Partial<{ ok: boolean; interrupted: boolean; error: string | null; harness_session_id: string | null }> = {}): ManagerInput => ({
+const terminal = (over: Partial<{ generation: number; ok: boolean; interrupted: boolean; error: string | null; harness_session_id: string | null }> = {}): ManagerInput => ({
   kind: 'turn_terminal',
   turn_id: TURN,
   generation: 1,
@@ -387,7 +387,7 @@ describe('sandbox-manager workflow: tool confirmations', () => {
           generation: 2,
           sandbox_id: G2,
           permission_mode: 'always_ask',
-          continuation: { decisions: [carried] },
+          continuation: { decisions: [carried], resumed_at: j.lastSeq() },
           prompt: expect.stringContaining('approved: Bash {"command":"ls"}. Make this call again now, exactly as before.'),
         }),
       ]);
@@ -408,6 +408,64 @@ describe('sandbox-manager workflow: tool confirmations', () => {
       expect(outputs.map((o) => o.kind)).toEqual(['lease', 'lease', 'run_turn']);
       expect(outputs.at(-1)).toMatchObject({ turn: { sandbox_id: G2, continuation: { decisions: [{ ...carried, result: 'deny', deny_message: 'no' }] } } });
       expect(JSON.stringify(outputs.at(-1))).toContain('denied: Bash');
+    });
+
+    /** Paused while asking, answered, and continued by a new harness on G2 that this process no longer runs (it was restarted). */
+    function continuedElsewhere() {
+      const { j, history, askId } = pausedWhileAsking();
+      history.push(
+        j.event('SessionResumed', {}),
+        j.event('SandboxRequested', { generation: 2, reason: 'rebuild' }),
+        j.event('SandboxBound', { sandbox_id: G2, generation: 2, expires_at: null, warm: false }),
+        j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }),
+      );
+      const confirmedSeq = j.lastSeq();
+      history.push(j.event('TurnResumed', { turn_id: TURN }));
+      return { j, history, confirmedSeq, resumedAt: j.lastSeq() };
+    }
+    const restarted = (history: readonly ManagerInput[]) => history.filter((input) => input.kind === 'event');
+
+    it('a restarted manager follows the continuing harness as a continuation: the carried answers, and where its outputs are numbered from', () => {
+      const { j, history, resumedAt } = continuedElsewhere();
+      const turnStarted = history.find((input) => input.kind === 'event' && input.event.type === 'TurnStarted');
+      if (turnStarted?.kind !== 'event') throw new Error('no TurnStarted');
+      const redelivered: ManagerInput = { kind: 'delivered', event: turnStarted.event, maybe_acted_on: true, now: at(3_000) };
+      spec.given(restarted(history)).when(redelivered).then([
+        touch,
+        runTurn({ generation: 2, sandbox_id: G2, permission_mode: 'always_ask', may_have_started: true, continuation: { decisions: [carried], resumed_at: resumedAt }, prompt: expect.stringContaining('approved: Bash') }),
+      ]);
+      expect(j.lastSeq()).toBe(resumedAt);
+    });
+
+    it('the continuing harness is not released: its own confirmation, answered after a restart, is answered and followed', () => {
+      const { j, history, resumedAt } = continuedElsewhere();
+      history.push(
+        j.event('AgentToolUseRecorded', { turn_id: TURN, offset: 3, harness_tool_use_id: 'toolu_2', name: 'bash', input: { command: 'pwd' }, evaluated_permission: 'ask' }),
+      );
+      const askId = j.lastId();
+      history.push(
+        j.event('TurnAwaitingConfirmation', { turn_id: TURN, event_ids: [askId] }),
+        j.event('ToolUseConfirmed', { turn_id: TURN, tool_use_event_id: askId, result: 'allow', deny_message: null }),
+      );
+      spec.given(restarted(history)).when(j.delivered(4_000, true)).then([
+        { ...(answer('allow') as Extract<ManagerOutput, { kind: 'answer_confirmation' }>), sandbox_id: G2, harness_tool_use_id: 'toolu_2' },
+        touch,
+        runTurn({ generation: 2, sandbox_id: G2, permission_mode: 'always_ask', may_have_started: true, continuation: { decisions: [carried, { harness_tool_use_id: 'toolu_2', call: { name: 'bash', mcp_server_name: null, input: { command: 'pwd' } }, result: 'allow', deny_message: null }], resumed_at: resumedAt }, prompt: expect.any(String) }),
+      ]);
+    });
+
+    it('the released harness’s confirmation, delivered again after the turn went on in a new harness, changes nothing', () => {
+      const { history, confirmedSeq } = continuedElsewhere();
+      const confirmed = history.find((input) => input.kind === 'event' && input.event.seq === confirmedSeq);
+      if (confirmed?.kind !== 'event') throw new Error('no ToolUseConfirmed');
+      spec.given(restarted(history)).when({ kind: 'delivered', event: confirmed.event, maybe_acted_on: true, now: at(3_000) }).thenNothing();
+    });
+
+    it('the released harness’s exit, reported after the continuing one started here, is not the turn’s', () => {
+      const { j, history } = continuedElsewhere();
+      history.push(j.delivered(2_100));
+      spec.given(history).when(exited({ generation: 1, exit_code: 137, sandbox: { state: 'dead', sandbox_id: SANDBOX, generation: 1, cause: 'destroy', exit_code: 137 } })).then([touch]);
+      spec.given(history).when(terminal({ generation: 1, ok: false, error: 'killed' })).thenNothing();
     });
 
     it('a turn that was not paused while waiting resumes in its own harness (no continuation)', () => {

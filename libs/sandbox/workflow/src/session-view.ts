@@ -21,6 +21,12 @@ export type ViewTurn = Readonly<{
   answers: Readonly<Record<string, Readonly<{ result: 'allow' | 'deny'; deny_message: string | null }>>>;
   /** The session paused while the turn waited: the harness that asked is gone; the answers continue the turn in a new one. */
   harness_released: boolean;
+  /**
+   * Seq of the `TurnResumed` that continued the turn in a new harness after such a release (null:
+   * the turn's first harness runs it): events before it were about the harness that is gone, and the
+   * outputs recorded before it are numbered ahead of the continuing harness's.
+   */
+  continued_at: number | null;
 }>;
 
 /** One `agent.custom_tool_use` of the open turn. */
@@ -163,7 +169,7 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
     case 'UserMessageReceived':
       return { ...v, prompts: { ...v.prompts, [event.data.turn_id]: event.data.content } };
     case 'TurnStarted':
-      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [], calls: {}, answers: {}, harness_released: false, custom_calls: [] } };
+      return { ...v, turn: { turn_id: event.data.turn_id, interrupting: false, asks: {}, pending: [], calls: {}, answers: {}, harness_released: false, continued_at: null, custom_calls: [] } };
     case 'AgentToolUseRecorded':
     case 'AgentMcpToolUseRecorded':
       return event.data.evaluated_permission === 'ask'
@@ -195,7 +201,8 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
         answers: { ...t.answers, [event.data.tool_use_event_id]: { result: event.data.result, deny_message: event.data.deny_message } },
       }));
     case 'TurnResumed':
-      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: [], interrupting: false }));
+      // After a release, the turn goes on in a new harness: that one is not released.
+      return onTurn(v, event.data.turn_id, (t) => ({ ...t, pending: [], interrupting: false, ...(t.harness_released ? { harness_released: false, continued_at: event.seq } : {}) }));
     case 'InterruptRequested':
       return event.data.turn_id === null ? v : onTurn(v, event.data.turn_id, (t) => ({ ...t, interrupting: true }));
     case 'TurnCompleted':

@@ -131,7 +131,8 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
         confirmed: [...t.confirmed, event.data.tool_use_event_id],
       }));
     case 'TurnResumed': {
-      const next = onTurn(state, event.data.turn_id, (t) => ({ ...t, status: 'RUNNING', pending_confirmations: [] }));
+      // A released harness's turn goes on in a new harness (the sandbox-manager's view agrees).
+      const next = onTurn(state, event.data.turn_id, (t) => ({ ...t, status: 'RUNNING', pending_confirmations: [], harness_released: false }));
       return next === state ? state : { ...next, conversation: 'RUNNING' };
     }
     case 'InterruptRequested': {

@@ -31,7 +31,7 @@ export type CurrentTurn = Readonly<{
   custom_tool_uses: readonly string[];
   /** Harness tool-use id (e.g. `toolu_…`) → public event id of its `agent.tool_use`. */
   tool_use_event_ids: Readonly<Record<string, string>>;
-  /** It waited for confirmations when the session paused: its harness process is gone; the answer continues it in a new one. */
+  /** It waited for confirmations when the session paused: its harness process is gone; the answer continues it in a new one (`TurnResumed` clears it). */
   harness_released: boolean;
 }>;
 

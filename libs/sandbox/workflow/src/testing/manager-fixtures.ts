@@ -23,7 +23,7 @@ export function journal() {
     if (last === null) throw new Error('nothing folded yet');
     return { kind: 'delivered', event: last, maybe_acted_on: maybeActedOn, now: at(ms) };
   };
-  return { event, delivered, lastId: () => last?.id ?? '' };
+  return { event, delivered, lastId: () => last?.id ?? '', lastSeq: () => seq };
 }
 
 /** A session whose sandbox (generation 1) is bound. */
