@@ -31,7 +31,7 @@ describe('an image build through the egress: its own policy', () => {
   beforeAll(async () => {
     model = await new AnthropicMessagesServer().start();
     upstream = await new ScriptedUpstreamProxy({ 'mirror.build.test': { body: 'from the mirror\n' }, 'evil.test': { body: 'must never be served\n' } }).start();
-    egress = await new EgressHarness({ model: { baseUrl: model.url, trustedHosts: [] }, keys: { BERTH_MODEL_API_KEY: 'sk-real' }, upstreamProxy: upstream.url }).start();
+    egress = await new EgressHarness({ model: { baseUrl: model.url, trustedHosts: [] }, keys: { BERTH_MODEL_API_KEY: 'sk-real' }, upstreamProxy: upstream.url, buildMirrorHosts: ['10.9.8.7'] }).start();
   });
   afterAll(async () => {
     await egress?.stop();
@@ -76,6 +76,16 @@ describe('an image build through the egress: its own policy', () => {
     } finally {
       listener.server.close();
     }
+  });
+
+  it('reaches the operator\'s trusted mirror at its private address, and a sandbox gains nothing from it', async () => {
+    const build = await egress.build({ ...grant, allowedHosts: ['10.9.8.7'] });
+    // Passed on: the test's upstream answers 502 and connects nowhere.
+    expect((await connectVia(build.socket, '10.9.8.7:443')).status).toBe(502);
+    expect(upstream.requests.at(-1)).toMatchObject({ kind: 'connect', host: '10.9.8.7', port: 443 });
+    const { socket } = await egress.sandbox({ type: 'cloud', networking: { type: 'limited', allowed_hosts: ['10.9.8.7'] } });
+    const refused = await connectVia(socket, '10.9.8.7:443');
+    expect(refused).toMatchObject({ status: 403, headers: expect.objectContaining({ 'x-berth-egress-denied': 'platform_address' }) });
   });
 
   it('reaches no model, and a directory whose grant cannot be read gets nothing', async () => {

@@ -35,6 +35,8 @@ export type EgressInput = Readonly<{
   ca: CertificateAuthority;
   /** PEM certificates an upstream may chain to besides the public roots (tests; an internal CA). */
   upstreamCa: readonly string[];
+  /** Package mirrors image builds may reach on a private network (the operator's; never loopback or this machine). */
+  buildMirrorHosts?: readonly string[];
   /** Hosts of the platform's own services (NATS, the store), refused even when public. */
   platformHosts: readonly string[];
   connectTimeoutMs: number;
@@ -86,7 +88,7 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
   const builds = new BuildDenials({ root: input.root, log: input.log });
-  const proxyDeps = { destinations, models, tunnels, denials, builds, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
+  const proxyDeps = { destinations, models, tunnels, denials, builds, buildMirrorHosts: new Set((input.buildMirrorHosts ?? []).map((h) => h.toLowerCase())), connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,

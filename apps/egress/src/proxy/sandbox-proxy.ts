@@ -35,6 +35,8 @@ export type SandboxProxyDeps = Readonly<{
   tunnels: TerminatedTunnels;
   denials: DenialReporter;
   builds: BuildDenials;
+  /** The operator's package mirrors on an internal network (`BERTH_EGRESS_BUILD_MIRROR_HOSTS`): image builds may reach them at private addresses. */
+  buildMirrorHosts: ReadonlySet<string>;
   connectTimeoutMs: number;
   log: Logger;
   /** Counts every refusal by reason (`berth_egress_denials_total`). */
@@ -82,7 +84,7 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
   }
   let verdict: Verdict;
   try {
-    verdict = await deps.destinations.check(context.policy, target.host, target.port);
+    verdict = await deps.destinations.check(context.policy, target.host, target.port, { privateNetworks: context.kind === 'build' && deps.buildMirrorHosts.has(target.host) });
   } catch (error) {
     return answerText(res, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
@@ -105,7 +107,7 @@ async function handleConnect(identity: string, deps: SandboxProxyDeps, req: Inco
   if (target === null) return endTunnel(socket, 400, `Berth egress: CONNECT needs host:port, not ${JSON.stringify(req.url ?? '')}.`);
   let verdict: Verdict;
   try {
-    verdict = await deps.destinations.check(context.policy, target.host, target.port);
+    verdict = await deps.destinations.check(context.policy, target.host, target.port, { privateNetworks: context.kind === 'build' && deps.buildMirrorHosts.has(target.host) });
   } catch (error) {
     return endTunnel(socket, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
