@@ -14,13 +14,20 @@ jest.setTimeout(30_000);
 /** A server that answers 200 to anything and records the Authorization header of each path asked for (HTTPS with `tls`). */
 class AuthorizationRecorder {
   readonly seen: { path: string; authorization: string | null; host: string | null }[] = [];
+  /** The body of each request, in the same order. */
+  readonly bodies: string[] = [];
   private readonly server: Server;
 
   constructor(tls?: Readonly<{ keyPem: string; certPem: string }>) {
     const handler: RequestListener = (req: IncomingMessage, res) => {
       this.seen.push({ path: req.url ?? '', authorization: req.headers.authorization ?? null, host: req.headers.host ?? null });
-      req.resume();
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => (body += c));
+      req.on('end', () => {
+        this.bodies.push(body);
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      });
     };
     this.server = tls === undefined ? createServer(handler) : createHttpsServer({ key: tls.keyPem, cert: tls.certPem }, handler);
   }
@@ -336,16 +343,31 @@ describe('environment_variable credentials: the secret in place of its placehold
     expect(lastSeen(secure)).toBe(`Bearer ${credentialPlaceholder(credential.id)}`);
   });
 
-  it('a body-only credential is not put in headers (nor anywhere: bodies are not rewritten), and another session\'s placeholder gets nothing', async () => {
+  it('a body credential goes into request bodies (not headers), over HTTP and inside the TLS it terminates; another session\'s placeholder gets nothing', async () => {
     const bodyOnly = await egress.variableVault('BODY_TOKEN', SECRET, { type: 'limited', allowed_hosts: ['api.plain.test', 'api.tls.test'] }, { header: false, body: true });
-    const theirs = await egress.variableVault('THEIR_TOKEN', SECRET, { type: 'unrestricted' });
+    const theirs = await egress.variableVault('THEIR_TOKEN', SECRET, { type: 'unrestricted' }, { header: true, body: true });
     const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [bodyOnly.vault.id]);
-    expect((await viaSocket(socket, 'http://api.plain.test/', { headers: bearer(bodyOnly.credential.id) })).status).toBe(200);
-    expect(lastSeen(plain)).toBe(`Bearer ${credentialPlaceholder(bodyOnly.credential.id)}`);
-    expect((await viaSocket(socket, 'http://api.plain.test/', { headers: bearer(theirs.credential.id) })).status).toBe(200);
-    expect(lastSeen(plain)).toBe(`Bearer ${credentialPlaceholder(theirs.credential.id)}`);
-    const opaque = await httpsVia(socket, 'api.tls.test', 443, '/', { ca: certs.caPem, headers: bearer(bodyOnly.credential.id) });
-    expect(new X509Certificate(opaque.certificate).issuer).toBe(new X509Certificate(certs.caPem).subject);
+    const mine = credentialPlaceholder(bodyOnly.credential.id);
+    const body = JSON.stringify({ token: mine, again: mine, other: credentialPlaceholder(theirs.credential.id) });
+    const expected = JSON.stringify({ token: SECRET, again: SECRET, other: credentialPlaceholder(theirs.credential.id) });
+
+    expect((await viaSocket(socket, 'http://api.plain.test/', { method: 'POST', headers: { ...bearer(bodyOnly.credential.id), 'content-type': 'application/json' }, body })).status).toBe(200);
+    expect([lastSeen(plain), plain.bodies.at(-1)]).toEqual([`Bearer ${mine}`, expected]);
+    expect((await viaSocket(socket, 'http://other.plain.test/', { method: 'POST', body })).status).toBe(200);
+    expect(plain.bodies.at(-1)).toBe(body);
+
+    const terminated = await httpsVia(socket, 'api.tls.test', 443, '/', { ca: egress.ca.certPem, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect([terminated.status, secure.bodies.at(-1)]).toEqual([200, expected]);
+  });
+
+  it('refuses a body past 8 MiB to a host a body credential covers with a 413 saying so, and streams any size elsewhere', async () => {
+    const { vault } = await egress.variableVault('BIG_TOKEN', SECRET, { type: 'limited', allowed_hosts: ['api.plain.test'] }, { header: true, body: true });
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const big = 'x'.repeat(8 * 1024 * 1024 + 1);
+    const refused = await viaSocket(socket, 'http://api.plain.test/', { method: 'POST', body: big });
+    expect([refused.status, refused.body.trim()]).toEqual([413, 'Berth egress: a request body a vault credential is put in may be at most 8388608 bytes.']);
+    expect((await viaSocket(socket, 'http://other.plain.test/', { method: 'POST', body: big })).status).toBe(200);
+    expect(plain.bodies.at(-1)?.length).toBe(big.length);
   });
 });
 

@@ -167,7 +167,7 @@ export class SandboxContexts {
       const { auth } = record;
       if (auth.type === 'environment_variable') {
         const hosts = auth.networking.type === 'limited' ? auth.networking.allowed_hosts : null;
-        variables.push({ credentialId: record.id, placeholder: credentialPlaceholder(record.id), secret: secret.value, hosts, header: auth.injection_location.header });
+        variables.push({ credentialId: record.id, placeholder: credentialPlaceholder(record.id), secret: secret.value, hosts, header: auth.injection_location.header, body: auth.injection_location.body });
       } else {
         credentials.push({ credentialId: record.id, mcpServerUrl: auth.mcp_server_url, token: secret.value });
       }

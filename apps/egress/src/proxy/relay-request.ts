@@ -11,7 +11,7 @@ export function relayRequest(
   upstream: ClientRequest,
   req: IncomingMessage,
   res: ServerResponse,
-  options: Readonly<{ connectTimeoutMs: number; onError: (error: Error & { code?: string }) => void }>,
+  options: Readonly<{ connectTimeoutMs: number; onError: (error: Error & { code?: string }) => void; body?: Buffer }>,
 ): void {
   upstream.on('socket', (socket) => {
     if (!socket.connecting) return;
@@ -35,7 +35,9 @@ export function relayRequest(
   res.on('close', () => {
     if (!res.writableFinished) upstream.destroy();
   });
-  req.pipe(upstream);
+  // A body the egress read already (to put vault secrets in) goes as it is now; otherwise it streams.
+  if (options.body === undefined) req.pipe(upstream);
+  else upstream.end(options.body);
 }
 
 /** A short plain-text answer from the egress itself. */

@@ -27,6 +27,7 @@ import type { TerminatedTunnels } from '../tls/terminated-tunnels';
 import type { Destinations, Route, Verdict } from './destinations';
 import type { ModelForwarder } from './model-forwarder';
 import { answerText, relayRequest } from './relay-request';
+import { bodyWithVariables, tooLargeMessage } from './variable-body';
 
 export type SandboxProxyDeps = Readonly<{
   contexts: SandboxContexts;
@@ -93,7 +94,7 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
     return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
   }
   const sandbox = context.kind === 'sandbox' ? context : null;
-  forwardPlain(verdict.route, target, sandbox === null ? null : credentialFor(sandbox.credentials, target), sandbox?.variables ?? [], req, res, deps.connectTimeoutMs);
+  return forwardPlain(verdict.route, target, sandbox === null ? null : credentialFor(sandbox.credentials, target), sandbox?.variables ?? [], req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -150,7 +151,7 @@ function refusal(identity: string, deps: SandboxProxyDeps, context: SandboxConte
   return denial;
 }
 
-function forwardPlain(
+async function forwardPlain(
   route: Route,
   target: AbsoluteTarget,
   credential: BoundCredential | null,
@@ -158,9 +159,11 @@ function forwardPlain(
   req: IncomingMessage,
   res: ServerResponse,
   connectTimeoutMs: number,
-): void {
+): Promise<void> {
   const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
-  const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), variables, target.host), host: hostHeader };
+  const body = await bodyWithVariables(req, variables, target.host);
+  if (body === 'too_large') return answerText(res, 413, tooLargeMessage, { connection: 'close' });
+  const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), variables, target.host), host: hostHeader, ...(body === null ? {} : { 'content-length': String(body.length) }) };
   const headers = credential === null ? sent : withCredential(sent, credential);
   const upstream =
     route.kind === 'direct'
@@ -173,7 +176,7 @@ function forwardPlain(
           headers: route.proxy.authorization === null ? headers : { ...headers, 'proxy-authorization': route.proxy.authorization },
           agent: false,
         });
-  relayRequest(upstream, req, res, { connectTimeoutMs, onError: (error) => answerText(res, 502, `Berth egress could not reach ${hostHeader}: ${error.message}`) });
+  relayRequest(upstream, req, res, { connectTimeoutMs, body: body ?? undefined, onError: (error) => answerText(res, 502, `Berth egress could not reach ${hostHeader}: ${error.message}`) });
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

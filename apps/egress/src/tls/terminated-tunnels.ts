@@ -6,6 +6,7 @@ import { credentialFor, endToEndHeaders, parseTunnelledTarget, withCredential, w
 import type { Logger } from '@berth/ports';
 import type { Destinations, Route } from '../proxy/destinations';
 import { answerText, relayRequest } from '../proxy/relay-request';
+import { bodyWithVariables, tooLargeMessage } from '../proxy/variable-body';
 import type { LeafCertificates } from './leaf-certificates';
 
 /** What a terminated tunnel was allowed for: read at CONNECT time, before the sandbox got its 200. */
@@ -39,7 +40,12 @@ export class TerminatedTunnels {
 
   constructor(private readonly deps: TerminatedTunnelsDeps) {
     this.upstreamContext = deps.upstreamCa.length === 0 ? undefined : createSecureContext({ ca: [...rootCertificates, ...deps.upstreamCa], minVersion: 'TLSv1.2' });
-    this.server = createServer((req, res) => this.handle(req, res));
+    this.server = createServer((req, res) =>
+      void this.handle(req, res).catch((error: unknown) => {
+        deps.log.error('a request in a terminated tunnel failed', { err: error });
+        answerText(res, 500, 'Berth egress: internal error (see the egress log).');
+      }),
+    );
     this.server.on('clientError', (_error, socket) => socket.destroy());
   }
 
@@ -72,7 +78,7 @@ export class TerminatedTunnels {
     this.server.closeAllConnections();
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const entry = this.grants.get(req.socket);
     if (entry === undefined) return void req.socket.destroy();
     const { grant, agent } = entry;
@@ -80,11 +86,14 @@ export class TerminatedTunnels {
     const target = parseTunnelledTarget(grant.target, req.url ?? '');
     if (target === null) return answerText(res, 400, `Berth egress: a request inside the tunnel to ${authority} needs an origin-form path.`);
     const credential = credentialFor(grant.credentials, target);
-    const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), grant.variables, grant.target.host), host: authority };
+    const body = await bodyWithVariables(req, grant.variables, grant.target.host);
+    if (body === 'too_large') return answerText(res, 413, tooLargeMessage, { connection: 'close' });
+    const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), grant.variables, grant.target.host), host: authority, ...(body === null ? {} : { 'content-length': String(body.length) }) };
     const headers = credential === null ? sent : withCredential(sent, credential);
     const upstream = httpRequest({ host: grant.target.host, port: grant.target.port, path: target.pathAndQuery, method: req.method, headers, agent });
     relayRequest(upstream, req, res, {
       connectTimeoutMs: this.deps.connectTimeoutMs,
+      body: body ?? undefined,
       onError: (error) => answerText(res, 502, `Berth egress could not reach https://${authority}: ${describeUpstreamError(error)}`),
     });
   }

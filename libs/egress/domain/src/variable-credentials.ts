@@ -15,18 +15,20 @@ export type VariableCredential = Readonly<{
   hosts: readonly string[] | null;
   /** `injection_location.header`. */
   header: boolean;
+  /** `injection_location.body`. */
+  body: boolean;
 }>;
 
 const covers = (credential: VariableCredential, host: string): boolean => credential.hosts === null || credential.hosts.some((pattern) => hostMatches(pattern, host));
 
 /**
  * Whether the egress terminates TLS for a CONNECT to `target` to put a variable credential in:
- * a header credential whose `allowed_hosts` name the host (any port). An `unrestricted` credential
+ * a credential whose `allowed_hosts` name the host (any port). An `unrestricted` credential
  * never makes the egress open a tunnel (it would have to open every one): over HTTPS it applies
  * only where another credential had the tunnel terminated anyway.
  */
 export function variableTerminatesTls(variables: readonly VariableCredential[], target: Target): boolean {
-  return variables.some((credential) => credential.header && credential.hosts !== null && covers(credential, target.host));
+  return variables.some((credential) => (credential.header || credential.body) && credential.hosts !== null && covers(credential, target.host));
 }
 
 /**
@@ -40,6 +42,26 @@ export function withVariables(headers: HeaderMap, variables: readonly VariableCr
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
     out[name] = typeof value === 'string' ? substitute(value) : value.map(substitute);
+  }
+  return out;
+}
+
+/** The body credentials that apply to a request to `host`: when there are any, the egress reads the body to rewrite it. */
+export const bodyVariablesFor = (variables: readonly VariableCredential[], host: string): VariableCredential[] => variables.filter((credential) => credential.body && covers(credential, host));
+
+/** A request body with every occurrence of each credential's placeholder replaced by its secret (bytes, so any body: JSON, form, binary). */
+export function withVariablesInBody(body: Buffer, variables: readonly VariableCredential[]): Buffer {
+  let out = body;
+  for (const credential of variables) {
+    const placeholder = Buffer.from(credential.placeholder, 'utf8');
+    const secret = Buffer.from(credential.secret, 'utf8');
+    const parts: Buffer[] = [];
+    let from = 0;
+    for (let at = out.indexOf(placeholder, from); at !== -1; at = out.indexOf(placeholder, from)) {
+      parts.push(out.subarray(from, at), secret);
+      from = at + placeholder.length;
+    }
+    if (parts.length > 0) out = Buffer.concat([...parts, out.subarray(from)]);
   }
   return out;
 }
