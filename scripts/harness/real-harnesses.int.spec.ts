@@ -396,12 +396,16 @@ interface CustomToolCase {
   readonly call: { name: string; namespace?: string };
   /** The harness's MCP client (or extension) names the call with the id it prints. */
   readonly namesCall: boolean;
+  /** The agent's toolset asks before every tool (Codex then runs app-server, which asks before an MCP call too). */
+  readonly asking?: true;
 }
 
 const customToolCases: CustomToolCase[] = [
   { kind: 'claude-code', cli: 'claude', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', call: { name: 'mcp__berth__get_weather' }, namesCall: true },
   { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), model: 'berth-model', call: { name: 'get_weather', namespace: 'mcp__berth' }, namesCall: false },
   { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', call: { name: 'berth__get_weather' }, namesCall: true },
+  { kind: 'codex', cli: 'codex', server: () => new OpenAiResponsesServer(), model: 'berth-model', call: { name: 'get_weather', namespace: 'mcp__berth' }, namesCall: false, asking: true },
+  { kind: 'pi', cli: 'pi', server: () => new AnthropicMessagesServer(), model: 'claude-opus-4-7', call: { name: 'berth__get_weather' }, namesCall: true, asking: true },
 ];
 
 /** The adapter with its plan's sandbox socket path (/run/berth/tools.sock) moved to `socket`: a host test cannot listen there. */
@@ -415,7 +419,7 @@ function withToolsSocket(adapter: HarnessAdapter, socket: string): HarnessAdapte
   });
 }
 
-describe.each(customToolCases)('custom tools on real $kind', ({ kind, cli, server: makeServer, model, call, namesCall }) => {
+describe.each(customToolCases)('custom tools on real $kind (asking toolset: $asking)', ({ kind, cli, server: makeServer, model, call, namesCall, asking }) => {
   const { binDir, reason } = harnessBinDir(cli);
   if (binDir === null) {
     it.skip(`skipped: ${reason}`, () => undefined);
@@ -446,7 +450,7 @@ describe.each(customToolCases)('custom tools on real $kind', ({ kind, cli, serve
         agent: testAgentConfig({
           model,
           tools: [
-            { type: 'agent_toolset_20260401' },
+            { type: 'agent_toolset_20260401', ...(asking ? { default_config: { permission_policy: { type: 'always_ask' as const } } } : {}) },
             { type: 'custom', name: 'get_weather', description: 'The weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
           ],
         }),
@@ -456,8 +460,10 @@ describe.each(customToolCases)('custom tools on real $kind', ({ kind, cli, serve
         home: join(root, 'home'),
       };
 
-      const turn = await runLocalTurn({ adapter: withToolsSocket(harnessAdapterFor(kind), socket), input, binDir, secrets: SECRETS });
-      recordFixture(kind, 'custom-tool-turn', turn.stdoutLines, root);
+      const asked: string[] = [];
+      const onConfirmation = (pending: { toolUseId: string }) => (asked.push(pending.toolUseId), { result: 'deny' as const, denyMessage: 'no' });
+      const turn = await runLocalTurn({ adapter: withToolsSocket(harnessAdapterFor(kind), socket), input, binDir, secrets: SECRETS, onConfirmation });
+      recordFixture(kind, asking ? 'custom-tool-ask' : 'custom-tool-turn', turn.stdoutLines, root);
 
       expect(turn.terminal).toEqual({ ok: true, interrupted: false, error: null });
       const use = turn.outputs.find((o) => o.kind === 'custom_tool_use');
@@ -468,6 +474,8 @@ describe.each(customToolCases)('custom tools on real $kind', ({ kind, cli, serve
       expect(JSON.stringify(server.modelRequests[0]?.body)).toContain('The weather in a city');
       expect(JSON.stringify(server.modelRequests[1]?.body)).toContain('sunny, 21°C');
       expect(messages(turn.outputs).at(-1)).toBe('It is sunny.');
+      // A custom tool call never waits for a tool confirmation: the client's result is its answer.
+      expect(asked).toEqual([]);
     } finally {
       await new Promise((resolve) => platform.close(resolve));
       await server.close();

@@ -17,7 +17,7 @@ import {
   type HarnessKind,
 } from '@berth/contracts';
 import { harnessAdapterFor } from '@berth/harness';
-import { packageImageRecipe, sandboxConfigOf } from '@berth/sandbox-domain';
+import { NO_MIRRORS, packageImageRecipe, sandboxConfigOf } from '@berth/sandbox-domain';
 import { modelEndpointFrom, networkingFrom } from '@berth/egress-domain';
 import { schemaFields } from './schema-fields';
 
@@ -209,7 +209,7 @@ const EFFECT_PROBES: Readonly<Record<string, (config: EnvironmentConfig) => unkn
   'model endpoint': (c) => modelEndpointFrom(c, SERVER_MODEL),
   // The egress lets the sandbox reach what this allows.
   egress: (c) => networkingFrom(c),
-  image: (c) => (c.type === 'cloud' ? packageImageRecipe('berth/harness:latest', c.packages) : null),
+  image: (c) => (c.type === 'cloud' ? packageImageRecipe({ base: 'berth/harness:latest', packages: c.packages, environmentId: 'env_x', allowedHosts: [], mirrors: NO_MIRRORS }) : null),
 };
 
 describe('every field the environment API accepts', () => {

@@ -44,6 +44,7 @@ async function main(): Promise<void> {
     model: config.model,
     keys: modelKeysFrom(process.env, config.defaultKey),
     upstreamProxy: config.upstreamProxy,
+    buildMirrorHosts: config.buildMirrorHosts,
     ca,
     upstreamCa,
     platformHosts: [...hostsOfServiceUrl(config.natsUrl), ...hostsOfServiceUrl(config.storeUrl)],

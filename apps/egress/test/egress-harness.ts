@@ -8,7 +8,7 @@ import { commandFor, createSessionData } from '@berth/contracts/testing';
 import type { CredentialRecord, SessionCommand, VaultRecord } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { EgressDirectories, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
-import type { BerthStore, CommandBus, SecretBox } from '@berth/ports';
+import type { BerthStore, CommandBus, ImageBuildGrant, SecretBox } from '@berth/ports';
 import { AesGcmSecretBox, loadOrCreateCertificateAuthority, parseSecretKeys, type CertificateAuthority } from '@berth/secrets';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
@@ -138,6 +138,13 @@ export class EgressHarness {
     await this.store.vaults.put(vault);
     await this.store.vaults.putCredential(credential);
     return { vault, credential };
+  }
+
+  /** The directory of an image build's container (`berth-b-…`) with its grant; returns the socket and the directory id. */
+  async build(grant: ImageBuildGrant): Promise<{ socket: string; id: string }> {
+    const id = await this.dirs.prepareBuild(`berth-b-${randomBytes(8).toString('hex')}`, grant);
+    await this.egress.sockets.scanned();
+    return { socket: join(this.root, id, EGRESS_SOCKET_SUBDIR, 'egress.sock'), id };
   }
 
   /** A directory for a container that is no session's (a warm one not yet claimed). */

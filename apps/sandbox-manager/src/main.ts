@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
 import { Consumers } from '@berth/contracts';
 import { systemClock } from '@berth/core';
 import { connectNats } from '@berth/nats';
@@ -22,6 +23,12 @@ async function main(): Promise<void> {
   const scopeLabels = { 'berth.scope': config.scope };
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
   const { runtime, workspaces, snapshots, images, egressSocketOf, egressDir, close } = await openSandboxEngines(config, scopeLabels, log);
+  const { mirrors } = config;
+  const packageMirrors = {
+    apt: mirrors.apt === null ? null : { url: mirrors.apt, keyBase64: mirrors.aptKeyFile === null ? null : readFileSync(mirrors.aptKeyFile).toString('base64') },
+    npm: mirrors.npm,
+    pip: mirrors.pip,
+  };
   const manager = await startSandboxManager({
     nc,
     store,
@@ -32,6 +39,7 @@ async function main(): Promise<void> {
     snapshots,
     workspaceBytes: config.workspaceBytes,
     images,
+    packageMirrors,
     clock: systemClock,
     log,
     sandboxImage: config.sandboxImage,

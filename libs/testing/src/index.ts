@@ -8,4 +8,5 @@ export * from './logging/test-loggers';
 export * from './otlp/otlp-trace-receiver';
 export * from './metrics/prometheus-text';
 export * from './git/git-http-server';
+export * from './registries';
 export * from './kubernetes';

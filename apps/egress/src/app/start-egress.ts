@@ -5,6 +5,7 @@ import { createSessionKernel } from '@berth/session-kernel';
 import type { Server } from 'node:http';
 import { directoryNames } from '../context/directory-names';
 import { SandboxContexts, type SandboxNames } from '../context/sandbox-contexts';
+import { BuildDenials } from '../denials/build-denials';
 import { DenialReporter } from '../denials/denial-reporter';
 import { Destinations } from '../proxy/destinations';
 import { ModelForwarder } from '../proxy/model-forwarder';
@@ -34,6 +35,8 @@ export type EgressInput = Readonly<{
   ca: CertificateAuthority;
   /** PEM certificates an upstream may chain to besides the public roots (tests; an internal CA). */
   upstreamCa: readonly string[];
+  /** Package mirrors image builds may reach on a private network (the operator's; never loopback or this machine). */
+  buildMirrorHosts?: readonly string[];
   /** Hosts of the platform's own services (NATS, the store), refused even when public. */
   platformHosts: readonly string[];
   connectTimeoutMs: number;
@@ -84,14 +87,18 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
   });
   const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
-  const proxyDeps = { destinations, models, tunnels, denials, connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
+  const builds = new BuildDenials({ root: input.root, log: input.log });
+  const proxyDeps = { destinations, models, tunnels, denials, builds, buildMirrorHosts: new Set((input.buildMirrorHosts ?? []).map((h) => h.toLowerCase())), connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,
     log: input.log,
     serverFor: (dirId) => createSandboxProxy(() => dirId, { ...proxyDeps, contexts }),
     beforeListen: (socketDir) => writeSandboxTrust(socketDir, trust),
-    onGone: (dirId) => contexts.forget(dirId),
+    onGone: (dirId) => {
+      contexts.forget(dirId);
+      builds.forget(dirId);
+    },
   });
   await sockets.start();
   let pods: Server | null = null;

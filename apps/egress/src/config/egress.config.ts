@@ -29,6 +29,13 @@ export const EgressConfigSchema = z
     BERTH_MODEL_API_KEY: optional,
     /** Hosts an environment's own `config.model.base_url` may name although they are not public (development and tests: e.g. 127.0.0.1). */
     BERTH_MODEL_TRUSTED_HOSTS: list,
+    /**
+     * Hosts of the operator's package mirrors on an internal network (the sandbox-manager's
+     * BERTH_APT_MIRROR, BERTH_NPM_REGISTRY, BERTH_PIP_INDEX_URL): environment image builds may reach
+     * them at private addresses (10/8, 172.16/12, 192.168/16, fc00::/7), never at loopback,
+     * link-local or this machine's. Sandboxes gain nothing.
+     */
+    BERTH_EGRESS_BUILD_MIRROR_HOSTS: list,
     /** A proxy every destination (and a non-local model endpoint) is reached through, e.g. a corporate proxy. */
     BERTH_EGRESS_UPSTREAM_PROXY: httpUrl('BERTH_EGRESS_UPSTREAM_PROXY').refine((v) => v === null || v.startsWith('http://'), 'BERTH_EGRESS_UPSTREAM_PROXY must be an http:// proxy URL'),
     /**
@@ -67,6 +74,7 @@ export const EgressConfigSchema = z
     model: { baseUrl: env.BERTH_MODEL_BASE_URL, trustedHosts: env.BERTH_MODEL_TRUSTED_HOSTS },
     defaultKey: env.BERTH_MODEL_API_KEY,
     upstreamProxy: env.BERTH_EGRESS_UPSTREAM_PROXY,
+    buildMirrorHosts: env.BERTH_EGRESS_BUILD_MIRROR_HOSTS,
     caDir: env.BERTH_EGRESS_CA_DIR,
     upstreamCaFile: env.BERTH_EGRESS_UPSTREAM_CA_FILE,
     connectTimeoutMs: env.BERTH_EGRESS_CONNECT_TIMEOUT_MS,

@@ -18,3 +18,10 @@ describe('the egress for Kubernetes sandbox pods (BERTH_EGRESS_LISTEN)', () => {
     expect(parsed.success ? [] : parsed.error.issues.map((i) => i.path.join('.'))).toContain(setting);
   });
 });
+
+describe('BERTH_EGRESS_BUILD_MIRROR_HOSTS', () => {
+  it('reads the hosts of the operator\'s internal package mirrors (none by default)', () => {
+    expect(EgressConfigSchema.parse({}).buildMirrorHosts).toEqual([]);
+    expect(EgressConfigSchema.parse({ BERTH_EGRESS_BUILD_MIRROR_HOSTS: 'apt.corp.example, npm.corp.example' }).buildMirrorHosts).toEqual(['apt.corp.example', 'npm.corp.example']);
+  });
+});

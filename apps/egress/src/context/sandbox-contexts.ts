@@ -1,5 +1,15 @@
 import { credentialMcpServerUrl, type CredentialSecret } from '@berth/contracts';
-import { egressPolicyFrom, modelEndpointFrom, type BoundCredential, type EgressPolicy, type ModelEndpoint, type ModelKeyHeader, type ServerModelSettings } from '@berth/egress-domain';
+import {
+  egressPolicyFrom,
+  imageBuildPolicy,
+  modelEndpointFrom,
+  type BoundCredential,
+  type EgressPolicy,
+  type ImageBuildGrant,
+  type ModelEndpoint,
+  type ModelKeyHeader,
+  type ServerModelSettings,
+} from '@berth/egress-domain';
 import { harnessAdapterFor } from '@berth/harness';
 import type { AgentStore, EnvironmentStore, Logger, SecretBox, VaultStore } from '@berth/ports';
 import { sessionOfSandboxName } from '@berth/sandbox-domain';
@@ -7,6 +17,7 @@ import type { SessionKernel } from '@berth/session-kernel';
 
 /** Who a sandbox is, and what its environment lets it reach: read from the store, never from the sandbox. */
 export type SandboxContext = Readonly<{
+  kind: 'sandbox';
   sandboxName: string;
   sessionId: string;
   generation: number;
@@ -22,10 +33,16 @@ export type SandboxContext = Readonly<{
   credentials: readonly BoundCredential[];
 }>;
 
+/**
+ * An environment image build's container (the sandbox-manager's, no session's): it reaches only
+ * what its grant names (under the platform rule), never a model, and no session hears its refusals.
+ */
+export type BuildContext = Readonly<{ kind: 'build'; sandboxName: string; environmentId: string; grant: ImageBuildGrant; policy: EgressPolicy }>;
+
 /** The sandbox behind a socket is not (or no longer) a session's bound sandbox: it gets nothing. */
 export type Unbound = Readonly<{ unbound: string }>;
 
-export const isUnbound = (c: SandboxContext | Unbound): c is Unbound => 'unbound' in c;
+export const isUnbound = (c: SandboxContext | BuildContext | Unbound): c is Unbound => 'unbound' in c;
 
 /**
  * Who is behind a connection, as the platform recorded it (never as the sandbox says): the Berth
@@ -33,6 +50,8 @@ export const isUnbound = (c: SandboxContext | Unbound): c is Unbound => 'unbound
  */
 export type SandboxNames = Readonly<{
   nameOf(identity: string): Promise<Readonly<{ name: string }> | Unbound>;
+  /** What an image build may reach when the identity is a build's (egress directories only: the manager writes the grant there), null for a sandbox. */
+  buildGrantOf?(identity: string): Promise<ImageBuildGrant | Unbound | null>;
   /** Reports identities that stopped naming what they named (a pod IP freed), until `signal` aborts. */
   follow?(signal: AbortSignal, onGone: (identity: string) => void): Promise<void>;
 }>;
@@ -59,14 +78,14 @@ export type SandboxContextsDeps = Readonly<{
  * part: where a request arrives from is its identity. Results are kept `cacheMs`.
  */
 export class SandboxContexts {
-  private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | Unbound> }>();
+  private readonly cache = new Map<string, { at: number; value: Promise<SandboxContext | BuildContext | Unbound> }>();
   private readonly now: () => number;
 
   constructor(private readonly deps: SandboxContextsDeps) {
     this.now = deps.now ?? Date.now;
   }
 
-  resolve(identity: string): Promise<SandboxContext | Unbound> {
+  resolve(identity: string): Promise<SandboxContext | BuildContext | Unbound> {
     const cached = this.cache.get(identity);
     if (cached !== undefined && this.now() - cached.at < this.deps.cacheMs) return cached.value;
     const value = this.load(identity);
@@ -85,10 +104,12 @@ export class SandboxContexts {
     this.cache.delete(identity);
   }
 
-  private async load(identity: string): Promise<SandboxContext | Unbound> {
+  private async load(identity: string): Promise<SandboxContext | BuildContext | Unbound> {
     const named = await this.deps.names.nameOf(identity);
     if ('unbound' in named) return named;
     const { name } = named;
+    const build = await this.build(identity, name);
+    if (build !== null) return build;
     const owner = sessionOfSandboxName(name);
     if (owner === null) return { unbound: `sandbox ${name} is not bound to a session (a warm sandbox not claimed yet)` };
     const { state } = await this.deps.sessions.load(owner.sessionId);
@@ -104,6 +125,7 @@ export class SandboxContexts {
     ]);
     if (environment === null) return { unbound: `the environment ${state.environment_id} of session ${owner.sessionId} is gone` };
     return {
+      kind: 'sandbox',
       sandboxName: name,
       sessionId: owner.sessionId,
       generation: owner.generation,
@@ -115,6 +137,14 @@ export class SandboxContexts {
       keyHeader: harnessAdapterFor(state.harness).capabilities.modelKeyHeader,
       credentials,
     };
+  }
+
+  /** An image build's grant when the identity is a build's (only egress directories hold builds), else null. */
+  private async build(identity: string, name: string): Promise<BuildContext | Unbound | null> {
+    const grant = (await this.deps.names.buildGrantOf?.(identity)) ?? null;
+    if (grant === null) return null;
+    if ('unbound' in grant) return { unbound: `image build ${name}: ${grant.unbound}` };
+    return { kind: 'build', sandboxName: name, environmentId: grant.environmentId, grant, policy: imageBuildPolicy(grant) };
   }
 
   /** The session's MCP credentials (vaults of the session's owner only), opened; one that does not open is left out and logged by id. */

@@ -20,6 +20,12 @@ export type DestinationsDeps = Readonly<{
   resolve?: (host: string) => Promise<readonly string[]>;
 }>;
 
+/** The ranges an operator's trusted mirror may be in (an internal network); never loopback, link-local or this machine. */
+const PRIVATE_NETWORKS = new Set(['private', 'uniqueLocal']);
+
+/** `privateNetworks`: the destination is an operator's trusted mirror for an image build, so private ranges are allowed. */
+export type CheckOptions = Readonly<{ privateNetworks?: boolean }>;
+
 const systemResolve = async (host: string): Promise<string[]> => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /**
@@ -36,19 +42,19 @@ export class Destinations {
     this.resolveHost = deps.resolve ?? systemResolve;
   }
 
-  async check(policy: EgressPolicy | null, host: string, port: number): Promise<Verdict> {
+  async check(policy: EgressPolicy | null, host: string, port: number, options: CheckOptions = {}): Promise<Verdict> {
     if (policy !== null) {
       const decision = decideHost(policy, host);
       if (!decision.allowed) return { allowed: false, denial: { host, port, reason: decision.reason, setting: decision.setting } };
     }
-    return this.checkAddress(host, port);
+    return this.checkAddress(host, port, options);
   }
 
   /** The platform rule alone (for a model endpoint the operator does not vouch for). */
-  async checkAddress(host: string, port: number): Promise<Verdict> {
+  async checkAddress(host: string, port: number, options: CheckOptions = {}): Promise<Verdict> {
     const refuse = (ip: string, range: string): Verdict => ({ allowed: false, denial: { host, port, reason: 'platform_address', setting: null, address: { ip, range } } });
     if (isIpLiteral(host)) {
-      const range = this.rangeOf(host);
+      const range = this.rangeOf(host, options);
       return range === 'public' ? { allowed: true, route: this.routeTo(canonicalAddress(host)) } : refuse(canonicalAddress(host), range);
     }
     if (isLocalName(host)) return refuse(host, 'a name of this machine');
@@ -62,7 +68,7 @@ export class Destinations {
     if (addresses.length === 0) throw new UnreachableError(`could not resolve ${host}`);
     // Every answer must be public: a name that also points inside is refused as a whole.
     for (const address of addresses) {
-      const range = this.rangeOf(address);
+      const range = this.rangeOf(address, options);
       if (range !== 'public') return refuse(canonicalAddress(address), range);
     }
     return { allowed: true, route: { kind: 'direct', address: canonicalAddress(addresses[0]) } };
@@ -74,9 +80,12 @@ export class Destinations {
     return connectWithin({ host: route.address, port }, this.deps.connectTimeoutMs);
   }
 
-  private rangeOf(address: string): string {
+  /** `public` when the address may be reached (a trusted mirror's private one too), else the range that refuses it. */
+  private rangeOf(address: string, options: CheckOptions): string {
     const range = classifyAddress(address);
-    return range === 'public' && this.deps.platform.has(address) ? 'an address of this machine or a platform service' : range;
+    const reachable = range === 'public' || (options.privateNetworks === true && PRIVATE_NETWORKS.has(range));
+    if (!reachable) return range;
+    return this.deps.platform.has(address) ? 'an address of this machine or a platform service' : 'public';
   }
 
   private routeTo(address: string): Route {

@@ -1,9 +1,10 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { credentialFor, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, terminatesTls, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput } from '@berth/egress-domain';
-import { isUnbound, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
+import { credentialFor, describeBuildDenial, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, terminatesTls, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput, type EgressDenial } from '@berth/egress-domain';
+import { isUnbound, type BuildContext, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Logger } from '@berth/ports';
+import type { BuildDenials } from '../denials/build-denials';
 import type { DenialReporter } from '../denials/denial-reporter';
 import type { TerminatedTunnels } from '../tls/terminated-tunnels';
 import type { Destinations, Route, Verdict } from './destinations';
@@ -16,6 +17,9 @@ export type SandboxProxyDeps = Readonly<{
   models: ModelForwarder;
   tunnels: TerminatedTunnels;
   denials: DenialReporter;
+  builds: BuildDenials;
+  /** The operator's package mirrors on an internal network (`BERTH_EGRESS_BUILD_MIRROR_HOSTS`): image builds may reach them at private addresses. */
+  buildMirrorHosts: ReadonlySet<string>;
   connectTimeoutMs: number;
   log: Logger;
   /** Counts every refusal by reason (`berth_egress_denials_total`). */
@@ -33,6 +37,7 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed; for the host and port
  *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
+ * An image build's socket gets the same proxy under its grant, no model, and its refusals recorded for the build.
  */
 export function createSandboxProxy(identityOf: (req: IncomingMessage) => string, deps: SandboxProxyDeps): Server {
   const server = createServer((req, res) => void handleRequest(identityOf(req), deps, req, res).catch((error: unknown) => internalError(deps, res, error)));
@@ -51,21 +56,25 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
     return answerText(res, 403, `Berth egress: ${context.unbound}.`, { [DENIED_HEADER]: 'unbound_sandbox' });
   }
   const url = req.url ?? '';
-  if (url.startsWith('/')) return deps.models.forward(context, req, res, url);
+  if (url.startsWith('/') && context.kind === 'build') return answerText(res, 403, 'Berth egress: an image build reaches no model endpoint.', { [DENIED_HEADER]: 'image_build' });
+  if (url.startsWith('/') && context.kind === 'sandbox') return deps.models.forward(context, req, res, url);
   const target = parseAbsoluteTarget(url);
   if (target === null) return answerText(res, 400, 'Berth egress accepts model API requests (/v1/…), absolute http:// URLs and CONNECT host:port.');
   // A harness that ignores NO_PROXY still reaches its model at the relay through the proxy.
-  if (isRelay(target) && context.model !== null && modelUpstreamUrl(context.model.baseUrl, target.pathAndQuery) !== null) {
+  if (context.kind === 'sandbox' && isRelay(target) && context.model !== null && modelUpstreamUrl(context.model.baseUrl, target.pathAndQuery) !== null) {
     return deps.models.forward(context, req, res, target.pathAndQuery);
   }
   let verdict: Verdict;
   try {
-    verdict = await deps.destinations.check(context.policy, target.host, target.port);
+    verdict = await deps.destinations.check(context.policy, target.host, target.port, { privateNetworks: context.kind === 'build' && deps.buildMirrorHosts.has(target.host) });
   } catch (error) {
     return answerText(res, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
-  if (!verdict.allowed) return refuse(deps, context, res, verdict.denial);
-  forwardPlain(verdict.route, target, credentialFor(context.credentials, target), req, res, deps.connectTimeoutMs);
+  if (!verdict.allowed) {
+    const denial = refusal(identity, deps, context, verdict.denial);
+    return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
+  }
+  forwardPlain(verdict.route, target, context.kind === 'sandbox' ? credentialFor(context.credentials, target) : null, req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -79,17 +88,15 @@ async function handleConnect(identity: string, deps: SandboxProxyDeps, req: Inco
   if (target === null) return endTunnel(socket, 400, `Berth egress: CONNECT needs host:port, not ${JSON.stringify(req.url ?? '')}.`);
   let verdict: Verdict;
   try {
-    verdict = await deps.destinations.check(context.policy, target.host, target.port);
+    verdict = await deps.destinations.check(context.policy, target.host, target.port, { privateNetworks: context.kind === 'build' && deps.buildMirrorHosts.has(target.host) });
   } catch (error) {
     return endTunnel(socket, 502, `Berth egress could not reach ${target.host}:${target.port}: ${messageOf(error)}`);
   }
   if (!verdict.allowed) {
-    const denial = describeDenial({ ...verdict.denial, environmentId: context.environmentId });
-    deps.refused(denial.reason);
-    deps.denials.report(context, denial);
+    const denial = refusal(identity, deps, context, verdict.denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
   }
-  if (terminatesTls(context.credentials, target)) {
+  if (context.kind === 'sandbox' && terminatesTls(context.credentials, target)) {
     try {
       return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials });
     } catch (error) {
@@ -111,11 +118,17 @@ async function handleConnect(identity: string, deps: SandboxProxyDeps, req: Inco
   socket.pipe(upstream);
 }
 
-function refuse(deps: SandboxProxyDeps, context: SandboxContext, res: ServerResponse, input: Omit<DenialInput, 'environmentId'>): void {
+/** Words and record of a refusal: a sandbox's goes to its session as an event, a build's to the build. */
+function refusal(identity: string, deps: SandboxProxyDeps, context: SandboxContext | BuildContext, input: Omit<DenialInput, 'environmentId'>): EgressDenial {
+  deps.refused(input.reason);
+  if (context.kind === 'build') {
+    const denial = describeBuildDenial(context.grant, input);
+    deps.builds.record(identity, context, denial);
+    return denial;
+  }
   const denial = describeDenial({ ...input, environmentId: context.environmentId });
-  deps.refused(denial.reason);
   deps.denials.report(context, denial);
-  answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
+  return denial;
 }
 
 function forwardPlain(route: Route, target: AbsoluteTarget, credential: BoundCredential | null, req: IncomingMessage, res: ServerResponse, connectTimeoutMs: number): void {

@@ -6,7 +6,7 @@ import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, Nats
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
-import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
+import { DEFAULT_SANDBOX_DEFAULTS, NO_MIRRORS, type PackageMirrors } from '@berth/sandbox-domain';
 import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -58,6 +58,8 @@ export type SandboxManagerInput = Readonly<{
   workspaceBytes?: number;
   /** Builds the images of environments with `packages`. */
   images: SandboxImages;
+  /** The operator's package mirrors the builds install from (none: the public registries). */
+  packageMirrors?: PackageMirrors;
   clock: Clock;
   log: Logger;
   sandboxImage: string;
@@ -146,7 +148,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     provisioner: new SandboxProvisioner({ runtime, workspaces, pool, scopeLabels: input.scopeLabels }),
     pools: new WarmPools(pool),
     settings,
-    images: new PackageImages(input.images, log),
+    images: new PackageImages(input.images, log, input.packageMirrors ?? NO_MIRRORS),
     bound,
     clock,
     crash,

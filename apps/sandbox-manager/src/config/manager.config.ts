@@ -35,6 +35,15 @@ const SandboxHostsSchema = z
       .refine((hosts) => new Set(hosts.map((h) => h.name)).size === hosts.length, 'two hosts have one name')
       .refine((hosts) => new Set(hosts.map((h) => h.egress_dir)).size === hosts.length, 'two hosts share an egress_dir'),
   );
+/** An http(s) URL, or unset (empty counts as unset). */
+const mirrorUrl = z.preprocess(
+  (v) => (v === '' ? undefined : v),
+  z
+    .string()
+    .url()
+    .refine((v) => /^https?:\/\//.test(v), 'an http:// or https:// URL')
+    .optional(),
+);
 const flag = z
   .enum(['true', 'false', '1', '0', ''])
   .optional()
@@ -76,8 +85,19 @@ export const ManagerConfigSchema = z
     /** Lets environments run sandboxes on the host's network (`config.network: host`): no egress, no isolation. Unsafe. */
     BERTH_ALLOW_HOST_NETWORK: flag,
     BERTH_SANDBOX_IMAGE: z.string().min(1).default('berth/harness:latest'),
-    /** Network the environment image builds (packages) run on: `host` on an engine without a bridge, `default` otherwise. */
-    BERTH_IMAGE_BUILD_NETWORK: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default('host'),
+    /** Retired: image builds run in a container made like a sandbox and reach out only through the egress. */
+    BERTH_IMAGE_BUILD_NETWORK: z
+      .string()
+      .optional()
+      .refine((v) => v === undefined || v === '', 'retired: environment image builds reach their package registries through the egress, on no network of their own (docs/sandboxes.md, "Environment images"); unset it'),
+    /** A Debian archive mirror (the layout of deb.debian.org/debian) environment image builds install apt packages from, instead of the image's sources. */
+    BERTH_APT_MIRROR: mirrorUrl,
+    /** The OpenPGP public key (a binary keyring file) the apt mirror signs with, when it re-signs; unset: Debian's keys in the image. */
+    BERTH_APT_MIRROR_KEY: z.string().min(1).optional(),
+    /** An npm registry environment image builds install npm packages from. */
+    BERTH_NPM_REGISTRY: mirrorUrl,
+    /** A Python package index (PEP 503 simple API) environment image builds install pip packages from. */
+    BERTH_PIP_INDEX_URL: mirrorUrl,
     /** Extra CA certificates (`*.crt`) the package managers trust while an image builds; empty for none. */
     BERTH_BUILD_CA_DIR: z.string().default('/usr/local/share/ca-certificates'),
     /** Labels this installation's containers, so several installations can share one engine. */
@@ -131,7 +151,8 @@ export const ManagerConfigSchema = z
     egressDir: env.BERTH_EGRESS_DIR,
     allowHostNetwork: env.BERTH_ALLOW_HOST_NETWORK,
     sandboxImage: env.BERTH_SANDBOX_IMAGE,
-    imageBuild: { network: env.BERTH_IMAGE_BUILD_NETWORK, caCertificatesDir: env.BERTH_BUILD_CA_DIR.trim() === '' ? null : env.BERTH_BUILD_CA_DIR },
+    imageBuild: { caCertificatesDir: env.BERTH_BUILD_CA_DIR.trim() === '' ? null : env.BERTH_BUILD_CA_DIR },
+    mirrors: { apt: env.BERTH_APT_MIRROR ?? null, aptKeyFile: env.BERTH_APT_MIRROR_KEY ?? null, npm: env.BERTH_NPM_REGISTRY ?? null, pip: env.BERTH_PIP_INDEX_URL ?? null },
     scope: env.BERTH_SANDBOX_SCOPE,
     warmPoolSize: env.BERTH_WARM_POOL_SIZE,
     crashPoint: env.BERTH_CRASH_POINT ?? null,

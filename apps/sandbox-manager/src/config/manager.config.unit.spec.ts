@@ -32,6 +32,25 @@ describe('BERTH_SANDBOX_HOSTS', () => {
   });
 });
 
+describe('environment image builds', () => {
+  it('reads the package mirrors (empty is unset)', () => {
+    expect(ManagerConfigSchema.parse({}).mirrors).toEqual({ apt: null, aptKeyFile: null, npm: null, pip: null });
+    const config = ManagerConfigSchema.parse({ BERTH_APT_MIRROR: 'http://apt.corp.example/debian', BERTH_APT_MIRROR_KEY: '/etc/berth/apt.gpg', BERTH_NPM_REGISTRY: 'https://npm.corp.example/', BERTH_PIP_INDEX_URL: '' });
+    expect(config.mirrors).toEqual({ apt: 'http://apt.corp.example/debian', aptKeyFile: '/etc/berth/apt.gpg', npm: 'https://npm.corp.example/', pip: null });
+  });
+
+  it.each([['not a URL', 'mirror.example'], ['another scheme', 'ftp://mirror.example/debian']])('refuses a mirror that is %s', (_what, value) => {
+    expect(ManagerConfigSchema.safeParse({ BERTH_APT_MIRROR: value }).success).toBe(false);
+  });
+
+  it('refuses the retired BERTH_IMAGE_BUILD_NETWORK, saying builds go through the egress', () => {
+    const parsed = ManagerConfigSchema.safeParse({ BERTH_IMAGE_BUILD_NETWORK: 'host' });
+    expect(parsed.success).toBe(false);
+    expect(JSON.stringify(parsed.error?.issues)).toContain('retired: environment image builds reach their package registries through the egress');
+    expect(ManagerConfigSchema.safeParse({ BERTH_IMAGE_BUILD_NETWORK: '' }).success).toBe(true);
+  });
+});
+
 describe('BERTH_SANDBOX_RUNTIME', () => {
   const k8s = { BERTH_SANDBOX_RUNTIME: 'kubernetes', BERTH_K8S_NAMESPACE: 'berth-sandboxes', BERTH_K8S_EGRESS_SERVICE: 'berth/egress' };
   const problems = (env: Record<string, string>) => {

@@ -57,7 +57,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     engines.map(async (e) => (config.workspaceStorage === 'auto' ? await detectWorkspaceKind(e.runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' })),
   );
   const first = engines[0] as (typeof engines)[number];
-  const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, config.imageBuild);
+  const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, { ...config.imageBuild, egressRoot: e.egressDir });
   if (engines.length === 1) {
     const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
     const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);

@@ -4,7 +4,7 @@ import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
 import { SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
-import { DEFAULT_SANDBOX_DEFAULTS } from '@berth/sandbox-domain';
+import { DEFAULT_SANDBOX_DEFAULTS, NO_MIRRORS } from '@berth/sandbox-domain';
 import { sandboxMetrics } from '@berth/telemetry';
 import { InMemorySandboxImages, InMemorySandboxRuntime, InMemoryWorkspaces, MemoryStore, silentLogger as quiet, type ExecScript } from '@berth/testing';
 import { UnconfiguredSecretBox } from '@berth/secrets';
@@ -101,7 +101,7 @@ export class InMemoryManager implements CommandBus {
       provisioner: new SandboxProvisioner({ runtime: this.runtime, workspaces, pool }),
       pools: new WarmPools(pool),
       settings,
-      images: new PackageImages(this.images, quiet),
+      images: new PackageImages(this.images, quiet, NO_MIRRORS),
       bound: this.bound,
       clock: systemClock,
       crash: noCrashPoints,

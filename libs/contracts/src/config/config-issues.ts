@@ -31,9 +31,9 @@ export function agentConfigIssues(agent: AgentConfig): ConfigIssue[] {
     }
   });
 
-  const hasCustomTools = agent.tools.some((t) => t.type === 'custom');
+  // Reserved even for an agent without custom tools: the adapters read every call of a `berth` server as a custom tool call.
   agent.mcp_servers.forEach((server, i) => {
-    if (hasCustomTools && server.name === CUSTOM_TOOLS_MCP_SERVER) {
+    if (server.name === CUSTOM_TOOLS_MCP_SERVER) {
       issues.push({ path: `mcp_servers.${i}.name`, message: `${CUSTOM_TOOLS_MCP_SERVER} is the name Berth offers an agent's custom tools under: name this MCP server otherwise` });
     }
   });

@@ -64,11 +64,11 @@ describe('custom tools', () => {
     }
   });
 
-  it('refuse a second tool of the same name, and an MCP server named berth beside them (their server\'s name)', () => {
+  it('refuse a second tool of the same name; an MCP server is never named berth (their server\'s name, which the adapters read as custom tools)', () => {
     expect(issues({ tools: [weather, weather] }, 'claude-code')).toEqual([{ path: 'tools.1.name', message: 'a second custom tool named get_weather' }]);
     const berth = { mcp_servers: [{ type: 'url' as const, name: 'berth', url: 'https://mcp.example/mcp' }] };
     expect(issues({ ...berth, tools: [{ type: 'mcp_toolset', mcp_server_name: 'berth' }, weather] }, 'claude-code')).toEqual([{ path: 'mcp_servers.0.name', message: expect.stringContaining('custom tools under') }]);
-    expect(issues({ ...berth, tools: [{ type: 'mcp_toolset', mcp_server_name: 'berth' }] }, 'claude-code')).toEqual([]);
+    expect(issues({ ...berth, tools: [{ type: 'mcp_toolset', mcp_server_name: 'berth' }] }, 'codex')).toEqual([{ path: 'mcp_servers.0.name', message: expect.stringContaining('custom tools under') }]);
   });
 });
 

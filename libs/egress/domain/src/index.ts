@@ -28,3 +28,4 @@ export {
   type ServerModelSettings,
 } from './model-route';
 export { credentialFor, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
+export { describeBuildDenial, imageBuildGrantFrom, imageBuildHosts, imageBuildPolicy, type ImageBuildGrant } from './image-build-policy';

@@ -4,6 +4,7 @@ import type { TurnInput } from '../harness-adapter.port';
 import { replay, summarize } from '../testing/replay-fixture';
 import askAllowed from './fixtures/ask-allowed.stdout.json';
 import askDenied from './fixtures/ask-denied.stdout.json';
+import customToolAsk from './fixtures/custom-tool-ask.stdout.json';
 import customToolTurn from './fixtures/custom-tool-turn.stdout.json';
 import interrupted from './fixtures/interrupted-turn.stdout.json';
 import modelError from './fixtures/model-error.stdout.json';
@@ -165,11 +166,12 @@ describe('PiAdapter: custom tools', () => {
     expect(PI_CONFIRM_EXTENSION).toContain('startsWith("berth__")) return undefined');
   });
 
-  it('reads a call of a berth__ tool as custom_tool_use with the model\'s id, never held, and drops its result, over recorded pi 0.73.1 output', () => {
-    for (const mode of ['always_allow', 'always_ask'] as const) {
-      const run = replay(adapter, customToolTurn, mode);
+  it('reads a call of a berth__ tool as custom_tool_use with the model\'s id, never held or asked about, and drops its result, over recorded pi 0.73.1 output', () => {
+    for (const [mode, lines] of [['always_allow', customToolTurn], ['always_ask', customToolAsk]] as const) {
+      const run = replay(adapter, lines, mode);
       expect(summarize(run.outputs)).toEqual(['custom_tool_use', 'message:It is sunny.', 'usage']);
-      expect(run.outputs[0]).toEqual({ kind: 'custom_tool_use', tool_use_id: 'toolu_3d955f3a8f0f4012b8a7afe2', name: 'get_weather', input: { city: 'Oslo' } });
+      expect(run.outputs[0]).toEqual({ kind: 'custom_tool_use', tool_use_id: expect.stringMatching(/^toolu_/), name: 'get_weather', input: { city: 'Oslo' } });
+      expect(run.confirmations).toEqual([]);
       expect(run.terminal).toEqual({ ok: true, interrupted: false, error: null });
     }
   });

@@ -144,7 +144,14 @@ export class DockerSandboxRuntime implements SandboxRuntime {
   /** Removes egress directories whose container is gone (after a crash, or containers removed by hand). */
   async pruneEgressDirectories(olderThanMs = 0): Promise<number> {
     if (this.egress === null) return 0;
-    const live = new Set((await this.list(this.managedLabels)).map((c) => c.labels[EGRESS_DIR_LABEL]).filter((id): id is string => id !== undefined));
+    // Every container with an egress directory counts, not only managed ones: an image build's is live too.
+    let summaries: Docker.ContainerInfo[];
+    try {
+      summaries = await this.docker.listContainers({ all: true, filters: { label: [EGRESS_DIR_LABEL] } });
+    } catch (error) {
+      throw engineError('list', EGRESS_DIR_LABEL, error);
+    }
+    const live = new Set(summaries.map((c) => c.Labels[EGRESS_DIR_LABEL]).filter((id): id is string => id !== undefined));
     return this.egress.prune(live, olderThanMs);
   }
 

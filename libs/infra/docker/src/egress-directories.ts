@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readdir, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
+import type { ImageBuildGrant } from '@berth/ports';
 
 /** The label naming a container's egress directory (its id under the egress root). */
 export const EGRESS_DIR_LABEL = 'berth.egress-dir';
@@ -14,6 +15,10 @@ export const EGRESS_SOCKET_SUBDIR = 'socket';
 const SOCKET_FILE = 'egress.sock';
 /** File beside it with the container's current name, which the egress reads its identity from. */
 export const EGRESS_NAME_FILE = 'name';
+/** Beside it for an image build only: what the build may reach (`ImageBuildGrant` as JSON); its presence makes the directory a build's. */
+export const EGRESS_BUILD_GRANT_FILE = 'build.json';
+/** The egress appends each refusal of a build here (JSON lines), so the build's error can quote the egress's words. */
+export const EGRESS_BUILD_DENIALS_FILE = 'denied.jsonl';
 
 const DIR_ID = /^[0-9a-f]{16}$/;
 /** A removed directory on its way out: not a sandbox's (the egress serves `DIR_ID` names only). */
@@ -63,6 +68,37 @@ export class EgressDirectories {
     await mkdir(this.socketDir(id), { recursive: true, mode: 0o755 });
     await this.rename(id, createdName);
     return id;
+  }
+
+  /**
+   * Makes the directory of an image build's container: its grant is written before the container
+   * exists, so the egress never serves the build without it.
+   */
+  async prepareBuild(createdName: string, grant: ImageBuildGrant): Promise<string> {
+    const id = this.idFor(createdName);
+    await mkdir(join(this.root, id), { recursive: true, mode: 0o755 });
+    const file = join(this.root, id, EGRESS_BUILD_GRANT_FILE);
+    await writeFile(`${file}.tmp`, JSON.stringify({ environment_id: grant.environmentId, ecosystems: grant.ecosystems, allowed_hosts: grant.allowedHosts }), { mode: 0o644 });
+    await rename(`${file}.tmp`, file);
+    return this.prepare(createdName);
+  }
+
+  /** The egress's refusals of a build so far (its words), oldest first. */
+  async buildDenials(id: string): Promise<string[]> {
+    let text: string;
+    try {
+      text = await readFile(join(this.root, id, EGRESS_BUILD_DENIALS_FILE), 'utf8');
+    } catch {
+      return [];
+    }
+    return text.split('\n').flatMap((line) => {
+      try {
+        const message = (JSON.parse(line) as { message?: unknown }).message;
+        return typeof message === 'string' ? [message] : [];
+      } catch {
+        return [];
+      }
+    });
   }
 
   /** Records the container's new name (a warm-pool claim renamed it for its session). */

@@ -7,4 +7,4 @@ export { LoopWorkspaceSnapshots } from './workspaces/loop-snapshots';
 export { detectWorkspaceKind } from './workspaces/detect-workspaces';
 export { sessionLayoutArchive } from './workspaces/layout';
 export * from './docker-sandbox-images';
-export { EGRESS_DIR_LABEL, EGRESS_NAME_FILE, EGRESS_PORT_LABEL, EGRESS_SOCKET_SUBDIR, EgressDirectories, listenForSandbox } from './egress-directories';
+export { EGRESS_BUILD_DENIALS_FILE, EGRESS_BUILD_GRANT_FILE, EGRESS_DIR_LABEL, EGRESS_NAME_FILE, EGRESS_PORT_LABEL, EGRESS_SOCKET_SUBDIR, EgressDirectories, listenForSandbox } from './egress-directories';

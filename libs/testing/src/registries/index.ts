@@ -1,0 +1,3 @@
+export * from './apt-repository';
+export * from './npm-registry';
+export * from './static-file-server';
