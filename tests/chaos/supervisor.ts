@@ -131,6 +131,7 @@ export class Supervisor {
       egress: {
         ...common,
         BERTH_EGRESS_DIR: this.egressDir,
+        BERTH_EGRESS_CA_DIR: join(this.egressDir, '..', 'egress-ca'),
         BERTH_MODEL_BASE_URL: this.options.modelBaseUrl,
         BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
         BERTH_MODEL_TRUSTED_HOSTS: '127.0.0.1',

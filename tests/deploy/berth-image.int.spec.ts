@@ -75,4 +75,12 @@ describe('the berth image', () => {
       for (const line of lines) expect(JSON.parse(line)).toMatchObject({ service });
     }
   });
+
+  it("has what the egress needs: its sources, and the openssl command it issues TLS certificates with (a CA made as the image's user on a read-only root)", () => {
+    const out = docker('run', '--rm', '--read-only', '--tmpfs', '/tmp:exec', '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges', '--network', 'none', image,
+      'sh', '-c', 'test -f apps/egress/src/main.ts && echo EGRESS-SOURCES; openssl version; cd /tmp && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout k.pem -out c.pem -days 1 -subj /CN=t 2>/dev/null && echo CA-MADE');
+    expect(out).toContain('EGRESS-SOURCES');
+    expect(out).toMatch(/^OpenSSL 3\./m);
+    expect(out).toContain('CA-MADE');
+  });
 });

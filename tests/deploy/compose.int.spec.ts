@@ -75,6 +75,14 @@ describe('deploy/compose', () => {
     }
   });
 
+  it("keeps the egress's CA in a volume only the egress mounts (no other service, and so no sandbox, sees its key)", () => {
+    const c = rendered(['docker-compose.yml']);
+    const withCa = Object.entries(c.services).filter(([, s]) => (s.volumes ?? []).some((v) => v.startsWith('egress-ca:'))).map(([n]) => n);
+    expect(withCa).toEqual(['egress']);
+    expect(c.services['egress'].environment?.['BERTH_EGRESS_CA_DIR']).toBe('/var/lib/berth-egress-ca');
+    expect(c.services['egress'].volumes).toContain('egress-ca:/var/lib/berth-egress-ca:rw');
+  });
+
   it('gives the Docker socket to the sandbox-manager only', () => {
     const c = rendered(['docker-compose.yml', 'docker-compose.mongo.yml']);
     const withSocket = Object.entries(c.services).filter(([, s]) => (s.volumes ?? []).some((v) => v.startsWith('/var/run/docker.sock'))).map(([n]) => n);

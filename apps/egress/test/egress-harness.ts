@@ -140,6 +140,34 @@ export class EgressHarness {
     return { vault, credential };
   }
 
+  /** A vault of the harness's owner with one `environment_variable` credential, sealed as the gateway seals it. */
+  async variableVault(
+    secretName: string,
+    secret: string,
+    networking: { type: 'unrestricted' } | { type: 'limited'; allowed_hosts: string[] },
+    injection = { header: true, body: false },
+  ): Promise<{ vault: VaultRecord; credential: CredentialRecord }> {
+    const n = ++this.counter;
+    const now = new Date().toISOString();
+    const vault: VaultRecord = { id: `vlt_e${n}`, owner_id: this.owner, display_name: 'v', metadata: {}, created_at: now, updated_at: now, archived_at: null };
+    const id = `vcrd_e${n}`;
+    const credential: CredentialRecord = {
+      id,
+      owner_id: this.owner,
+      vault_id: vault.id,
+      display_name: null,
+      metadata: {},
+      auth: { type: 'environment_variable', secret_name: secretName, networking, injection_location: injection },
+      secret: this.secrets.seal(JSON.stringify({ value: secret }), id),
+      created_at: now,
+      updated_at: now,
+      archived_at: null,
+    };
+    await this.store.vaults.put(vault);
+    await this.store.vaults.putCredential(credential);
+    return { vault, credential };
+  }
+
   /** The directory of an image build's container (`berth-b-…`) with its grant; returns the socket and the directory id. */
   async build(grant: ImageBuildGrant): Promise<{ socket: string; id: string }> {
     const id = await this.dirs.prepareBuild(`berth-b-${randomBytes(8).toString('hex')}`, grant);

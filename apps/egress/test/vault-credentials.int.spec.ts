@@ -5,6 +5,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { rootCertificates } from 'node:tls';
+import { credentialPlaceholder } from '@berth/contracts';
 import { recordingLogger, ScriptedUpstreamProxy, TestCertificates, TestMcpServer, waitUntil } from '@berth/testing';
 import { connectVia, EgressHarness, httpsVia, viaSocket } from './egress-harness';
 
@@ -272,6 +273,79 @@ describe('vault credentials for https:// servers: the egress terminates TLS for 
     const answer = await connectVia(socket, `${HOST}:443`);
     expect(answer.status).toBe(403);
     expect(answer.headers['x-berth-egress-denied']).toBe('host_not_allowed');
+  });
+});
+
+describe('environment_variable credentials: the secret in place of its placeholder, in headers to the credential\'s hosts, over HTTP and HTTPS', () => {
+  const SECRET = 'sk-variable-secret-7d2e91';
+  let certs: TestCertificates;
+  let plain: AuthorizationRecorder;
+  let secure: AuthorizationRecorder;
+  let upstream: ScriptedUpstreamProxy;
+  let egress: EgressHarness;
+  const logged = recordingLogger();
+
+  beforeAll(async () => {
+    certs = await TestCertificates.create('api.tls.test');
+    plain = await new AuthorizationRecorder().start();
+    secure = await new AuthorizationRecorder(certs.server).start();
+    upstream = await new ScriptedUpstreamProxy({
+      'api.plain.test': { origin: plain.origin },
+      'other.plain.test': { origin: plain.origin },
+      'api.tls.test': { tcp: secure.address },
+      'other.tls.test': { tcp: secure.address },
+    }).start();
+    egress = await new EgressHarness({ model: { baseUrl: null, trustedHosts: [] }, keys: {}, upstreamProxy: upstream.url, upstreamCa: [certs.caPem], log: logged.log }).start();
+  });
+  afterAll(async () => {
+    await egress?.stop();
+    await Promise.all([plain?.close(), secure?.close(), upstream?.close()]);
+    certs?.remove();
+  });
+
+  const bearer = (credentialId: string) => ({ authorization: `Bearer ${credentialPlaceholder(credentialId)}` });
+  const lastSeen = (recorder: AuthorizationRecorder) => recorder.seen.at(-1)?.authorization ?? null;
+
+  it("replaces the placeholder for the credential's limited hosts only, over plain HTTP and inside the TLS it terminates for them", async () => {
+    const { vault, credential } = await egress.variableVault('API_TOKEN', SECRET, { type: 'limited', allowed_hosts: ['api.plain.test', 'api.tls.test'] });
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const placeholder = `Bearer ${credentialPlaceholder(credential.id)}`;
+
+    expect((await viaSocket(socket, 'http://api.plain.test/v1/x', { headers: bearer(credential.id) })).status).toBe(200);
+    expect(lastSeen(plain)).toBe(`Bearer ${SECRET}`);
+    expect((await viaSocket(socket, 'http://other.plain.test/v1/x', { headers: bearer(credential.id) })).status).toBe(200);
+    expect(lastSeen(plain)).toBe(placeholder);
+
+    const terminated = await httpsVia(socket, 'api.tls.test', 443, '/v1/x', { ca: egress.ca.certPem, headers: bearer(credential.id) });
+    expect([terminated.status, new X509Certificate(terminated.certificate).issuer]).toEqual([200, new X509Certificate(egress.ca.certPem).subject]);
+    expect(lastSeen(secure)).toBe(`Bearer ${SECRET}`);
+    // Another host stays an opaque tunnel: the client sees the server's own certificate and the server the placeholder.
+    const opaque = await httpsVia(socket, 'other.tls.test', 443, '/v1/x', { ca: certs.caPem, servername: 'api.tls.test', headers: bearer(credential.id) });
+    expect([opaque.status, new X509Certificate(opaque.certificate).issuer]).toEqual([200, new X509Certificate(certs.caPem).subject]);
+    expect(lastSeen(secure)).toBe(placeholder);
+    expect(JSON.stringify(logged.lines) + terminated.body + opaque.body).not.toContain(SECRET);
+  });
+
+  it('an unrestricted credential applies to any plain-HTTP host the environment allows, and opens no TLS tunnel by itself', async () => {
+    const { vault, credential } = await egress.variableVault('ANY_TOKEN', SECRET, { type: 'unrestricted' });
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    expect((await viaSocket(socket, 'http://other.plain.test/', { headers: bearer(credential.id) })).status).toBe(200);
+    expect(lastSeen(plain)).toBe(`Bearer ${SECRET}`);
+    const opaque = await httpsVia(socket, 'api.tls.test', 443, '/', { ca: certs.caPem, headers: bearer(credential.id) });
+    expect(new X509Certificate(opaque.certificate).issuer).toBe(new X509Certificate(certs.caPem).subject);
+    expect(lastSeen(secure)).toBe(`Bearer ${credentialPlaceholder(credential.id)}`);
+  });
+
+  it('a body-only credential is not put in headers (nor anywhere: bodies are not rewritten), and another session\'s placeholder gets nothing', async () => {
+    const bodyOnly = await egress.variableVault('BODY_TOKEN', SECRET, { type: 'limited', allowed_hosts: ['api.plain.test', 'api.tls.test'] }, { header: false, body: true });
+    const theirs = await egress.variableVault('THEIR_TOKEN', SECRET, { type: 'unrestricted' });
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [bodyOnly.vault.id]);
+    expect((await viaSocket(socket, 'http://api.plain.test/', { headers: bearer(bodyOnly.credential.id) })).status).toBe(200);
+    expect(lastSeen(plain)).toBe(`Bearer ${credentialPlaceholder(bodyOnly.credential.id)}`);
+    expect((await viaSocket(socket, 'http://api.plain.test/', { headers: bearer(theirs.credential.id) })).status).toBe(200);
+    expect(lastSeen(plain)).toBe(`Bearer ${credentialPlaceholder(theirs.credential.id)}`);
+    const opaque = await httpsVia(socket, 'api.tls.test', 443, '/', { ca: certs.caPem, headers: bearer(bodyOnly.credential.id) });
+    expect(new X509Certificate(opaque.certificate).issuer).toBe(new X509Certificate(certs.caPem).subject);
   });
 });
 

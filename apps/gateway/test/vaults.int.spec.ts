@@ -75,6 +75,11 @@ describe('vaults and credentials', () => {
     expect([retyped.status, retyped.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
     const reserved = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'environment_variable', secret_name: 'ANTHROPIC_API_KEY', secret_value: 'x', networking: { type: 'unrestricted' } } });
     expect([reserved.status, reserved.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    // Nor the variables that make the sandbox trust the egress's CA.
+    for (const secret_name of ['SSL_CERT_FILE', 'NODE_EXTRA_CA_CERTS', 'CURL_CA_BUNDLE']) {
+      const trust = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'environment_variable', secret_name, secret_value: 'x', networking: { type: 'unrestricted' } } });
+      expect([secret_name, trust.status, trust.json.error.code]).toEqual([secret_name, 400, 'VALIDATION_ERROR']);
+    }
     const nowhere = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'environment_variable', secret_name: 'T', secret_value: 'x', networking: { type: 'unrestricted' }, injection_location: { header: false, body: false } } });
     expect([nowhere.status, nowhere.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
     await client.beta.vaults.credentials.archive(first.id, { vault_id: vault.id });

@@ -1,4 +1,4 @@
-import { credentialMcpServerUrl, type CredentialSecret } from '@berth/contracts';
+import { credentialPlaceholder, type CredentialSecret } from '@berth/contracts';
 import {
   egressPolicyFrom,
   imageBuildPolicy,
@@ -9,6 +9,7 @@ import {
   type ModelEndpoint,
   type ModelKeyHeader,
   type ServerModelSettings,
+  type VariableCredential,
 } from '@berth/egress-domain';
 import { harnessAdapterFor } from '@berth/harness';
 import type { AgentStore, EnvironmentStore, Logger, SecretBox, VaultStore } from '@berth/ports';
@@ -31,6 +32,8 @@ export type SandboxContext = Readonly<{
   keyHeader: ModelKeyHeader;
   /** The MCP credentials of the session's vaults, opened (live ones only: an archived vault or credential is left out). */
   credentials: readonly BoundCredential[];
+  /** Its `environment_variable` credentials, opened likewise. */
+  variables: readonly VariableCredential[];
 }>;
 
 /**
@@ -117,7 +120,7 @@ export class SandboxContexts {
     if (!state.exists || state.lifecycle === 'DELETED' || bound === null || state.runtime_unavailable || bound.sandbox_id !== name || bound.generation !== owner.generation) {
       return { unbound: `sandbox ${name} is not the sandbox session ${owner.sessionId} has bound now` };
     }
-    const [environment, agent, credentials] = await Promise.all([
+    const [environment, agent, { credentials, variables }] = await Promise.all([
       this.deps.environments.get(state.owner_id, state.environment_id),
       this.deps.agents.get(state.owner_id, state.agent.id, state.agent.version),
       // A snapshot written before sessions had vaults lacks the field: such a session has none.
@@ -136,6 +139,7 @@ export class SandboxContexts {
       model: modelEndpointFrom(environment.config, this.deps.model),
       keyHeader: harnessAdapterFor(state.harness).capabilities.modelKeyHeader,
       credentials,
+      variables,
     };
   }
 
@@ -147,20 +151,27 @@ export class SandboxContexts {
     return { kind: 'build', sandboxName: name, environmentId: grant.environmentId, grant, policy: imageBuildPolicy(grant) };
   }
 
-  /** The session's MCP credentials (vaults of the session's owner only), opened; one that does not open is left out and logged by id. */
-  private async credentials(sessionId: string, ownerId: string, vaultIds: readonly string[]): Promise<BoundCredential[]> {
-    if (vaultIds.length === 0) return [];
-    const bound: BoundCredential[] = [];
+  /** The session's credentials (vaults of the session's owner only), opened; one that does not open is left out and logged by id. */
+  private async credentials(sessionId: string, ownerId: string, vaultIds: readonly string[]): Promise<{ credentials: BoundCredential[]; variables: VariableCredential[] }> {
+    const credentials: BoundCredential[] = [];
+    const variables: VariableCredential[] = [];
+    if (vaultIds.length === 0) return { credentials, variables };
     for (const record of await this.deps.vaults.activeCredentials(ownerId, vaultIds)) {
-      const mcpServerUrl = credentialMcpServerUrl(record.auth);
-      if (mcpServerUrl === null) continue;
+      let secret: CredentialSecret;
       try {
-        const secret = JSON.parse(this.deps.secrets.open(record.secret, record.id)) as CredentialSecret;
-        bound.push({ credentialId: record.id, mcpServerUrl, token: secret.value });
+        secret = JSON.parse(this.deps.secrets.open(record.secret, record.id)) as CredentialSecret;
       } catch (error) {
         this.deps.log.warn('a vault credential does not open: it is not injected', { session_id: sessionId, vault_id: record.vault_id, credential_id: record.id, code: (error as { code?: string }).code ?? null });
+        continue;
+      }
+      const { auth } = record;
+      if (auth.type === 'environment_variable') {
+        const hosts = auth.networking.type === 'limited' ? auth.networking.allowed_hosts : null;
+        variables.push({ credentialId: record.id, placeholder: credentialPlaceholder(record.id), secret: secret.value, hosts, header: auth.injection_location.header });
+      } else {
+        credentials.push({ credentialId: record.id, mcpServerUrl: auth.mcp_server_url, token: secret.value });
       }
     }
-    return bound;
+    return { credentials, variables };
   }
 }

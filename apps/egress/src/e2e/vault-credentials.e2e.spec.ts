@@ -272,6 +272,43 @@ describe('a session with a vault calls its MCP server with the bearer token it n
   );
 
   it(
+    'an environment_variable credential: the harness holds its placeholder, the egress puts the secret in its place in headers to its HTTPS host',
+    async () => {
+      const vault = await client.beta.vaults.create({ display_name: 'docs api' });
+      const credential = await client.beta.vaults.credentials.create(vault.id, {
+        auth: { type: 'environment_variable', secret_name: 'DOCS_TOKEN', secret_value: TLS_TOKEN, networking: { type: 'limited', allowed_hosts: [TLS_HOST] } },
+      });
+      const agent = await client.beta.agents.create({
+        name: 'vaulted-variable',
+        model: 'claude-sonnet-4-6',
+        system: 'You call the docs API with curl.',
+        tools: [{ type: 'agent_toolset_20260401' }],
+      });
+      const environment = await client.beta.environments.create({ name: 'vaulted-variable', config: e2eEnvironmentConfig({ harness: 'claude-code' }) });
+      const session = await client.beta.sessions.create({ agent: agent.id, environment_id: environment.id, vault_ids: [vault.id] });
+
+      const command = [
+        'echo "VAR $DOCS_TOKEN"',
+        `curl -s -o /dev/null -w "CALLED %{http_code}\\n" -X POST ${TLS_URL} -H "authorization: Bearer $DOCS_TOKEN" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d '${INITIALIZE}'`,
+        tokenProbe(TLS_TOKEN_HEAD, TLS_TOKEN_TAIL, TLS_HOST),
+      ].join('\n');
+      model.script(reply.toolCall('Bash', { command, description: 'call the docs API' }), reply.text('Called it.'));
+      const [authorizations, requests] = [tlsMcp.authorizations.length, model.modelRequests.length];
+      const all = await turn(session.id, 'Call the docs API.');
+      const output = ((all.filter((e) => e.type === 'agent.tool_result').at(-1)?.['content'] ?? []) as { text?: string }[]).map((c) => c.text ?? '').join('\n');
+
+      // The variable holds the placeholder; the server got the secret, so it answered 200.
+      expect(output).toContain(`VAR berth-vault-placeholder-${credential.id}`);
+      expect(output).toContain('CALLED 200');
+      expect(tlsMcp.authorizations.slice(authorizations)).toEqual([`Bearer ${TLS_TOKEN}`]);
+      expectProbeFoundNothing(output, TLS_TOKEN);
+      expect(JSON.stringify(model.modelRequests[requests]?.body)).toContain('You call the docs API with curl.');
+      await expectNowhere(TLS_TOKEN, TLS_TOKEN_TAIL, all, [credential], vault.id, session.id);
+    },
+    TURN_TIMEOUT_MS * 2,
+  );
+
+  it(
     'stops adding the token once the credential is archived: the next call reaches the server without it and is refused',
     async () => {
       const vault = await client.beta.vaults.create({ display_name: 'short-lived' });

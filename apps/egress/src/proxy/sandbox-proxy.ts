@@ -1,7 +1,24 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { credentialFor, describeBuildDenial, describeDenial, endToEndHeaders, modelUpstreamUrl, parseAbsoluteTarget, parseAuthority, terminatesTls, withCredential, type AbsoluteTarget, type BoundCredential, type DenialInput, type EgressDenial } from '@berth/egress-domain';
+import {
+  credentialFor,
+  describeBuildDenial,
+  describeDenial,
+  endToEndHeaders,
+  modelUpstreamUrl,
+  parseAbsoluteTarget,
+  parseAuthority,
+  terminatesTls,
+  variableTerminatesTls,
+  withCredential,
+  withVariables,
+  type AbsoluteTarget,
+  type BoundCredential,
+  type DenialInput,
+  type EgressDenial,
+  type VariableCredential,
+} from '@berth/egress-domain';
 import { isUnbound, type BuildContext, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Logger } from '@berth/ports';
 import type { BuildDenials } from '../denials/build-denials';
@@ -33,7 +50,8 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  * for pods, identified by the address a connection comes from). Three kinds of request:
  * - origin-form (`POST /v1/messages`): the harness talking to its model at the relay → the model endpoint, with the real key;
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
- *   with the session's vault credential for that MCP server as `Authorization: Bearer` (the sandbox never holds it);
+ *   with the session's vault credential for that MCP server as `Authorization: Bearer`, and the secrets of its
+ *   `environment_variable` credentials for that host in place of their placeholders (the sandbox never holds either);
  * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed; for the host and port
  *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
@@ -74,7 +92,8 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
     const denial = refusal(identity, deps, context, verdict.denial);
     return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
   }
-  forwardPlain(verdict.route, target, context.kind === 'sandbox' ? credentialFor(context.credentials, target) : null, req, res, deps.connectTimeoutMs);
+  const sandbox = context.kind === 'sandbox' ? context : null;
+  forwardPlain(verdict.route, target, sandbox === null ? null : credentialFor(sandbox.credentials, target), sandbox?.variables ?? [], req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -96,9 +115,9 @@ async function handleConnect(identity: string, deps: SandboxProxyDeps, req: Inco
     const denial = refusal(identity, deps, context, verdict.denial);
     return endTunnel(socket, 403, denial.message, denial.reason);
   }
-  if (context.kind === 'sandbox' && terminatesTls(context.credentials, target)) {
+  if (context.kind === 'sandbox' && (terminatesTls(context.credentials, target) || variableTerminatesTls(context.variables, target))) {
     try {
-      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials });
+      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials, variables: context.variables });
     } catch (error) {
       return endTunnel(socket, 502, `Berth egress could not open a TLS tunnel to ${target.host}:${target.port}: ${messageOf(error)}`);
     }
@@ -131,9 +150,17 @@ function refusal(identity: string, deps: SandboxProxyDeps, context: SandboxConte
   return denial;
 }
 
-function forwardPlain(route: Route, target: AbsoluteTarget, credential: BoundCredential | null, req: IncomingMessage, res: ServerResponse, connectTimeoutMs: number): void {
+function forwardPlain(
+  route: Route,
+  target: AbsoluteTarget,
+  credential: BoundCredential | null,
+  variables: readonly VariableCredential[],
+  req: IncomingMessage,
+  res: ServerResponse,
+  connectTimeoutMs: number,
+): void {
   const hostHeader = target.port === 80 ? target.host : `${target.host}:${target.port}`;
-  const sent = { ...endToEndHeaders(req.headers, new Set(['host'])), host: hostHeader };
+  const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), variables, target.host), host: hostHeader };
   const headers = credential === null ? sent : withCredential(sent, credential);
   const upstream =
     route.kind === 'direct'

@@ -2,14 +2,14 @@ import { Agent, createServer, request as httpRequest, type ClientRequestArgs, ty
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, createSecureContext, rootCertificates, TLSSocket, type SecureContext } from 'node:tls';
-import { credentialFor, endToEndHeaders, parseTunnelledTarget, withCredential, type BoundCredential, type Target } from '@berth/egress-domain';
+import { credentialFor, endToEndHeaders, parseTunnelledTarget, withCredential, withVariables, type BoundCredential, type Target, type VariableCredential } from '@berth/egress-domain';
 import type { Logger } from '@berth/ports';
 import type { Destinations, Route } from '../proxy/destinations';
 import { answerText, relayRequest } from '../proxy/relay-request';
 import type { LeafCertificates } from './leaf-certificates';
 
 /** What a terminated tunnel was allowed for: read at CONNECT time, before the sandbox got its 200. */
-export type TunnelGrant = Readonly<{ sessionId: string; target: Target; route: Route; credentials: readonly BoundCredential[] }>;
+export type TunnelGrant = Readonly<{ sessionId: string; target: Target; route: Route; credentials: readonly BoundCredential[]; variables: readonly VariableCredential[] }>;
 
 export type TerminatedTunnelsDeps = Readonly<{
   leaves: LeafCertificates;
@@ -23,9 +23,10 @@ export type TerminatedTunnelsDeps = Readonly<{
 const ALPN = ['http/1.1'];
 
 /**
- * TLS termination for the hosts a session's vault credentials are bound to (`terminatesTls`): the
+ * TLS termination for the hosts a session's vault credentials are bound to (`terminatesTls`,
+ * `variableTerminatesTls`): the
  * egress answers the CONNECT itself with a certificate its CA issued for that host, reads the
- * requests inside, adds the credential to those under the credential's URL, and sends each on over
+ * requests inside, adds the credential to those under the credential's URL (and variable credentials' secrets in place of their placeholders), and sends each on over
  * a new TLS connection to the real host, whose certificate must verify against the public roots
  * (and `upstreamCa`) for that host name. The destination is the CONNECT's, whatever a request's
  * `Host` says. Upstream connections are kept alive per sandbox connection and closed with it.
@@ -79,7 +80,7 @@ export class TerminatedTunnels {
     const target = parseTunnelledTarget(grant.target, req.url ?? '');
     if (target === null) return answerText(res, 400, `Berth egress: a request inside the tunnel to ${authority} needs an origin-form path.`);
     const credential = credentialFor(grant.credentials, target);
-    const sent = { ...endToEndHeaders(req.headers, new Set(['host'])), host: authority };
+    const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), grant.variables, grant.target.host), host: authority };
     const headers = credential === null ? sent : withCredential(sent, credential);
     const upstream = httpRequest({ host: grant.target.host, port: grant.target.port, path: target.pathAndQuery, method: req.method, headers, agent });
     relayRequest(upstream, req, res, {

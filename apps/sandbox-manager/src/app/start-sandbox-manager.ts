@@ -31,6 +31,7 @@ import { ResourceMounter } from '../session-files/resource-mounter';
 import { SessionFiles } from '../session-files/session-files';
 import { WorkspaceReader } from '../session-files/workspace-reader';
 import { PinnedAgents } from '../sessions/pinned-agents';
+import { VaultVariables } from '../sessions/vault-variables';
 import { TranscriptSync } from '../turns/transcript-sync';
 import { NO_WORKSPACE_SNAPSHOTS, TurnCheckpoints } from '../turns/turn-checkpoints';
 import type { TurnTuning } from '../turns/turn-execution';
@@ -44,7 +45,7 @@ import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules
 
 export type SandboxManagerInput = Readonly<{
   nc: NatsConnection;
-  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'transcripts' | 'files' | 'blobs' | 'secrets' | 'sandboxClaims' | 'leases'>;
+  store: Pick<BerthStore, 'journal' | 'environments' | 'agents' | 'vaults' | 'transcripts' | 'files' | 'blobs' | 'secrets' | 'sandboxClaims' | 'leases'>;
   runtime: SandboxRuntime;
   /** Opens repository tokens (sealed at rest by the gateway) just before a clone. */
   box: SecretBox;
@@ -166,6 +167,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     journal: store.journal,
     settings,
     agents: new PinnedAgents(store.agents),
+    vaultVariables: new VaultVariables(store.vaults),
     transcripts: new TranscriptSync(runtime, store.transcripts),
     checkpoints: new TurnCheckpoints({ snapshots, transcripts: store.transcripts, settings, log }),
     files,

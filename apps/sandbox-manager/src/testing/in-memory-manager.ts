@@ -16,6 +16,7 @@ import { BoundSandboxes } from '../sandboxes/bound-sandboxes';
 import { EnvironmentSettingsReader } from '../sandboxes/environment-settings';
 import { PackageImages } from '../sandboxes/package-images';
 import { PinnedAgents } from '../sessions/pinned-agents';
+import { VaultVariables } from '../sessions/vault-variables';
 import { AcquisitionLeases } from '../sandboxes/acquisition-leases';
 import { SandboxService } from '../sandboxes/sandbox-service';
 import { OutputCapture } from '../session-files/output-capture';
@@ -117,6 +118,7 @@ export class InMemoryManager implements CommandBus {
       journal: this.store.journal,
       settings,
       agents: new PinnedAgents(this.store.agents),
+      vaultVariables: new VaultVariables(this.store.vaults),
       transcripts: new TranscriptSync(this.runtime, this.store.transcripts),
       checkpoints: new TurnCheckpoints({ snapshots: NO_WORKSPACE_SNAPSHOTS, transcripts: this.store.transcripts, settings, log: quiet }),
       files,

@@ -57,6 +57,8 @@ export type TurnExecutionDeps = Readonly<{
   model: () => Promise<ModelSettings>;
   /** The agent version the session pinned at create (null: not in the store), read when the harness is about to start. */
   agent: () => Promise<AgentConfig | null>;
+  /** The session's vault variables (placeholders, never secrets), read when the harness is about to start. */
+  vaultVariables: () => Promise<Readonly<Record<string, string>>>;
   crash: CrashPoints;
   log: Logger;
   metrics: Pick<SandboxMetrics, 'turnSeconds'>;
@@ -486,7 +488,8 @@ export class TurnExecution {
       throw new TurnFailure('harness_failed', error instanceof Error ? error.message : String(error));
     }
     // The harness's key variables hold a placeholder: the egress adds the real key to its model requests.
-    const env: Record<string, string> = { ...plan.env };
+    // Vault variables go first: a credential cannot take the name of a variable the harness needs (and the API refuses the platform's names).
+    const env: Record<string, string> = { ...(await this.deps.vaultVariables()), ...plan.env };
     for (const name of Object.keys(plan.secretEnv)) env[name] = MODEL_KEY_PLACEHOLDER;
     return { plan, env };
   }

@@ -8,6 +8,7 @@ import type { CrashPoints } from '../config/crash-points';
 import type { EnvironmentSettingsReader, ModelSettings } from '../sandboxes/environment-settings';
 import type { SessionFiles } from '../session-files/session-files';
 import type { PinnedAgents } from '../sessions/pinned-agents';
+import type { VaultVariables } from '../sessions/vault-variables';
 import type { TranscriptSync } from './transcript-sync';
 import type { TurnCheckpoints } from './turn-checkpoints';
 import { DEFAULT_TURN_TUNING, TurnExecution, type TurnReport, type TurnTuning } from './turn-execution';
@@ -22,6 +23,8 @@ export type TurnExecutionsDeps = Readonly<{
   settings: EnvironmentSettingsReader;
   /** The agent version each session pinned, read for every turn. */
   agents: PinnedAgents;
+  /** The placeholders of the session's `environment_variable` credentials, read for every turn. */
+  vaultVariables: VaultVariables;
   transcripts: TranscriptSync;
   /** What each completed turn leaves for a fork. */
   checkpoints: Pick<TurnCheckpoints, 'take'>;
@@ -93,6 +96,7 @@ export class TurnExecutions {
         model: () => this.modelOf(turn),
         workspaceLimit: () => this.workspaceLimitOf(turn),
         agent: () => this.deps.agents.read(turn.owner_id, turn.agent),
+        vaultVariables: () => this.deps.vaultVariables.read(turn.owner_id, turn.vault_ids),
         customTools: this.deps.customTools,
         crash: this.deps.crash,
         log: this.deps.log,

@@ -25,6 +25,7 @@ function expectedView(state: SessionState): Omit<SessionView, 'session_id' | 'la
     sandbox_request: state.sandbox_request?.generation ?? null,
     harness_session_id: state.harness_session_id,
     resources: state.resources,
+    vault_ids: state.vault_ids,
     forked_from: state.forked_from === null ? null : { session_id: state.forked_from.session_id, turn_id: state.forked_from.turn_id },
     import_workspace: state.imported_from?.workspace_blob ?? null,
     turn: turn === null ? null : { turn_id: turn.id, interrupting: turn.status === 'INTERRUPTING', pending: turn.pending_confirmations, harness_released: turn.harness_released },

@@ -31,7 +31,8 @@ export const CredentialNetworkingSchema = z.discriminatedUnion('type', [
 export type CredentialNetworking = z.infer<typeof CredentialNetworkingSchema>;
 
 /** Variables the platform sets itself in every sandbox; a credential may not take their name. */
-const RESERVED_VARIABLES = /^(PATH|HOME|USER|SHELL|PWD|TERM|LANG|HOSTNAME|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|ANTHROPIC_.*|OPENAI_.*|CLAUDE_.*|CODEX_.*|PI_.*|BERTH_.*|IS_SANDBOX|NODE_OPTIONS|LD_.*)$/;
+// The CA variables too: a credential of that name would take the egress's CA away from the harness.
+const RESERVED_VARIABLES = /^(PATH|HOME|USER|SHELL|PWD|TERM|LANG|HOSTNAME|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|ANTHROPIC_.*|OPENAI_.*|CLAUDE_.*|CODEX_.*|PI_.*|BERTH_.*|IS_SANDBOX|NODE_OPTIONS|LD_.*|NODE_EXTRA_CA_CERTS|SSL_CERT_(FILE|DIR)|CURL_CA_BUNDLE|REQUESTS_CA_BUNDLE|GIT_SSL_CAINFO)$/;
 export const SecretNameSchema = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name (letters, digits, _; not starting with a digit)')
@@ -158,6 +159,13 @@ export function credentialAfterUpdate(current: CredentialAuth, update: Credentia
   }
   throw new Error(`auth.type cannot change from ${current.type} to ${update.type}`);
 }
+
+/**
+ * The value an `environment_variable` credential's variable holds in a sandbox (the sandbox-manager
+ * sets it for the harness): the egress puts the secret in its place in the requests it lets
+ * through to the credential's hosts. Not secret: it only names the credential.
+ */
+export const credentialPlaceholder = (credentialId: string): string => `berth-vault-placeholder-${credentialId}`;
 
 /** The MCP server a credential authenticates to, or null for an environment variable. */
 export const credentialMcpServerUrl = (auth: CredentialAuth): string | null => (auth.type === 'environment_variable' ? null : auth.mcp_server_url);

@@ -28,4 +28,5 @@ export {
   type ServerModelSettings,
 } from './model-route';
 export { credentialFor, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
+export { variableTerminatesTls, withVariables, type VariableCredential } from './variable-credentials';
 export { describeBuildDenial, imageBuildGrantFrom, imageBuildHosts, imageBuildPolicy, type ImageBuildGrant } from './image-build-policy';

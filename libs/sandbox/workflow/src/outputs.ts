@@ -53,6 +53,8 @@ export type TurnToRun = Readonly<{
   prompt: string;
   /** Mounted where the sandbox lacks them before the harness starts; one that cannot be fails the turn (`resource_unavailable`). */
   resources: readonly SessionResource[];
+  /** The session's vaults (the harness gets its `environment_variable` credentials' placeholders). */
+  vault_ids: readonly string[];
   /** The harness conversation to continue; null on the first turn. */
   resume_id: string | null;
   /** An earlier process may have started this turn's harness: look for it (and reattach) before starting one. */

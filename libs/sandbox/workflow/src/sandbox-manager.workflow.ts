@@ -155,6 +155,7 @@ export function sandboxManagerWorkflow(policy: ManagerPolicy = defaultManagerPol
             permission_mode: v.permission_mode,
             prompt: continuation === null ? promptText(content) : continuationPrompt(continuation),
             resources: v.resources,
+            vault_ids: v.vault_ids,
             resume_id: v.harness_session_id,
             may_have_started: mayHaveStarted,
             continuation,

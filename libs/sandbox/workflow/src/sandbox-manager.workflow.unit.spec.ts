@@ -33,6 +33,7 @@ const runTurn = (over: Record<string, unknown> = {}): ManagerOutput => ({
     permission_mode: 'always_allow',
     prompt: 'write out.txt',
     resources: [],
+    vault_ids: [],
     resume_id: null,
     may_have_started: false,
     continuation: null,

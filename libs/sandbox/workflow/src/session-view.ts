@@ -70,6 +70,8 @@ export type SessionView = Readonly<{
   prompts: Readonly<Record<string, readonly ContentBlock[]>>;
   /** The session's resources (files, repositories), to mount in each of its sandboxes. */
   resources: readonly SessionResource[];
+  /** The vaults pinned at create: their `environment_variable` credentials' placeholders go into the harness's environment. */
+  vault_ids: readonly string[];
   /** A fork's origin: its first workspace is that turn's snapshot. */
   forked_from: Readonly<{ session_id: string; turn_id: string }> | null;
   /** An import's workspace, staged as a blob: restored into its first sandbox (the blob is consumed then). */
@@ -93,6 +95,7 @@ export const emptySessionView = (): SessionView => ({
   turn: null,
   prompts: {},
   resources: [],
+  vault_ids: [],
   forked_from: null,
   import_workspace: null,
 });
@@ -162,7 +165,7 @@ export function foldSessionEvent(view: SessionView, event: RecordedEvent): Sessi
   switch (event.type) {
     case 'SessionCreated': {
       const d = event.data;
-      return { ...v, exists: true, owner_id: d.owner_id, environment_id: d.environment_id, agent: d.agent, harness: d.harness, permission_mode: d.permission_mode };
+      return { ...v, exists: true, owner_id: d.owner_id, environment_id: d.environment_id, agent: d.agent, harness: d.harness, permission_mode: d.permission_mode, vault_ids: d.vault_ids ?? [] };
     }
     case 'PermissionModeSet':
       return { ...v, permission_mode: event.data.mode };
