@@ -8,11 +8,14 @@ export const FORK_POINT_HISTORY = 64;
  * What the sandbox-manager records when a turn ends (`berth.turn_checkpointed`): how far each
  * harness transcript file was mirrored at that moment (the cut a fork's transcript takes), and the
  * per-turn workspace snapshot, null when none was taken (a `volume` workspace, or snapshots off).
- * `dropped_turn_ids`: earlier turns whose snapshots the environment's retention removed to make room.
+ * `workspace_unsupported`: none is ever taken by this manager's workspaces (`volume` ones, the
+ * Kubernetes runtime), which a fork's refusal says. `dropped_turn_ids`: earlier turns whose
+ * snapshots the environment's retention removed to make room.
  */
 export const TurnCheckpointSchema = z.object({
   transcript: z.array(z.object({ path: z.string().min(1).max(1024), bytes: z.number().int().nonnegative() })).max(256),
   workspace: z.object({ bytes: z.number().int().nonnegative(), files: z.number().int().nonnegative() }).nullable(),
+  workspace_unsupported: z.literal(true).optional(),
   dropped_turn_ids: z.array(TokenSchema).max(1024).default([]),
 });
 export type TurnCheckpoint = z.infer<typeof TurnCheckpointSchema>;

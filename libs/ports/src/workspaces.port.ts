@@ -42,6 +42,8 @@ export type TakenSnapshot = Readonly<{ bytes: number; files: number; dropped_tur
  * An adapter that cannot take them answers `take` with null (a fork of such a session is refused).
  */
 export interface WorkspaceSnapshots {
+  /** False for workspaces this port can never snapshot (`take` always answers null): a fork of their turns is refused as unsupported. */
+  readonly supported: boolean;
   /** Snapshots the session's workspace as it is at the end of `turnId`, then applies `retention`; null: none taken (no workspace, snapshots off or unsupported). */
   take(sessionId: string, turnId: string, retention: SnapshotRetention): Promise<TakenSnapshot | null>;
   /** Makes `sessionId`'s workspace (at most `limitBytes`) a copy of `from`'s snapshot at its turn, once; a workspace already seeded is kept. */

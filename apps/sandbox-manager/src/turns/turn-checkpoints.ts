@@ -4,6 +4,7 @@ import type { EnvironmentSettingsReader } from '../sandboxes/environment-setting
 
 /** Taking no snapshots (`volume` workspaces): a fork of such a session is refused, its turns have no workspace to start from. */
 export const NO_WORKSPACE_SNAPSHOTS: WorkspaceSnapshots = {
+  supported: false,
   take: async () => null,
   seed: async () => {
     throw new Error('forking a session needs loop workspaces (BERTH_WORKSPACE_STORAGE=loop): volume workspaces take no per-turn snapshots');
@@ -40,11 +41,13 @@ export class TurnCheckpoints {
     return {
       transcript: [...transcript],
       workspace: snapshot === null ? null : { bytes: snapshot.bytes, files: snapshot.files },
+      ...(this.deps.snapshots.supported ? {} : { workspace_unsupported: true as const }),
       dropped_turn_ids: snapshot === null ? [] : [...snapshot.dropped_turn_ids],
     };
   }
 
   private async snapshot(turn: CheckpointTurn) {
+    if (!this.deps.snapshots.supported) return null;
     const { snapshots } = (await this.deps.settings.read(turn.owner_id, turn.environment_id)).sandbox;
     return this.deps.snapshots.take(turn.session_id, turn.turn_id, snapshots);
   }

@@ -144,7 +144,8 @@ function apply(state: SessionState, event: SessionEvent): SessionState {
       if (state.current_turn?.id !== event.data.turn_id) return state;
       const dropped = new Set(event.data.dropped_turn_ids);
       const kept = { ...state, fork_points: state.fork_points.map((p) => (p.checkpoint !== null && dropped.has(p.turn_id) ? { ...p, checkpoint: { ...p.checkpoint, workspace: null } } : p)) };
-      return settledForkPoint(kept, event.data.turn_id, 'COMPLETED', { transcript: event.data.transcript, workspace: event.data.workspace });
+      const unsupported = event.data.workspace_unsupported === true ? { workspace_unsupported: true as const } : {};
+      return settledForkPoint(kept, event.data.turn_id, 'COMPLETED', { transcript: event.data.transcript, workspace: event.data.workspace, ...unsupported });
     }
     case 'TurnCompleted':
     case 'TurnFailed': {

@@ -49,7 +49,7 @@ export type ForkPoint = Readonly<{
   message: TurnMessage | null;
   status: 'COMPLETED' | 'FAILED';
   harness_session_id: string | null;
-  checkpoint: Readonly<{ transcript: TurnCheckpoint['transcript']; workspace: TurnCheckpoint['workspace'] }> | null;
+  checkpoint: Readonly<{ transcript: TurnCheckpoint['transcript']; workspace: TurnCheckpoint['workspace']; workspace_unsupported?: true }> | null;
 }>;
 
 export type QueuedMessage = Readonly<{ turn_id: string; content: readonly ContentBlock[] }>;

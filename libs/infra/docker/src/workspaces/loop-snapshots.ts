@@ -35,6 +35,7 @@ const token = (value: string, what: string): string => {
  * never follows a symlink (it copies the link), and skips devices, sockets and fifos.
  */
 export class LoopWorkspaceSnapshots implements WorkspaceSnapshots {
+  readonly supported = true;
   private readonly lock = new KeyedLock();
 
   constructor(

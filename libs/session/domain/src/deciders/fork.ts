@@ -10,6 +10,8 @@ export const ForkErrorCodes = {
   FORK_TURN_RUNNING: 'FORK_TURN_RUNNING',
   /** The turn finished but cannot be forked from (failed, no checkpoint, or its workspace snapshot is gone). */
   FORK_POINT_UNAVAILABLE: 'FORK_POINT_UNAVAILABLE',
+  /** The sandbox-manager that ran the turn keeps workspaces that take no per-turn snapshots (`volume`, Kubernetes). */
+  FORK_WORKSPACE_UNSUPPORTED: 'FORK_WORKSPACE_UNSUPPORTED',
 } as const;
 
 type Selector = Readonly<{ event_id: string | null; seq: number | null }>;
@@ -56,6 +58,13 @@ export function forkPointOf(state: SessionState, selector: Selector): ForkPoint 
   }
   if (point.status === 'FAILED') throw unavailable(point, 'it failed (fork from a completed turn)');
   if (point.checkpoint === null) throw unavailable(point, 'no checkpoint was recorded at its end (it was recovered, or ran before checkpoints existed)');
+  if (point.checkpoint.workspace === null && point.checkpoint.workspace_unsupported === true) {
+    throw new IllegalStateError(
+      ForkErrorCodes.FORK_WORKSPACE_UNSUPPORTED,
+      `turn ${point.turn_id} cannot be forked from: the sandbox-manager keeps this session's workspace where it takes no per-turn snapshots (volume workspaces, BERTH_WORKSPACE_STORAGE=volume, or the Kubernetes runtime); forking needs loop workspaces`,
+      { turn_id: point.turn_id },
+    );
+  }
   if (point.checkpoint.workspace === null) {
     throw unavailable(point, "no workspace snapshot of it is kept (the environment's config.workspace_snapshots retention removed it, or snapshots are off or unsupported for this workspace kind)");
   }

@@ -1,13 +1,14 @@
 import { DeciderSpec } from '@berth/core/testing';
 import type { RecordedEvent } from '@berth/contracts';
 import { sessionDecider } from '../decide';
+import { forkPointOf } from './fork';
 import { deriveSessionView } from '../read/session-view';
 import { checkpoint, Cmd, historyOf, Out, readySession, stateOf } from '../testing/builders';
 
 const spec = DeciderSpec.for(sessionDecider);
 
 /** Turn `turn_<n>`: its message, an output naming harness session hs_1, and a completion with a checkpoint of `n * 100` transcript bytes (null: none). */
-const turn = (n: number, cp: ReturnType<typeof checkpoint> | null = checkpoint(n * 100)) => [
+const turn = (n: number, cp: (ReturnType<typeof checkpoint> & { workspace_unsupported?: true }) | null = checkpoint(n * 100)) => [
   Cmd.message(`turn_${n}`, `change ${n}`),
   Cmd.output(`turn_${n}`, 0, [Out.message(`did ${n}`)], 1, 'hs_1'),
   Cmd.complete(`turn_${n}`, 1, false, 'hs_1', cp ?? undefined),
@@ -97,6 +98,14 @@ describe('ForkSession', () => {
     spec.given(noSnapshot).when(Cmd.fork('sesn_fork')).thenThrows('FORK_POINT_UNAVAILABLE', 409);
     const dropped = historyOf(...readySession(), ...turn(1), ...turn(2, checkpoint(200, { bytes: 1, files: 1 }, ['turn_1'])));
     spec.given(dropped).when(Cmd.fork('sesn_fork', { event_id: messageOf(dropped, 'turn_1').id })).thenThrows('FORK_POINT_UNAVAILABLE', 409);
+  });
+
+  it('a turn whose manager takes no snapshots at all (volume workspaces) is 409 FORK_WORKSPACE_UNSUPPORTED, saying why', () => {
+    const volume = historyOf(...readySession(), ...turn(1, { ...checkpoint(100, null), workspace_unsupported: true }));
+    spec.given(volume).when(Cmd.fork('sesn_fork')).thenThrows('FORK_WORKSPACE_UNSUPPORTED', 409);
+    const state = stateOf(...readySession(), ...turn(1, { ...checkpoint(100, null), workspace_unsupported: true }));
+    expect(state.fork_points[0]?.checkpoint).toMatchObject({ workspace: null, workspace_unsupported: true });
+    expect(() => forkPointOf(state, { event_id: null, seq: null })).toThrow(/volume workspaces, BERTH_WORKSPACE_STORAGE=volume, or the Kubernetes runtime\); forking needs loop workspaces/);
   });
 
   it('refuses an unknown or deleted session; a terminated one can still be forked', () => {
