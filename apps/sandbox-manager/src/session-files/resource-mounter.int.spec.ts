@@ -205,7 +205,7 @@ describe('resources mounted into a real sandbox', () => {
     egressSocket = null;
     mounter.forget(sandbox);
     const again = repoResource('sesrsc_noegress', '/workspace/noegress', null);
-    await expect(mounter.ensure({ ownerId: 'owner_a', sessionId: session, sandboxId: sandbox, resources: [again] })).rejects.toThrow(/has no egress, which clones go out through/);
+    await expect(mounter.ensure({ ownerId: 'owner_a', sessionId: session, sandboxId: sandbox, resources: [again] })).rejects.toThrow(/has no egress socket on this manager's machine, which clones go out through/);
     egressSocket = egress.socket;
     expect(await sh(sandbox, 'ls /workspace')).not.toMatch(/tools|moved|noegress/);
   });

@@ -22,7 +22,8 @@ describe('nativeKeyPair (node:crypto Ed25519 in nkeys encodings)', () => {
   it('refuses what is not a seed', () => {
     const seed = new TextDecoder().decode(createUser().getSeed());
     expect(() => nativeKeyPair(createUser().getPublicKey())).toThrow(/not an nkey seed/);
-    expect(() => nativeKeyPair(`${seed.slice(0, -1)}${seed.endsWith('A') ? 'B' : 'A'}`)).toThrow(/not an nkey seed/);
+    // A changed character inside the payload (the last one also carries padding bits, which decode away): the CRC catches it.
+    expect(() => nativeKeyPair(`${seed.slice(0, 10)}${seed[10] === 'A' ? 'B' : 'A'}${seed.slice(11)}`)).toThrow(/not an nkey seed/);
     expect(() => nativeKeyPair('S!')).toThrow(/not an nkey/);
   });
 });
