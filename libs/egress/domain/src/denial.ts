@@ -28,7 +28,8 @@ export type DenialInput = Readonly<{
  */
 export function describeDenial(input: DenialInput): EgressDenial {
   const { host, port, environmentId: env, reason, setting } = input;
-  const head = `Berth egress refused ${host}:${port}`;
+  // An IPv6 literal is bracketed, as in a URL, so its port reads apart from its groups.
+  const head = `Berth egress refused ${host.includes(':') ? `[${host}]` : host}:${port}`;
   let message: string;
   switch (reason) {
     case 'network_none':

@@ -65,5 +65,8 @@ describe('the refusal the sandbox reads', () => {
       'Berth egress refused rebind.example:4222 (it resolves to 127.0.0.1, loopback): sandboxes never reach this machine, the platform or private networks, whatever the environment allows.',
     );
     expect(denial.setting).toBeNull();
+    expect(describeDenial({ host: '::1', port: 80, environmentId: 'env_1', reason: 'platform_address', setting: null, address: { ip: '::1', range: 'loopback' } }).message).toBe(
+      'Berth egress refused [::1]:80 (loopback): sandboxes never reach this machine, the platform or private networks, whatever the environment allows.',
+    );
   });
 });
