@@ -15,6 +15,13 @@ const PROVIDER = 'berth';
 const CUSTOM_TOOL_TIMEOUT_SEC = 24 * 60 * 60;
 
 /**
+ * How long Codex waits for an MCP server to start and answer `initialize` (`startup_timeout_sec`).
+ * Its default, 10 s, is short for a server reached through the egress on a busy host (a TLS one
+ * waits for its certificate): past it Codex drops the server's tools without a word to the turn.
+ */
+const MCP_STARTUP_TIMEOUT_SEC = 30;
+
+/**
  * Codex, one process per turn. An agent without asking tools: `codex exec --json`, the prompt as
  * the last argument, `exec resume <thread id>` for later turns. One whose tools ask (all of them:
  * `HARNESS_SUPPORT.codex.confirmation`): `codex app-server`, whose protocol asks before commands
@@ -56,6 +63,7 @@ export class CodexAdapter implements HarnessAdapter {
         return [
           `[mcp_servers.${tomlString(server.name)}]`,
           `url = ${tomlString(server.url)}`,
+          `startup_timeout_sec = ${MCP_STARTUP_TIMEOUT_SEC}`,
           // Offered are the server's tools minus disabled_tools, or only enabled_tools when its default is disabled.
           server.default.enabled ? `disabled_tools = ${listed(false)}` : `enabled_tools = ${listed(true)}`,
           '',
@@ -68,6 +76,7 @@ export class CodexAdapter implements HarnessAdapter {
             `[mcp_servers.${tomlString(CUSTOM_TOOLS_MCP_SERVER)}]`,
             `command = ${tomlString(custom.command)}`,
             `args = [${custom.args.map(tomlString).join(', ')}]`,
+            `startup_timeout_sec = ${MCP_STARTUP_TIMEOUT_SEC}`,
             `tool_timeout_sec = ${CUSTOM_TOOL_TIMEOUT_SEC}`,
             '',
           ]),
