@@ -11,12 +11,15 @@ export const AGENT_TOOLS = ['bash', 'edit', 'read', 'write', 'glob', 'grep', 'we
 export type AgentToolName = (typeof AGENT_TOOLS)[number];
 
 export type PermissionPolicy = { type: 'always_allow' | 'always_ask' | 'auto' };
-export type ToolGrantConfig = { name: string; enabled: boolean; permission_policy: PermissionPolicy };
+/** A tool's grant; the web tools' own options (`allowed_domains`, …) ride along untouched by the console. */
+export type ToolGrantConfig = { name: string; enabled: boolean; permission_policy: PermissionPolicy; [option: string]: unknown };
 export type ToolsetDefault = { enabled: boolean; permission_policy: PermissionPolicy };
 export type AgentTool =
   | { type: 'agent_toolset_20260401'; default_config: ToolsetDefault; configs: ToolGrantConfig[] }
   | { type: 'mcp_toolset'; mcp_server_name: string; default_config: ToolsetDefault; configs: ToolGrantConfig[] }
-  | { type: 'custom'; name: string };
+  | CustomTool;
+/** A tool the client runs itself: the model calls it, the session waits for the client's `user.custom_tool_result`. */
+export type CustomTool = { type: 'custom'; name: string; description: string; input_schema: Record<string, unknown> };
 export type McpServer = { type: 'url'; name: string; url: string };
 
 export type Agent = {
