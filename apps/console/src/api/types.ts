@@ -161,7 +161,7 @@ export type VaultCredential = {
   id: string;
   vault_id: string;
   display_name: string | null;
-  auth: { type: 'static_bearer' | 'mcp_oauth' | 'environment_variable'; mcp_server_url?: string; secret_name?: string; networking?: { type: string; allowed_hosts?: string[] } };
+  auth: { type: 'static_bearer' | 'mcp_oauth' | 'environment_variable'; mcp_server_url?: string; expires_at?: string | null; secret_name?: string; networking?: { type: string; allowed_hosts?: string[] } };
   created_at: string;
   archived_at: string | null;
 };
