@@ -55,6 +55,8 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       if (req.method === 'GET' && path === '/v1/agents') return json(res, 200, { data: [agent], next_page: null }), true;
       if (req.method === 'POST' && path === '/v1/agents') return json(res, 200, agent), true;
       if (req.method === 'GET' && path === '/v1/agents/agent_1') return json(res, 200, agent), true;
+      if (req.method === 'GET' && path === '/v1/agents/agent_custom') return json(res, 200, { ...agent, id: 'agent_custom', tools: [...agent.tools, LOOKUP, NOTIFY] }), true;
+      if (req.method === 'POST' && path === '/v1/agents/agent_custom') return json(res, 200, { ...agent, id: 'agent_custom' }), true;
       if (req.method === 'POST' && path === '/v1/agents/agent_1') return json(res, 200, agent), true;
       if (req.method === 'POST' && path === '/v1/nats_credentials') {
         const minted = { type: 'nats_credential', id: 'ncred_1', name: 'billing', public_key: 'UABC', created_at: 't', revoked_at: null };
@@ -88,6 +90,9 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
   });
   return { srv, bodies };
 }
+
+const LOOKUP = { type: 'custom', name: 'lookup_order', description: 'Find an order by its id\nReturns the order as JSON.', input_schema: { type: 'object', properties: { order_id: { type: 'string' }, note: { type: 'string' } }, required: ['order_id'] } };
+const NOTIFY = { type: 'custom', name: 'notify', description: '', input_schema: { type: 'object' } };
 
 /** What the loopback API streams as an export (any bytes: the CLI saves them as they come). */
 const EXPORTED = Buffer.from('a tar archive, byte for byte \u0000\u00ff');
@@ -161,10 +166,59 @@ describe('berth against a loopback API', () => {
     expect(bodies.at(-1)?.body).toEqual({ version: 1, system: 'only this' });
   });
 
+  it('declares custom tools from JSON files (one object, or an array), and agents get lists them', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-cli-'));
+    const { type: _type, ...withoutType } = LOOKUP;
+    writeFileSync(join(dir, 'lookup.json'), JSON.stringify(withoutType));
+    writeFileSync(join(dir, 'more.json'), JSON.stringify([NOTIFY]));
+    const c = capture();
+    expect(await runCli(['agents', 'create', '--name', 'support', '--model', 'm', '--custom-tool', join(dir, 'lookup.json'), '--custom-tool', join(dir, 'more.json')], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toMatchObject({ tools: [{ type: 'agent_toolset_20260401' }, LOOKUP, NOTIFY] });
+
+    const got = capture();
+    expect(await runCli(['agents', 'get', 'agent_custom'], { env: env(server.url), io: got.io })).toBe(ExitCode.ok);
+    expect(got.out.join('\n')).toMatch(/custom tools:\s+lookup_order\(order_id, note\?\)  Find an order by its id\n\s+notify\(\)\n/);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('an update replaces a custom tool of the same name, removes one, and keeps the others and the built-in tools', async () => {
+    const { srv, bodies } = api();
+    server = await srv.start();
+    const dir = mkdtempSync(join(tmpdir(), 'berth-cli-'));
+    const changed = { ...LOOKUP, description: 'Find an order' };
+    writeFileSync(join(dir, 'lookup.json'), JSON.stringify(changed));
+    const c = capture();
+    expect(await runCli(['agents', 'update', 'agent_custom', '--custom-tool', join(dir, 'lookup.json')], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({ version: 1, tools: [agent.tools[0], changed, NOTIFY], mcp_servers: [] });
+    expect(await runCli(['agents', 'update', 'agent_custom', '--remove-custom-tool', 'lookup_order'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({ version: 1, tools: [agent.tools[0], NOTIFY], mcp_servers: [] });
+    expect(await runCli(['agents', 'update', 'agent_custom', '--system', 'be brief'], { env: env(server.url), io: c.io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.body).toEqual({ version: 1, system: 'be brief' });
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['{"name": "x",', /--custom-tool .*bad\.json: not valid JSON \(/],
+    ['[1]', /--custom-tool .*bad\.json\[0\]: must be a JSON object/],
+    ['{"description": "no name"}', /--custom-tool .*bad\.json: needs a "name"/],
+    ['{"type": "mcp_toolset", "name": "x"}', /--custom-tool .*bad\.json: "type" must be "custom"/],
+  ])('a --custom-tool file holding %s is a usage error that says why', async (content, message) => {
+    const dir = mkdtempSync(join(tmpdir(), 'berth-cli-'));
+    writeFileSync(join(dir, 'bad.json'), content);
+    const c = capture();
+    expect(await runCli(['agents', 'create', '--name', 'a', '--model', 'm', '--custom-tool', join(dir, 'bad.json')], { env: env('http://127.0.0.1:9'), io: c.io })).toBe(ExitCode.usage);
+    expect(c.err[0]).toMatch(message);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it.each([
     [['agents', 'create', '--name', 'a', '--model', 'm', '--tool', 'shell:off'], '--tool: no built-in tool "shell"'],
     [['agents', 'create', '--name', 'a', '--model', 'm', '--tool', 'bash'], '--tool must look like NAME:off|on|ask|allow'],
     [['agents', 'create', '--name', 'a', '--model', 'm', '--mcp-tool', 'docs.x:off'], 'names no tool of an MCP server'],
+    [['agents', 'create', '--name', 'a', '--model', 'm', '--custom-tool', '/nonexistent/tool.json'], '--custom-tool /nonexistent/tool.json: cannot read it (ENOENT)'],
+    [['agents', 'update', 'agent_1', '--remove-custom-tool', 'nope'], '--remove-custom-tool: the agent has no custom tool "nope"'],
     [['envs', 'create', '--name', 'e', '--cpus', 'two'], '--cpus must be a number'],
   ])('%j is a usage error that says why', async (argv, message) => {
     const { srv } = api();

@@ -117,8 +117,11 @@ export class EgressHarness {
     return { socket: join(this.dirs.socketDir(id), 'egress.sock'), sessionId, environmentId };
   }
 
-  /** A vault of `owner` with one bearer credential for `mcpServerUrl`, sealed as the gateway seals it. */
-  async vault(mcpServerUrl: string, token: string, owner = this.owner): Promise<{ vault: VaultRecord; credential: CredentialRecord }> {
+  /**
+   * A vault of `owner` with one credential for `mcpServerUrl`, sealed as the gateway seals it: a
+   * bearer token, or an `mcp_oauth` one when `expiresAt` is given (written to the store as is, past or not).
+   */
+  async vault(mcpServerUrl: string, token: string, owner = this.owner, expiresAt?: string | null): Promise<{ vault: VaultRecord; credential: CredentialRecord }> {
     const n = ++this.counter;
     const now = new Date().toISOString();
     const vault: VaultRecord = { id: `vlt_e${n}`, owner_id: owner, display_name: 'v', metadata: {}, created_at: now, updated_at: now, archived_at: null };
@@ -129,7 +132,7 @@ export class EgressHarness {
       vault_id: vault.id,
       display_name: null,
       metadata: {},
-      auth: { type: 'static_bearer', mcp_server_url: new URL(mcpServerUrl).href },
+      auth: expiresAt === undefined ? { type: 'static_bearer', mcp_server_url: new URL(mcpServerUrl).href } : { type: 'mcp_oauth', mcp_server_url: new URL(mcpServerUrl).href, expires_at: expiresAt },
       secret: this.secrets.seal(JSON.stringify({ value: token }), id),
       created_at: now,
       updated_at: now,

@@ -139,6 +139,25 @@ describe('vault credentials injected by the egress', () => {
     expect(await archive('delete')).toBe(401);
   });
 
+  it('refuses a request an mcp_oauth token past its expires_at covers, sends it nothing, and tells the session; a token still valid is sent', async () => {
+    const expired = await egress.vault(MCP_URL, TOKEN, egress.owner, '2020-01-01T00:00:00.000Z');
+    const { socket, sessionId } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [expired.vault.id]);
+    const before = mcp.authorizations.length;
+
+    const refused = await mcpPost(socket);
+    expect([refused.status, refused.headers['x-berth-egress-denied']]).toEqual([403, 'vault_credential_expired']);
+    expect(refused.body).toContain(`vault credential ${expired.credential.id} (vault ${expired.vault.id}) for ${MCP_URL} expired at 2020-01-01T00:00:00.000Z`);
+    expect(mcp.authorizations.length).toBe(before);
+    const reported = egress.bus.dispatched.filter((c) => c.type === 'ReportEgressDenied' && c.meta.session_id === sessionId);
+    expect(reported.map((c) => c.data)).toEqual([expect.objectContaining({ host: 'mcp.vault.test', port: 80, reason: 'vault_credential_expired', setting: null })]);
+    expect(refused.body + JSON.stringify(reported) + JSON.stringify(logged.lines)).not.toContain(TOKEN);
+
+    const valid = await egress.vault(MCP_URL, TOKEN, egress.owner, new Date(Date.now() + 3_600_000).toISOString());
+    const fresh = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [valid.vault.id]);
+    expect((await mcpPost(fresh.socket)).status).toBe(200);
+    expect(mcp.authorizations.at(-1)).toBe(`Bearer ${TOKEN}`);
+  });
+
   it('leaves out a credential that does not open (tampered with, or sealed under a key the egress lacks), logging its id and never a secret', async () => {
     const { vault, credential } = await egress.vault(MCP_URL, TOKEN);
     await egress.store.vaults.putCredential({ ...credential, secret: { ...credential.secret, key_id: 'gone' } });
@@ -206,6 +225,19 @@ describe('vault credentials for https:// servers: the egress terminates TLS for 
     expect(seen.ca).toBe(false);
     expect(Date.parse(seen.validTo) - Date.parse(seen.validFrom)).toBeLessThanOrEqual(24 * 3600 * 1000);
     expect(JSON.stringify(logged.lines)).not.toContain(TOKEN);
+  });
+
+  it('inside the TLS it terminates, refuses a request an expired mcp_oauth token covers and tells the session; the server sees nothing', async () => {
+    const { vault, credential } = await egress.vault(TLS_URL, TOKEN, egress.owner, '2020-01-01T00:00:00.000Z');
+    const { socket, sessionId } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const before = mcp.authorizations.length;
+    const answer = await httpsVia(socket, HOST, 443, '/mcp', { ca: egress.ca.certPem, ...initializeRequest() });
+    expect([answer.status, answer.headers['x-berth-egress-denied']]).toEqual([403, 'vault_credential_expired']);
+    expect(answer.body).toContain(`vault credential ${credential.id} (vault ${vault.id}) for ${TLS_URL} expired at`);
+    expect(mcp.authorizations.length).toBe(before);
+    const reported = egress.bus.dispatched.filter((c) => c.type === 'ReportEgressDenied' && c.meta.session_id === sessionId);
+    expect(reported.map((c) => c.data)).toEqual([expect.objectContaining({ host: HOST, port: 443, reason: 'vault_credential_expired' })]);
+    expect(answer.body + JSON.stringify(reported)).not.toContain(TOKEN);
   });
 
   it('puts the CA certificate (alone, and after the public roots) beside the socket, never its key', async () => {

@@ -88,6 +88,60 @@ describe('vaults and credentials', () => {
     expect(await client.beta.vaults.credentials.delete(first.id, { vault_id: vault.id })).toEqual({ id: first.id, type: 'vault_credential_deleted' });
   });
 
+  it("mcp_oauth: a refresh configuration is refused with its own code, an expiry must lie ahead, and a new token cannot keep one that has passed", async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'oauth' });
+    const mcp_server_url = 'https://mcp.oauth.example/mcp';
+    const refresh = { token_endpoint: 'https://auth.oauth.example/token', client_id: 'berth', refresh_token: 'rt_secret-refresh', token_endpoint_auth: { type: 'none' as const } };
+    const withRefresh = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', refresh } });
+    expect([withRefresh.status, withRefresh.json.error.code, withRefresh.json.error.details]).toEqual([400, 'VAULT_CREDENTIAL_REFRESH_NOT_SUPPORTED', { field: 'auth.refresh' }]);
+    expect(withRefresh.json.error.message).toMatch(/^auth\.refresh: Berth does not refresh OAuth tokens.*update the credential with a new access_token and its expires_at/);
+    expect(withRefresh.text).not.toContain('rt_secret-refresh');
+    await expect(client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', refresh } })).rejects.toMatchObject({ status: 400 });
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/vaults/${vault.id}/credentials`)).json.data).toEqual([]);
+
+    const past = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', expires_at: '2020-01-01T00:00:00Z' } });
+    expect([past.status, past.json.error.code, past.json.error.message]).toEqual([400, 'VALIDATION_ERROR', 'auth.expires_at must be in the future (2020-01-01T00:00:00Z has passed)']);
+
+    const expires_at = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', expires_at, refresh: null } });
+    expect(created.auth).toEqual({ type: 'mcp_oauth', mcp_server_url, expires_at });
+    const refreshUpdate = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${created.id}`, { auth: { type: 'mcp_oauth', refresh: { refresh_token: 'rt_2' } } });
+    expect([refreshUpdate.status, refreshUpdate.json.error.code]).toEqual([400, 'VAULT_CREDENTIAL_REFRESH_NOT_SUPPORTED']);
+
+    // The stored expiry passes: a new token alone would inherit it and never be sent.
+    const stored = await gw.store.vaults.getCredential('owner_a', vault.id, created.id);
+    if (!stored || stored.auth.type !== 'mcp_oauth') throw new Error('credential not stored');
+    await gw.store.vaults.putCredential({ ...stored, auth: { ...stored.auth, expires_at: '2020-01-01T00:00:00.000Z' } });
+    const inherits = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${created.id}`, { auth: { type: 'mcp_oauth', access_token: 'at_2' } });
+    expect([inherits.status, inherits.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(inherits.json.error.message).toMatch(/^auth\.expires_at: the stored expiry \(2020-01-01T00:00:00\.000Z\) has passed, so the new access_token would never be sent/);
+    const renewed = await client.beta.vaults.credentials.update(created.id, { vault_id: vault.id, auth: { type: 'mcp_oauth', access_token: 'at_2', expires_at } });
+    expect(renewed.auth).toEqual({ type: 'mcp_oauth', mcp_server_url, expires_at });
+  });
+
+  it('mcp_oauth_validate answers in the SDK\'s shape from the expiry (the server is not called); other credential types get CREDENTIAL_NOT_MCP_OAUTH', async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'validate' });
+    const live = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url: 'https://mcp.live.example/mcp', access_token: 'at', expires_at: new Date(Date.now() + 3_600_000).toISOString() } });
+    const unknown = await client.beta.vaults.credentials.mcpOAuthValidate(live.id, { vault_id: vault.id });
+    expect(unknown).toMatchObject({ type: 'vault_credential_validation', credential_id: live.id, vault_id: vault.id, status: 'unknown', has_refresh_token: false, mcp_probe: null, refresh: null });
+    expect(Date.parse(unknown.validated_at)).not.toBeNaN();
+    expect((unknown as unknown as { berth: { probed: boolean; detail: string } }).berth).toMatchObject({ probed: false, expired: false, detail: expect.stringContaining('Berth does not call the MCP server') });
+
+    const expiring = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url: 'https://mcp.old.example/mcp', access_token: 'at' } });
+    const stored = await gw.store.vaults.getCredential('owner_a', vault.id, expiring.id);
+    if (!stored || stored.auth.type !== 'mcp_oauth') throw new Error('credential not stored');
+    await gw.store.vaults.putCredential({ ...stored, auth: { ...stored.auth, expires_at: '2020-01-01T00:00:00.000Z' } });
+    const invalid = await client.beta.vaults.credentials.mcpOAuthValidate(expiring.id, { vault_id: vault.id });
+    expect(invalid).toMatchObject({ status: 'invalid', has_refresh_token: false, mcp_probe: null, refresh: { status: 'no_refresh_token', http_response: null } });
+    expect((invalid as unknown as { berth: { detail: string } }).berth.detail).toMatch(/^the access token expired at 2020-01-01T00:00:00\.000Z/);
+
+    const bearer = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.bearer.example/', token: 't' } });
+    const wrongType = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${bearer.id}/mcp_oauth_validate`);
+    expect([wrongType.status, wrongType.json.error.code]).toEqual([400, 'CREDENTIAL_NOT_MCP_OAUTH']);
+    const foreign = await call(gw.url, gw.keyB, 'POST', `/v1/vaults/${vault.id}/credentials/${live.id}/mcp_oauth_validate`);
+    expect([foreign.status, foreign.json.error.code]).toEqual([404, 'VAULT_NOT_FOUND']);
+  });
+
   it('answers 503 SECRETS_NOT_CONFIGURED when the server has no key, and keeps nothing', async () => {
     const bare = await startGateway({ turnRunner: false, secretKeys: false });
     const vault = await call(bare.url, bare.keyA, 'POST', '/v1/vaults', { display_name: 'v' });

@@ -91,7 +91,8 @@ export type SandboxProbe = z.infer<typeof SandboxProbeSchema>;
 export const EgressDenialSchema = z.object({
   host: z.string().min(1).max(255),
   port: z.number().int().min(1).max(65_535),
-  reason: z.enum(['network_none', 'host_not_allowed', 'platform_address', 'invalid_target']),
+  /** `vault_credential_expired`: the session's credential for that URL is past its `expires_at`, so the request was not sent. */
+  reason: z.enum(['network_none', 'host_not_allowed', 'platform_address', 'invalid_target', 'vault_credential_expired']),
   /** The environment setting that would allow it; null when none can. */
   setting: z.string().max(128).nullable(),
   message: z.string().max(2048),

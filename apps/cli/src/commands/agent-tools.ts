@@ -1,20 +1,24 @@
+import { readFileSync } from 'node:fs';
 import { AGENT_TOOL_NAMES, AGENT_TOOLSET, resolveAgentTools, type AgentConfig, type AgentCreateParams } from '@berth/contracts';
 import type { OptionSpec, OptionValues } from '../args';
 import { UsageError } from '../exit-codes';
 
-/** The tool options of `agents create|update`: the built-in toolset, per-tool switches and permissions, MCP servers. */
+/** The tool options of `agents create|update`: the built-in toolset, per-tool switches and permissions, MCP servers, custom tools. */
 export const TOOL_OPTIONS: Readonly<Record<string, OptionSpec>> = {
   'no-toolset': { type: 'boolean', help: 'no built-in tools (create adds the whole toolset otherwise)' },
   permission: { type: 'string', help: 'default permission of the built-in tools: allow | ask' },
   tool: { type: 'string', multiple: true, help: `NAME:off|on|ask|allow for one built-in tool (${AGENT_TOOL_NAMES.join(', ')})` },
   mcp: { type: 'string', multiple: true, help: 'NAME=URL: an MCP server (streamable HTTP) the agent may use' },
   'mcp-tool': { type: 'string', multiple: true, help: 'SERVER.TOOL:off|on|ask|allow for one tool of an MCP server' },
+  'custom-tool': { type: 'string', multiple: true, help: 'FILE: a JSON file holding a custom tool {"name", "description", "input_schema"} (or an array of them); replaces the one of that name' },
+  'remove-custom-tool': { type: 'string', multiple: true, help: 'NAME: take a custom tool away' },
 };
 
 type Tools = NonNullable<AgentCreateParams['tools']>;
 type Servers = NonNullable<AgentCreateParams['mcp_servers']>;
 type Toolset = Extract<Tools[number], { type: typeof AGENT_TOOLSET }>;
 type McpToolset = Extract<Tools[number], { type: 'mcp_toolset' }>;
+type CustomTool = Extract<Tools[number], { type: 'custom' }>;
 type Switch = 'off' | 'on' | 'ask' | 'allow';
 
 const SWITCHES: readonly Switch[] = ['off', 'on', 'ask', 'allow'];
@@ -39,7 +43,35 @@ function withConfig<C extends { name: string }>(configs: readonly C[], name: str
 }
 
 /** True when the options say anything about tools (an update then rewrites them from the current version). */
-export const toolOptionsGiven = (o: OptionValues): boolean => o['no-toolset'] === true || o['permission'] !== undefined || ['tool', 'mcp', 'mcp-tool'].some((n) => list(o, n).length > 0);
+export const toolOptionsGiven = (o: OptionValues): boolean =>
+  o['no-toolset'] === true || o['permission'] !== undefined || ['tool', 'mcp', 'mcp-tool', 'custom-tool', 'remove-custom-tool'].some((n) => list(o, n).length > 0);
+
+/**
+ * The custom tools a `--custom-tool` file holds: one object or an array of them, `type` optional.
+ * Only what the CLI needs to merge them is checked here (a name); the API judges the rest.
+ */
+function customToolsFromFile(path: string): CustomTool[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--custom-tool ${path}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`--custom-tool ${path}: not valid JSON (${(e as Error).message})`);
+  }
+  return (Array.isArray(value) ? value : [value]).map((tool: unknown, i) => {
+    const where = Array.isArray(value) ? `${path}[${i}]` : path;
+    if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) throw new UsageError(`--custom-tool ${where}: must be a JSON object {"name", "description", "input_schema"}`);
+    const t = tool as Record<string, unknown>;
+    if (typeof t['name'] !== 'string') throw new UsageError(`--custom-tool ${where}: needs a "name"`);
+    if (t['type'] !== undefined && t['type'] !== 'custom') throw new UsageError(`--custom-tool ${where}: "type" must be "custom" (or left out), got ${JSON.stringify(t['type'])}`);
+    return { ...t, type: 'custom' } as CustomTool;
+  });
+}
 
 /**
  * The agent's `tools` and `mcp_servers` after the options, starting from `current` (an update) or
@@ -83,6 +115,13 @@ export function toolsFromOptions(o: OptionValues, current: Pick<AgentConfig, 'to
     if (dot <= 0 || current === undefined) throw new UsageError(`--mcp-tool: "${target}" names no tool of an MCP server of the agent (SERVER.TOOL; add the server with --mcp)`);
     replace({ ...current, configs: withConfig(current.configs ?? [], target.slice(dot + 1), (c) => switched(c, value), { name: target.slice(dot + 1) }) }, match);
   }
+  for (const name of list(o, 'remove-custom-tool')) {
+    if (!tools.some((t) => t.type === 'custom' && t.name === name)) throw new UsageError(`--remove-custom-tool: the agent has no custom tool "${name}"`);
+    tools = tools.filter((t) => !(t.type === 'custom' && t.name === name));
+  }
+  for (const tool of list(o, 'custom-tool').flatMap((path) => customToolsFromFile(path))) {
+    replace(tool, (t) => t.type === 'custom' && t.name === tool.name);
+  }
   return { tools, mcp_servers: servers };
 }
 
@@ -103,6 +142,21 @@ export function mcpSummary(agent: AgentConfig): string {
     .map((s) => {
       const tools = Object.entries(s.tools).map(([name, g]) => `${name}${grant(g.enabled, g.policy)}`);
       return `${s.name} ${s.url}  default${grant(s.default.enabled, s.default.policy) || ' (on)'}${tools.length > 0 ? `; ${tools.join(', ')}` : ''}`;
+    })
+    .join('\n    ');
+}
+
+/** One line per custom tool: `lookup_order(order_id, note?)  Find an order by its id`. */
+export function customToolsSummary(agent: AgentConfig): string {
+  const custom = agent.tools.filter((t) => t.type === 'custom');
+  if (custom.length === 0) return 'none';
+  return custom
+    .map((t) => {
+      const declared = t.input_schema['properties'];
+      const properties = typeof declared === 'object' && declared !== null ? Object.keys(declared) : [];
+      const required = new Set(Array.isArray(t.input_schema['required']) ? (t.input_schema['required'] as unknown[]) : []);
+      const description = t.description.split('\n')[0] ?? '';
+      return `${t.name}(${properties.map((p) => (required.has(p) ? p : `${p}?`)).join(', ')})${description === '' ? '' : `  ${description}`}`;
     })
     .join('\n    ');
 }

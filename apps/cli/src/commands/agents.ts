@@ -2,7 +2,7 @@ import { EFFORT_LEVELS, readAgentConfig, type AgentConfig } from '@berth/contrac
 import { intOption, requiredOption, type OptionValues } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
-import { mcpSummary, TOOL_OPTIONS, toolOptionsGiven, toolsFromOptions, toolsSummary } from './agent-tools';
+import { customToolsSummary, mcpSummary, TOOL_OPTIONS, toolOptionsGiven, toolsFromOptions, toolsSummary } from './agent-tools';
 import { str, type Command, type Output } from './command';
 
 type Agent = AgentConfig & { id: string; name: string; version: number; created_at: string; updated_at: string; archived_at: string | null };
@@ -20,6 +20,7 @@ const agentOutput = (a: Agent): Output => {
       ['system', config.system],
       ['tools', toolsSummary(config)],
       ['mcp servers', mcpSummary(config)],
+      ['custom tools', customToolsSummary(config)],
       ['created', a.created_at],
       ['updated', a.updated_at],
       ['archived', a.archived_at],

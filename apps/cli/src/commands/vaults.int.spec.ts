@@ -5,6 +5,13 @@ import { JournalServer } from '../test-support/journal-server';
 
 // `berth vaults …` against a loopback server playing the API: secrets never taken from arguments.
 
+/** What the loopback API answers for each credential id. */
+const AUTHS: Record<string, unknown> = {
+  vcrd_1: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/' },
+  vcrd_oauth: { type: 'mcp_oauth', mcp_server_url: 'https://mcp.example.com/', expires_at: '2026-06-01T12:00:00Z' },
+  vcrd_var: { type: 'environment_variable', secret_name: 'DEPLOY_TOKEN', networking: { type: 'unrestricted' }, injection_location: { header: true, body: false } },
+};
+
 describe('berth vaults', () => {
   const seen: { method: string; path: string; body: unknown }[] = [];
   let server: JournalServer;
@@ -15,7 +22,12 @@ describe('berth vaults', () => {
         const path = new URL(req.url ?? '/', 'http://x').pathname;
         const parsed = body ? JSON.parse(body) : null;
         seen.push({ method: req.method ?? '', path, body: parsed });
-        const credential = { id: 'vcrd_1', vault_id: 'vlt_1', display_name: null, auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/' }, created_at: 't', archived_at: null };
+        const id = /\/credentials\/(vcrd_\w+)/.exec(path)?.[1] ?? 'vcrd_1';
+        const credential = { id, vault_id: 'vlt_1', display_name: null, auth: AUTHS[id] ?? AUTHS['vcrd_1'], created_at: 't', archived_at: null };
+        if (path.endsWith('/mcp_oauth_validate')) {
+          const validation = { type: 'vault_credential_validation', credential_id: id, vault_id: 'vlt_1', status: 'invalid', has_refresh_token: false, mcp_probe: null, refresh: { status: 'no_refresh_token', http_response: null }, validated_at: 't', berth: { probed: false, expired: true, detail: 'the access token expired at 2020-01-01T00:00:00Z' } };
+          return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(validation)), true;
+        }
         if (path.startsWith('/v1/vaults/vlt_1/credentials')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(credential)), true;
         const session = { id: 'sesn_v', status: 'idle', title: null, agent: { id: 'agent_1', version: 1 }, environment_id: 'env_1', vault_ids: parsed?.vault_ids ?? [], created_at: 't' };
         if (path === '/v1/sessions') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(session)), true;
@@ -55,6 +67,45 @@ describe('berth vaults', () => {
   it('rotates a secret in the field of the credential’s own type', async () => {
     await run(['vaults', 'credentials', 'rotate', 'vlt_1', 'vcrd_1', '--secret-env', 'N'], { N: 'ghp_new' });
     expect(seen.at(-1)).toEqual({ method: 'POST', path: '/v1/vaults/vlt_1/credentials/vcrd_1', body: { auth: { type: 'static_bearer', token: 'ghp_new' } } });
+  });
+
+  it('adds an mcp_oauth access token with its expiry, and a variable put into bodies; shows the expiry and where a secret goes', async () => {
+    const oauth = await run(['vaults', 'credentials', 'add', 'vlt_1', '--mcp-server', 'https://mcp.example.com/', '--oauth', '--expires-at', '2026-06-01T12:00:00Z', '--secret-env', 'AT'], { AT: 'at_abc' });
+    expect(oauth.code).toBe(ExitCode.ok);
+    expect(seen.at(-1)?.body).toEqual({ auth: { type: 'mcp_oauth', mcp_server_url: 'https://mcp.example.com/', access_token: 'at_abc', expires_at: '2026-06-01T12:00:00Z' } });
+    await run(['vaults', 'credentials', 'add', 'vlt_1', '--variable', 'DEPLOY_TOKEN', '--inject', 'header,body', '--secret-env', 'T'], { T: 'dpl' });
+    expect(seen.at(-1)?.body).toEqual({ auth: { type: 'environment_variable', secret_name: 'DEPLOY_TOKEN', secret_value: 'dpl', networking: { type: 'unrestricted' }, injection_location: { header: true, body: true } } });
+    expect((await run(['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_oauth', '--name', 'gh'])).out).toMatch(/expires:\s+2026-06-01T12:00:00Z/);
+    expect((await run(['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_var', '--name', 'gh'])).out).toMatch(/injected into:\s+header\n/);
+  });
+
+  it('rotates an OAuth token with its new expiry, and updates a credential without a new secret', async () => {
+    await run(['vaults', 'credentials', 'rotate', 'vlt_1', 'vcrd_oauth', '--secret-env', 'N', '--expires-at', '2026-07-01T00:00:00Z'], { N: 'at_new' });
+    expect(seen.at(-1)).toEqual({ method: 'POST', path: '/v1/vaults/vlt_1/credentials/vcrd_oauth', body: { auth: { type: 'mcp_oauth', access_token: 'at_new', expires_at: '2026-07-01T00:00:00Z' } } });
+    await run(['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_oauth', '--expires-at', 'none']);
+    expect(seen.at(-1)?.body).toEqual({ auth: { type: 'mcp_oauth', expires_at: null } });
+    await run(['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_var', '--host', 'deploy.example.com', '--inject', 'body', '--name', 'deploy']);
+    expect(seen.at(-1)?.body).toEqual({ auth: { type: 'environment_variable', networking: { type: 'limited', allowed_hosts: ['deploy.example.com'] }, injection_location: { header: false, body: true } }, display_name: 'deploy' });
+    await run(['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_var', '--any-host', '--secret-env', 'S'], { S: 'dpl_2' });
+    expect(seen.at(-1)?.body).toEqual({ auth: { type: 'environment_variable', secret_value: 'dpl_2', networking: { type: 'unrestricted' } } });
+  });
+
+  it.each([
+    [['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_1'], 'nothing to update'],
+    [['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_1', '--expires-at', '2026-07-01T00:00:00Z'], '--expires-at applies to mcp_oauth credentials; this one is static_bearer'],
+    [['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_oauth', '--expires-at', 'tomorrow'], '--expires-at must be an RFC 3339 time'],
+    [['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_oauth', '--host', 'x.example.com'], '--host, --any-host and --inject apply to environment_variable credentials'],
+    [['vaults', 'credentials', 'update', 'vlt_1', 'vcrd_var', '--inject', 'url'], '--inject must be header, body or header,body'],
+    [['vaults', 'credentials', 'add', 'vlt_1', '--mcp-server', 'https://m.example.com/', '--expires-at', '2026-07-01T00:00:00Z', '--secret-env', 'S'], '--expires-at goes with --mcp-server URL --oauth'],
+  ])('%j is a usage error that says why', async (argv, message) => {
+    const res = await run(argv, { S: 'x' });
+    expect([res.code, res.err]).toEqual([ExitCode.usage, expect.stringContaining(message)]);
+  });
+
+  it('validate prints the verdict and what was checked', async () => {
+    const res = await run(['vaults', 'credentials', 'validate', 'vlt_1', 'vcrd_oauth']);
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', path: '/v1/vaults/vlt_1/credentials/vcrd_oauth/mcp_oauth_validate' });
+    expect(res.out).toMatch(/status:\s+invalid\ndetail:\s+the access token expired at 2020-01-01T00:00:00Z/);
   });
 
   it('sessions create --vault pins the vaults the egress injects from', async () => {

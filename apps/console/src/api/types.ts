@@ -11,12 +11,15 @@ export const AGENT_TOOLS = ['bash', 'edit', 'read', 'write', 'glob', 'grep', 'we
 export type AgentToolName = (typeof AGENT_TOOLS)[number];
 
 export type PermissionPolicy = { type: 'always_allow' | 'always_ask' | 'auto' };
-export type ToolGrantConfig = { name: string; enabled: boolean; permission_policy: PermissionPolicy };
+/** A tool's grant; the web tools' own options (`allowed_domains`, …) ride along untouched by the console. */
+export type ToolGrantConfig = { name: string; enabled: boolean; permission_policy: PermissionPolicy; [option: string]: unknown };
 export type ToolsetDefault = { enabled: boolean; permission_policy: PermissionPolicy };
 export type AgentTool =
   | { type: 'agent_toolset_20260401'; default_config: ToolsetDefault; configs: ToolGrantConfig[] }
   | { type: 'mcp_toolset'; mcp_server_name: string; default_config: ToolsetDefault; configs: ToolGrantConfig[] }
-  | { type: 'custom'; name: string };
+  | CustomTool;
+/** A tool the client runs itself: the model calls it, the session waits for the client's `user.custom_tool_result`. */
+export type CustomTool = { type: 'custom'; name: string; description: string; input_schema: Record<string, unknown> };
 export type McpServer = { type: 'url'; name: string; url: string };
 
 export type Agent = {
@@ -158,7 +161,7 @@ export type VaultCredential = {
   id: string;
   vault_id: string;
   display_name: string | null;
-  auth: { type: 'static_bearer' | 'mcp_oauth' | 'environment_variable'; mcp_server_url?: string; secret_name?: string; networking?: { type: string; allowed_hosts?: string[] } };
+  auth: { type: 'static_bearer' | 'mcp_oauth' | 'environment_variable'; mcp_server_url?: string; expires_at?: string | null; secret_name?: string; networking?: { type: string; allowed_hosts?: string[] } };
   created_at: string;
   archived_at: string | null;
 };

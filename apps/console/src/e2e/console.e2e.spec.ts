@@ -318,4 +318,38 @@ describe('Berth console in Chromium', () => {
     const vaultId = (await call(gw.url, gw.keyA, 'GET', '/v1/vaults')).json.data[0].id;
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}`)).json.vault_ids).toEqual([vaultId]);
   });
+
+  it("creates an agent with a custom tool, refuses a schema that is not JSON, and keeps the tool when another field is edited", async () => {
+    const schema = { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] };
+    await byTest('nav-agents').click();
+    await byTest('agent-new').click();
+    await byTest('agent-name').fill('support');
+    await byTest('custom-tool-add').click();
+    await byTest('custom-tool-name').fill('lookup_order');
+    await byTest('custom-tool-description').fill('Find an order by its id');
+    await byTest('custom-tool-schema').fill('{"type": "object", "properties": ');
+    await byTest('custom-tool-schema-error').waitFor();
+    expect(await byTest('custom-tool-schema-error').innerText()).toMatch(/^input_schema is not valid JSON: /);
+    await byTest('agent-save').click();
+    await waitForText('error', 'Custom tool lookup_order: input_schema is not valid JSON');
+    await byTest('custom-tool-schema').fill(JSON.stringify(schema));
+    expect(await byTest('custom-tool-schema-error').count()).toBe(0);
+    await byTest('agent-save').click();
+    const row = byTest('agent-row').filter({ hasText: 'support' });
+    await row.waitFor();
+    expect(await row.getByTestId('agent-tools').innerText()).toBe('8 tools · custom: lookup_order');
+    const custom = { type: 'custom', name: 'lookup_order', description: 'Find an order by its id', input_schema: schema };
+    const agentId = (await call(gw.url, gw.keyA, 'GET', '/v1/agents')).json.data.find((a: { name: string }) => a.name === 'support').id;
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/agents/${agentId}`)).json.tools.filter((t: { type: string }) => t.type === 'custom')).toEqual([custom]);
+
+    await row.getByTestId('agent-edit').click();
+    expect(await byTest('custom-tool-name').inputValue()).toBe('lookup_order');
+    await byTest('agent-system').fill('Look orders up before answering.');
+    await shot('14-agent-custom-tool');
+    await byTest('agent-save').click();
+    await row.locator('td').filter({ hasText: /^v2$/ }).waitFor();
+    const stored = (await call(gw.url, gw.keyA, 'GET', `/v1/agents/${agentId}`)).json;
+    expect([stored.version, stored.system]).toEqual([2, 'Look orders up before answering.']);
+    expect(stored.tools.filter((t: { type: string }) => t.type === 'custom')).toEqual([custom]);
+  });
 });

@@ -4,7 +4,7 @@ import { AGENT_TOOLS, type Agent } from '../api/types';
 import { ArchivedToggle, Empty, ErrorBanner, Field, Loading, RowActions, when } from '../components/ui';
 import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
-import { toolsFormOf, toolsOfForm, toolsSummary, type McpChoice, type ToolsForm } from './agent-tools';
+import { EMPTY_INPUT_SCHEMA, parseInputSchema, toolsFormOf, toolsOfForm, toolsSummary, type CustomChoice, type McpChoice, type ToolsForm } from './agent-tools';
 
 const modelId = (a: Agent) => a.model.id;
 
@@ -94,8 +94,8 @@ function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | 
 
   async function submit(e: FormEvent) {
     e.preventDefault();
-    const input: AgentInput = { ...form, ...toolsOfForm(tools) };
     await saving.run(async () => {
+      const input: AgentInput = { ...form, ...toolsOfForm(tools) };
       if (agent) await api.updateAgent(agent.id, agent.version, input);
       else await api.createAgent(input);
       onDone();
@@ -120,6 +120,7 @@ function AgentForm({ api, agent, onDone, onCancel }: { api: Api; agent: Agent | 
         <textarea rows={4} value={form.system} onChange={set('system')} data-testid="agent-system" />
       </Field>
       <ToolsEditor tools={tools} onChange={setTools} />
+      <CustomToolsEditor tools={tools} onChange={setTools} />
       <ErrorBanner error={saving.error} />
       <div className="row">
         <button type="submit" className="primary" disabled={saving.busy} data-testid="agent-save">
@@ -187,6 +188,46 @@ function ToolsEditor({ tools, onChange }: { tools: ToolsForm; onChange: (tools: 
       ))}
       <button type="button" onClick={() => onChange({ ...tools, mcp: [...tools.mcp, { name: '', url: '', ask: false, enabled: true, configs: [] }] })} data-testid="mcp-add">
         Add MCP server
+      </button>
+    </fieldset>
+  );
+}
+
+/** The agent's custom tools: the model calls them, the client runs them and answers with `user.custom_tool_result`. */
+function CustomToolsEditor({ tools, onChange }: { tools: ToolsForm; onChange: (tools: ToolsForm) => void }) {
+  const setTool = (i: number, change: Partial<CustomChoice>) => onChange({ ...tools, custom: tools.custom.map((t, j) => (j === i ? { ...t, ...change } : t)) });
+  return (
+    <fieldset className="tools" data-testid="custom-tools-editor">
+      <legend>Custom tools</legend>
+      {tools.custom.length === 0 && <p className="muted">None. A custom tool is one your client runs: the session waits for its result (user.custom_tool_result).</p>}
+      {tools.custom.map((tool, i) => {
+        const parsed = parseInputSchema(tool.schema);
+        return (
+          <div className="card" key={i} data-testid="custom-tool">
+            <div className="grid2">
+              <Field label="Name">
+                <input required placeholder="lookup_order" value={tool.name} onChange={(e) => setTool(i, { name: e.target.value })} data-testid="custom-tool-name" />
+              </Field>
+              <Field label="Description">
+                <input value={tool.description} onChange={(e) => setTool(i, { description: e.target.value })} data-testid="custom-tool-description" />
+              </Field>
+            </div>
+            <Field label="Input schema (JSON Schema)">
+              <textarea rows={5} className="mono" value={tool.schema} onChange={(e) => setTool(i, { schema: e.target.value })} data-testid="custom-tool-schema" />
+            </Field>
+            {'error' in parsed && (
+              <p className="field-error" role="alert" data-testid="custom-tool-schema-error">
+                {parsed.error}
+              </p>
+            )}
+            <button type="button" className="link" onClick={() => onChange({ ...tools, custom: tools.custom.filter((_, j) => j !== i) })} data-testid="custom-tool-remove">
+              Remove
+            </button>
+          </div>
+        );
+      })}
+      <button type="button" onClick={() => onChange({ ...tools, custom: [...tools.custom, { name: '', description: '', schema: EMPTY_INPUT_SCHEMA }] })} data-testid="custom-tool-add">
+        Add custom tool
       </button>
     </fieldset>
   );

@@ -82,7 +82,11 @@ function VaultCard({ api, vault, onArchived }: { api: Api; vault: Vault; onArchi
                   <strong>{c.display_name ?? c.auth.type}</strong>
                   <div className="muted mono">{c.id}</div>
                 </td>
-                <td className="mono">{target(c)}</td>
+                <td className="mono">
+                  {target(c)}
+                  {/* Berth does not refresh OAuth tokens: past this the egress refuses the server's requests. */}
+                  {c.auth.expires_at && <div className="muted">token expires {when(c.auth.expires_at)}</div>}
+                </td>
                 <td className="mono">••••••</td>
                 <td>{when(c.created_at)}</td>
                 <td>

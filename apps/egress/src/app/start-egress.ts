@@ -83,12 +83,13 @@ export async function startEgress(input: EgressInput): Promise<RunningEgress> {
     destinations,
     upstreamCa: input.upstreamCa,
     connectTimeoutMs: input.connectTimeoutMs,
+    clock: input.clock,
     log: input.log,
   });
   const trust = sandboxTrustOf(input.ca.certPem);
   const denials = new DenialReporter({ bus: input.bus, log: input.log, now: () => input.clock.now() });
   const builds = new BuildDenials({ root: input.root, log: input.log });
-  const proxyDeps = { destinations, models, tunnels, denials, builds, buildMirrorHosts: new Set((input.buildMirrorHosts ?? []).map((h) => h.toLowerCase())), connectTimeoutMs: input.connectTimeoutMs, log: input.log, refused: input.refused ?? (() => undefined) };
+  const proxyDeps = { destinations, models, tunnels, denials, builds, buildMirrorHosts: new Set((input.buildMirrorHosts ?? []).map((h) => h.toLowerCase())), connectTimeoutMs: input.connectTimeoutMs, clock: input.clock, log: input.log, refused: input.refused ?? (() => undefined) };
   const sockets = new SandboxSockets({
     root: input.root,
     rescanMs: input.rescanMs,

@@ -169,7 +169,7 @@ export class SandboxContexts {
         const hosts = auth.networking.type === 'limited' ? auth.networking.allowed_hosts : null;
         variables.push({ credentialId: record.id, placeholder: credentialPlaceholder(record.id), secret: secret.value, hosts, header: auth.injection_location.header, body: auth.injection_location.body });
       } else {
-        credentials.push({ credentialId: record.id, mcpServerUrl: auth.mcp_server_url, token: secret.value });
+        credentials.push({ credentialId: record.id, vaultId: record.vault_id, mcpServerUrl: auth.mcp_server_url, token: secret.value, expiresAt: auth.type === 'mcp_oauth' ? auth.expires_at : null });
       }
     }
     return { credentials, variables };

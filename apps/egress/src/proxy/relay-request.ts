@@ -40,6 +40,9 @@ export function relayRequest(
   else upstream.end(options.body);
 }
 
+/** The header of every refusal the egress answers itself: its reason (`host_not_allowed`, …). */
+export const DENIED_HEADER = 'x-berth-egress-denied';
+
 /** A short plain-text answer from the egress itself. */
 export function answerText(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return void res.destroy();

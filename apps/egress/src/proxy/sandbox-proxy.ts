@@ -6,6 +6,7 @@ import {
   describeBuildDenial,
   describeDenial,
   endToEndHeaders,
+  expiredCredentialDenial,
   modelUpstreamUrl,
   parseAbsoluteTarget,
   parseAuthority,
@@ -20,13 +21,14 @@ import {
   type VariableCredential,
 } from '@berth/egress-domain';
 import { isUnbound, type BuildContext, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
+import type { Clock } from '@berth/core';
 import type { Logger } from '@berth/ports';
 import type { BuildDenials } from '../denials/build-denials';
 import type { DenialReporter } from '../denials/denial-reporter';
 import type { TerminatedTunnels } from '../tls/terminated-tunnels';
 import type { Destinations, Route, Verdict } from './destinations';
 import type { ModelForwarder } from './model-forwarder';
-import { answerText, relayRequest } from './relay-request';
+import { answerText, DENIED_HEADER, relayRequest } from './relay-request';
 import { bodyWithVariables, tooLargeMessage } from './variable-body';
 
 export type SandboxProxyDeps = Readonly<{
@@ -39,12 +41,12 @@ export type SandboxProxyDeps = Readonly<{
   /** The operator's package mirrors on an internal network (`BERTH_EGRESS_BUILD_MIRROR_HOSTS`): image builds may reach them at private addresses. */
   buildMirrorHosts: ReadonlySet<string>;
   connectTimeoutMs: number;
+  /** Tells an `mcp_oauth` token past its `expires_at`. */
+  clock: Clock;
   log: Logger;
   /** Counts every refusal by reason (`berth_egress_denials_total`). */
   refused: (reason: string) => void;
 }>;
-
-const DENIED_HEADER = 'x-berth-egress-denied';
 
 /**
  * The HTTP proxy sandboxes reach (one server per socket, whose identity is fixed; or one TCP server
@@ -53,6 +55,7 @@ const DENIED_HEADER = 'x-berth-egress-denied';
  * - absolute-form (`GET http://host/path`): plain HTTP through the proxy → the destination, if the environment allows it,
  *   with the session's vault credential for that MCP server as `Authorization: Bearer`, and the secrets of its
  *   `environment_variable` credentials for that host in place of their placeholders (the sandbox never holds either);
+ *   a request whose credential's token has expired is refused instead (`vault_credential_expired`), never sent with a dead token;
  * - CONNECT host:port: a tunnel (HTTPS and anything else over TCP) → the destination, if allowed; for the host and port
  *   of a session's `https://` vault credential the egress terminates the TLS itself to add the credential (`TerminatedTunnels`).
  * A refusal is an immediate 403 whose body says what would allow it, and a `berth.egress_denied` event.
@@ -94,7 +97,13 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
     return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
   }
   const sandbox = context.kind === 'sandbox' ? context : null;
-  return forwardPlain(verdict.route, target, sandbox === null ? null : credentialFor(sandbox.credentials, target), sandbox?.variables ?? [], req, res, deps.connectTimeoutMs);
+  const credential = sandbox === null ? null : credentialFor(sandbox.credentials, target);
+  const expired = sandbox === null || credential === null ? null : expiredCredentialDenial(credential, target, deps.clock.now());
+  if (sandbox !== null && expired !== null) {
+    reportDenial(deps, sandbox, expired);
+    return answerText(res, 403, expired.message, { [DENIED_HEADER]: expired.reason });
+  }
+  return forwardPlain(verdict.route, target, credential, sandbox?.variables ?? [], req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -118,7 +127,8 @@ async function handleConnect(identity: string, deps: SandboxProxyDeps, req: Inco
   }
   if (context.kind === 'sandbox' && (terminatesTls(context.credentials, target) || variableTerminatesTls(context.variables, target))) {
     try {
-      return await deps.tunnels.terminate(socket, head, { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials, variables: context.variables });
+      const grant = { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials, variables: context.variables, report: (denial: EgressDenial) => reportDenial(deps, context, denial) };
+      return await deps.tunnels.terminate(socket, head, grant);
     } catch (error) {
       return endTunnel(socket, 502, `Berth egress could not open a TLS tunnel to ${target.host}:${target.port}: ${messageOf(error)}`);
     }
@@ -149,6 +159,12 @@ function refusal(identity: string, deps: SandboxProxyDeps, context: SandboxConte
   const denial = describeDenial({ ...input, environmentId: context.environmentId });
   deps.denials.report(context, denial);
   return denial;
+}
+
+/** A refusal worded already (an expired credential's), counted and told to the session. */
+function reportDenial(deps: SandboxProxyDeps, context: SandboxContext, denial: EgressDenial): void {
+  deps.refused(denial.reason);
+  deps.denials.report(context, denial);
 }
 
 async function forwardPlain(

@@ -2,15 +2,37 @@ import { Agent, createServer, request as httpRequest, type ClientRequestArgs, ty
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, createSecureContext, rootCertificates, TLSSocket, type SecureContext } from 'node:tls';
-import { credentialFor, endToEndHeaders, parseTunnelledTarget, withCredential, withVariables, type BoundCredential, type Target, type VariableCredential } from '@berth/egress-domain';
+import {
+  credentialFor,
+  endToEndHeaders,
+  expiredCredentialDenial,
+  parseTunnelledTarget,
+  withCredential,
+  withVariables,
+  type BoundCredential,
+  type EgressDenial,
+  type Target,
+  type VariableCredential,
+} from '@berth/egress-domain';
+import type { Clock } from '@berth/core';
 import type { Logger } from '@berth/ports';
 import type { Destinations, Route } from '../proxy/destinations';
-import { answerText, relayRequest } from '../proxy/relay-request';
+import { answerText, DENIED_HEADER, relayRequest } from '../proxy/relay-request';
 import { bodyWithVariables, tooLargeMessage } from '../proxy/variable-body';
 import type { LeafCertificates } from './leaf-certificates';
 
-/** What a terminated tunnel was allowed for: read at CONNECT time, before the sandbox got its 200. */
-export type TunnelGrant = Readonly<{ sessionId: string; target: Target; route: Route; credentials: readonly BoundCredential[]; variables: readonly VariableCredential[] }>;
+/**
+ * What a terminated tunnel was allowed for: read at CONNECT time, before the sandbox got its 200.
+ * `report` tells the session about a request refused inside it (an expired credential's).
+ */
+export type TunnelGrant = Readonly<{
+  sessionId: string;
+  target: Target;
+  route: Route;
+  credentials: readonly BoundCredential[];
+  variables: readonly VariableCredential[];
+  report: (denial: EgressDenial) => void;
+}>;
 
 export type TerminatedTunnelsDeps = Readonly<{
   leaves: LeafCertificates;
@@ -18,6 +40,8 @@ export type TerminatedTunnelsDeps = Readonly<{
   /** Extra CAs an upstream's certificate may chain to besides the public roots (`BERTH_EGRESS_UPSTREAM_CA_FILE`: tests, an internal CA). */
   upstreamCa: readonly string[];
   connectTimeoutMs: number;
+  /** Tells an `mcp_oauth` token past its `expires_at` (checked per request: a tunnel outlives the grant's read). */
+  clock: Clock;
   log: Logger;
 }>;
 
@@ -86,6 +110,11 @@ export class TerminatedTunnels {
     const target = parseTunnelledTarget(grant.target, req.url ?? '');
     if (target === null) return answerText(res, 400, `Berth egress: a request inside the tunnel to ${authority} needs an origin-form path.`);
     const credential = credentialFor(grant.credentials, target);
+    const expired = credential === null ? null : expiredCredentialDenial(credential, grant.target, this.deps.clock.now());
+    if (expired !== null) {
+      grant.report(expired);
+      return answerText(res, 403, expired.message, { [DENIED_HEADER]: expired.reason });
+    }
     const body = await bodyWithVariables(req, grant.variables, grant.target.host);
     if (body === 'too_large') return answerText(res, 413, tooLargeMessage, { connection: 'close' });
     const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), grant.variables, grant.target.host), host: authority, ...(body === null ? {} : { 'content-length': String(body.length) }) };

@@ -1,4 +1,4 @@
-import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import type { CredentialRecord, McpOAuthValidation, VaultRecord } from '@berth/contracts';
 
 /** A vault as the SDK reads it (`BetaManagedAgentsVault`). */
 export const renderVault = (v: VaultRecord) => ({
@@ -22,4 +22,21 @@ export const renderCredential = (c: CredentialRecord) => ({
   created_at: c.created_at,
   updated_at: c.updated_at,
   archived_at: c.archived_at,
+});
+
+/**
+ * A validation as the SDK reads it (`BetaManagedAgentsCredentialValidation`). `mcp_probe` is null
+ * because no probe ran; `refresh` says no refresh token was there to try when the token expired;
+ * `berth` says what was checked.
+ */
+export const renderValidation = (c: CredentialRecord, check: McpOAuthValidation, at: string) => ({
+  type: 'vault_credential_validation',
+  credential_id: c.id,
+  vault_id: c.vault_id,
+  status: check.status,
+  has_refresh_token: false,
+  mcp_probe: null,
+  refresh: check.expired ? { status: 'no_refresh_token', http_response: null } : null,
+  validated_at: at,
+  berth: { probed: false, expired: check.expired, detail: check.detail },
 });

@@ -63,6 +63,11 @@ export class VaultsController {
     return this.vaults.deleteCredential(i.owner, i.params.vault_id, i.params.credential_id);
   }
 
+  @ApiRoute(R.validateMcpOAuth)
+  validateMcpOAuth(@Input() i: RouteInput<typeof R.validateMcpOAuth>) {
+    return this.vaults.validateMcpOAuth(i.owner, i.params.vault_id, i.params.credential_id);
+  }
+
   @ApiRoute(R.archiveCredential)
   archiveCredential(@Input() i: RouteInput<typeof R.archiveCredential>) {
     return this.vaults.archiveCredential(i.owner, i.params.vault_id, i.params.credential_id);

@@ -34,5 +34,12 @@ export const VaultRoutes = {
     body: CredentialUpdateParamsSchema,
   }),
   deleteCredential: defineRoute({ method: 'DELETE', path: '/v1/vaults/{vault_id}/credentials/{credential_id}', tag: 'vaults', summary: 'Delete a credential', params: CredentialParams }),
+  validateMcpOAuth: defineRoute({
+    method: 'POST',
+    path: '/v1/vaults/{vault_id}/credentials/{credential_id}/mcp_oauth_validate',
+    tag: 'vaults',
+    summary: "Validate an mcp_oauth credential (its expiry: Berth does not call the MCP server)",
+    params: CredentialParams,
+  }),
   archiveCredential: defineRoute({ method: 'POST', path: '/v1/vaults/{vault_id}/credentials/{credential_id}/archive', tag: 'vaults', summary: 'Archive a credential', params: CredentialParams }),
 } as const;

@@ -3,8 +3,12 @@ import {
   credentialAfterUpdate,
   credentialFromCreate,
   credentialMcpServerUrl,
+  mcpOAuthValidation,
   patchMetadata,
+  refreshRefusal,
   type CredentialAuth,
+  type CredentialAuthCreate,
+  type CredentialAuthUpdate,
   type CredentialCreateParams,
   type CredentialRecord,
   type CredentialSecret,
@@ -13,12 +17,12 @@ import {
   type VaultRecord,
   type VaultUpdateParams,
 } from '@berth/contracts';
-import { IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
+import { BerthError, IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
 import type { SecretBox, VaultStore } from '@berth/ports';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
 import type { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
-import { renderCredential, renderVault } from './vault.render';
+import { renderCredential, renderValidation, renderVault } from './vault.render';
 import type { VaultRoutes } from './vaults.schemas';
 
 export type VaultsServiceDeps = Readonly<{ vaults: VaultStore; secrets: SecretBox; clock: Clock; ids: IdGenerator; webhooks: Pick<ResourceWebhooks, 'changed'> }>;
@@ -28,6 +32,12 @@ const credentialNotFound = () => new NotFoundError('credential not found', 'CRED
 
 /** What a credential is unique by within a vault: its MCP server, or its variable name. */
 const credentialKey = (auth: CredentialAuth): string => credentialMcpServerUrl(auth) ?? `env:${auth.type === 'environment_variable' ? auth.secret_name : ''}`;
+
+/** Refuses a `refresh` configuration with its own code: Berth does not refresh OAuth tokens. */
+function refuseRefresh(auth: CredentialAuthCreate | CredentialAuthUpdate): void {
+  const refusal = refreshRefusal(auth);
+  if (refusal !== null) throw new BerthError('VAULT_CREDENTIAL_REFRESH_NOT_SUPPORTED', 400, refusal, { field: 'auth.refresh' });
+}
 
 /** Turns a contract rule's message into a 400 on `auth`. */
 function asBadInput<T>(f: () => T): T {
@@ -93,7 +103,8 @@ export class VaultsService {
 
   async createCredential(owner: string, vaultId: string, body: CredentialCreateParams) {
     this.live(await this.vault(owner, vaultId));
-    const { auth, secret } = asBadInput(() => credentialFromCreate(body.auth));
+    refuseRefresh(body.auth);
+    const { auth, secret } = asBadInput(() => credentialFromCreate(body.auth, this.d.clock.now()));
     if ((await this.d.vaults.countCredentials(owner, vaultId)) >= MAX_VAULT_CREDENTIALS) {
       throw new IllegalStateError('VAULT_CREDENTIAL_LIMIT_REACHED', `a vault holds at most ${MAX_VAULT_CREDENTIALS} credentials`);
     }
@@ -132,7 +143,9 @@ export class VaultsService {
     this.live(await this.vault(owner, vaultId));
     const current = await this.credential(owner, vaultId, id);
     if (current.archived_at) throw new IllegalStateError('CREDENTIAL_ARCHIVED', 'this credential is archived and read-only');
-    const changed = body.auth ? asBadInput(() => credentialAfterUpdate(current.auth, body.auth as NonNullable<typeof body.auth>)) : { auth: current.auth, secret: null };
+    const update = body.auth;
+    if (update) refuseRefresh(update);
+    const changed = update ? asBadInput(() => credentialAfterUpdate(current.auth, update, this.d.clock.now())) : { auth: current.auth, secret: null };
     const next: CredentialRecord = {
       ...current,
       auth: changed.auth,
@@ -143,6 +156,22 @@ export class VaultsService {
     };
     await this.d.vaults.putCredential(next);
     return renderCredential(next);
+  }
+
+  /**
+   * `mcp_oauth_validate`, answered from what Berth knows: the token's expiry. The MCP server is not
+   * called (the gateway sends nothing to a URL an API user chose), so a token not known to have
+   * expired is `unknown`.
+   */
+  async validateMcpOAuth(owner: string, vaultId: string, id: string) {
+    await this.vault(owner, vaultId);
+    const credential = await this.credential(owner, vaultId, id);
+    const { auth } = credential;
+    if (auth.type !== 'mcp_oauth') {
+      throw new BerthError('CREDENTIAL_NOT_MCP_OAUTH', 400, `credential ${id} is a ${auth.type} credential; mcp_oauth_validate checks mcp_oauth credentials only`, { field: 'credential_id' });
+    }
+    const now = this.d.clock.now();
+    return renderValidation(credential, mcpOAuthValidation(auth, now), now.toISOString());
   }
 
   async archiveCredential(owner: string, vaultId: string, id: string) {

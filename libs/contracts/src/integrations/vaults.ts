@@ -12,7 +12,14 @@ import type { SealedSecret } from './secrets';
 const DisplayNameSchema = z.string().min(1).max(256);
 const SecretSchema = z.string().min(1).max(16_384);
 const McpServerUrlSchema = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+/** RFC 3339; "in the future" is checked against the server's clock (`credentialFromCreate`, `credentialAfterUpdate`). */
 const FutureTimeSchema = z.iso.datetime({ offset: true });
+/**
+ * An `mcp_oauth` credential's `refresh` (the SDK's `BetaManagedAgentsMCPOAuthRefreshParams`). Berth
+ * does not refresh OAuth tokens, so anything but null is refused, with its own code
+ * (`refreshRefusal`) rather than as a schema error the user could not act on.
+ */
+const RefreshParamsSchema = z.unknown().optional();
 
 /** `api.example.com`, `192.0.2.1` or `*.example.com`; no URLs, ports, paths or IPv6 (as the API documents). */
 export const CredentialHostSchema = z
@@ -51,8 +58,7 @@ export const CredentialAuthCreateSchema = z.discriminatedUnion('type', [
     mcp_server_url: McpServerUrlSchema,
     access_token: SecretSchema,
     expires_at: FutureTimeSchema.nullish(),
-    /** Berth does not refresh OAuth tokens (yet): a refresh configuration would be a setting with no effect. */
-    refresh: z.null().optional(),
+    refresh: RefreshParamsSchema,
   }),
   z.strictObject({
     type: z.literal('environment_variable'),
@@ -66,7 +72,7 @@ export type CredentialAuthCreate = z.infer<typeof CredentialAuthCreateSchema>;
 
 export const CredentialAuthUpdateSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('static_bearer'), token: SecretSchema.nullish() }),
-  z.strictObject({ type: z.literal('mcp_oauth'), access_token: SecretSchema.nullish(), expires_at: FutureTimeSchema.nullish(), refresh: z.null().optional() }),
+  z.strictObject({ type: z.literal('mcp_oauth'), access_token: SecretSchema.nullish(), expires_at: FutureTimeSchema.nullish(), refresh: RefreshParamsSchema }),
   z.strictObject({
     type: z.literal('environment_variable'),
     secret_value: SecretSchema.nullish(),
@@ -113,12 +119,36 @@ export const MAX_VAULT_CREDENTIALS = 64;
 
 const normalizeUrl = (url: string): string => new URL(url).href;
 
-/** A new credential split into what the API shows and the secret that is sealed; throws a message (a 400) for an injection location that injects nowhere. */
-export function credentialFromCreate(auth: CredentialAuthCreate): { auth: CredentialAuth; secret: CredentialSecret } {
+/**
+ * Why an `mcp_oauth` create or update is refused for its `refresh`, or null when it has none.
+ * Berth keeps no refresh token and calls no token endpoint: the owner updates the access token.
+ */
+export function refreshRefusal(auth: CredentialAuthCreate | CredentialAuthUpdate): string | null {
+  if (auth.type !== 'mcp_oauth' || auth.refresh === undefined || auth.refresh === null) return null;
+  return (
+    'auth.refresh: Berth does not refresh OAuth tokens, so it takes no refresh token or token endpoint. Leave refresh out (or null) ' +
+    'and, before expires_at, update the credential with a new access_token and its expires_at: from expires_at on the egress no longer ' +
+    'sends the token, refuses the request and tells the session (berth.egress_denied, reason vault_credential_expired).'
+  );
+}
+
+/** Whether an access token with this expiry is past it at `now` (no expiry: it never is). One rule for the egress and the API. */
+export const tokenExpired = (expiresAt: string | null, now: Date): boolean => expiresAt !== null && Date.parse(expiresAt) <= now.getTime();
+
+function futureExpiry(expiresAt: string | null | undefined, now: Date): void {
+  if (expiresAt != null && tokenExpired(expiresAt, now)) throw new Error(`auth.expires_at must be in the future (${expiresAt} has passed)`);
+}
+
+/**
+ * A new credential split into what the API shows and the secret that is sealed; throws a message
+ * (a 400) for an injection location that injects nowhere or an `expires_at` that has passed at `now`.
+ */
+export function credentialFromCreate(auth: CredentialAuthCreate, now: Date): { auth: CredentialAuth; secret: CredentialSecret } {
   switch (auth.type) {
     case 'static_bearer':
       return { auth: { type: 'static_bearer', mcp_server_url: normalizeUrl(auth.mcp_server_url) }, secret: { value: auth.token } };
     case 'mcp_oauth':
+      futureExpiry(auth.expires_at, now);
       return { auth: { type: 'mcp_oauth', mcp_server_url: normalizeUrl(auth.mcp_server_url), expires_at: auth.expires_at ?? null }, secret: { value: auth.access_token } };
     case 'environment_variable': {
       const injection_location = { header: auth.injection_location?.header ?? true, body: auth.injection_location?.body ?? false };
@@ -134,15 +164,20 @@ export function credentialFromCreate(auth: CredentialAuthCreate): { auth: Creden
 /**
  * An update applied to a credential's auth: the public part after it, and the new secret when one
  * was sent. The auth type and the immutable fields (`mcp_server_url`, `secret_name`) stay.
- * Throws a message (the caller makes it a 400) when the update is of another type or leaves no
- * injection location.
+ * Throws a message (the caller makes it a 400) when the update is of another type, leaves no
+ * injection location, sends an `expires_at` that has passed, or a new access token that would keep
+ * a stored expiry that has passed (it would never be sent).
  */
-export function credentialAfterUpdate(current: CredentialAuth, update: CredentialAuthUpdate): { auth: CredentialAuth; secret: CredentialSecret | null } {
+export function credentialAfterUpdate(current: CredentialAuth, update: CredentialAuthUpdate, now: Date): { auth: CredentialAuth; secret: CredentialSecret | null } {
   if (update.type !== current.type) throw new Error(`auth.type cannot change from ${current.type} to ${update.type}`);
   if (current.type === 'static_bearer' && update.type === 'static_bearer') {
     return { auth: current, secret: update.token ? { value: update.token } : null };
   }
   if (current.type === 'mcp_oauth' && update.type === 'mcp_oauth') {
+    futureExpiry(update.expires_at, now);
+    if (update.access_token && update.expires_at === undefined && tokenExpired(current.expires_at, now)) {
+      throw new Error(`auth.expires_at: the stored expiry (${current.expires_at}) has passed, so the new access_token would never be sent; send its expires_at too (null when it is not known)`);
+    }
     const expires_at = update.expires_at === undefined ? current.expires_at : update.expires_at;
     return { auth: { ...current, expires_at }, secret: update.access_token ? { value: update.access_token } : null };
   }
@@ -158,6 +193,20 @@ export function credentialAfterUpdate(current: CredentialAuth, update: Credentia
     };
   }
   throw new Error(`auth.type cannot change from ${current.type} to ${update.type}`);
+}
+
+export type McpOAuthValidation = Readonly<{ status: 'invalid' | 'unknown'; expired: boolean; detail: string }>;
+
+/**
+ * `POST …/credentials/{id}/mcp_oauth_validate` as far as Berth can answer it without calling the
+ * MCP server: an expired token is `invalid` (no refresh token to try), any other is `unknown`.
+ */
+export function mcpOAuthValidation(auth: CredentialAuth & { type: 'mcp_oauth' }, now: Date): McpOAuthValidation {
+  if (tokenExpired(auth.expires_at, now)) {
+    return { status: 'invalid', expired: true, detail: `the access token expired at ${auth.expires_at} and Berth holds no refresh token: update the credential with a new access_token and expires_at` };
+  }
+  const until = auth.expires_at === null ? 'has no known expiry' : `is valid until ${auth.expires_at}`;
+  return { status: 'unknown', expired: false, detail: `the access token ${until}; Berth does not call the MCP server to test it, so whether the server accepts it is unknown` };
 }
 
 /**

@@ -1,7 +1,9 @@
 import type { AllowingSetting } from './networking-policy';
 
 /** Why the egress refused a destination (the `reason` of `berth.egress_denied`). */
-export type DenialReason = 'network_none' | 'host_not_allowed' | 'platform_address' | 'invalid_target';
+export type DenialReason = PolicyDenialReason | 'vault_credential_expired';
+/** The refusals of the environment's networking policy and the platform rule (`describeDenial` words them). */
+type PolicyDenialReason = 'network_none' | 'host_not_allowed' | 'platform_address' | 'invalid_target';
 
 export type EgressDenial = Readonly<{
   host: string;
@@ -16,7 +18,7 @@ export type DenialInput = Readonly<{
   host: string;
   port: number;
   environmentId: string;
-  reason: DenialReason;
+  reason: PolicyDenialReason;
   setting: AllowingSetting | null;
   /** For `platform_address`: the address it is or resolves to, and its range (`loopback`, `private`, …). */
   address?: Readonly<{ ip: string; range: string }>;

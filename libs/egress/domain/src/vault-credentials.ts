@@ -1,11 +1,13 @@
-import { normalizeHost } from '@berth/contracts';
+import { normalizeHost, tokenExpired } from '@berth/contracts';
+import type { EgressDenial } from './denial';
 import type { AbsoluteTarget, Target } from './targets';
 
 /**
- * A vault credential of the session, opened by the egress: the MCP server URL it is bound to and
- * its token. Only the egress holds one, and only for the second it caches a sandbox's context.
+ * A vault credential of the session, opened by the egress: the MCP server URL it is bound to, its
+ * token and when that expires (an `mcp_oauth` credential's `expires_at`; null: not known to). Only
+ * the egress holds one, and only for the second it caches a sandbox's context.
  */
-export type BoundCredential = Readonly<{ credentialId: string; mcpServerUrl: string; token: string }>;
+export type BoundCredential = Readonly<{ credentialId: string; vaultId: string; mcpServerUrl: string; token: string; expiresAt: string | null }>;
 
 type Scope = Readonly<{ protocol: 'http:' | 'https:'; host: string; port: number; path: string }>;
 
@@ -66,4 +68,25 @@ export function credentialFor(credentials: readonly BoundCredential[], target: A
 /** The request's headers with the credential as `Authorization: Bearer`, replacing whatever the sandbox sent. */
 export function withCredential(headers: Readonly<Record<string, string | string[]>>, credential: BoundCredential): Record<string, string | string[]> {
   return { ...headers, authorization: `Bearer ${credential.token}` };
+}
+
+/**
+ * The refusal of a request a credential covers whose token has expired at `now`, or null while it
+ * has not. Berth does not refresh OAuth tokens: rather than send a dead token (or none, which an
+ * MCP client may take as a cue to start an OAuth flow of its own), the egress refuses the request
+ * and says which credential to update.
+ */
+export function expiredCredentialDenial(credential: BoundCredential, target: Target, now: Date): EgressDenial | null {
+  if (!tokenExpired(credential.expiresAt, now)) return null;
+  const where = target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
+  return {
+    host: target.host,
+    port: target.port,
+    reason: 'vault_credential_expired',
+    setting: null,
+    message:
+      `Berth egress did not send the request to ${where}: the access token of vault credential ${credential.credentialId} (vault ${credential.vaultId}) ` +
+      `for ${credential.mcpServerUrl} expired at ${credential.expiresAt}, and Berth does not refresh OAuth tokens. ` +
+      `Update the credential with a new access_token and expires_at (POST /v1/vaults/${credential.vaultId}/credentials/${credential.credentialId}); the session uses it within a second.`,
+  };
 }

@@ -1,12 +1,12 @@
 import { parseAbsoluteTarget, parseTunnelledTarget, type AbsoluteTarget } from './targets';
-import { credentialFor, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
+import { credentialFor, expiredCredentialDenial, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
 
 const target = (url: string): AbsoluteTarget => {
   const t = parseAbsoluteTarget(url);
   if (t === null) throw new Error(`not a target: ${url}`);
   return t;
 };
-const cred = (credentialId: string, mcpServerUrl: string): BoundCredential => ({ credentialId, mcpServerUrl, token: `tok-${credentialId}` });
+const cred = (credentialId: string, mcpServerUrl: string, expiresAt: string | null = null): BoundCredential => ({ credentialId, vaultId: 'vlt_1', mcpServerUrl, token: `tok-${credentialId}`, expiresAt });
 const tunnelled = (host: string, port: number, path: string): AbsoluteTarget => {
   const t = parseTunnelledTarget({ host, port }, path);
   if (t === null) throw new Error(`not a path: ${path}`);
@@ -85,5 +85,29 @@ describe('which CONNECT tunnels the egress terminates', () => {
       expect([host, port, terminatesTls(creds, { host, port })]).toEqual([host, port, false]);
     }
     expect(terminatesTls([], { host: 'mcp.docs.test', port: 443 })).toBe(false);
+  });
+});
+
+describe('an mcp_oauth token past its expires_at', () => {
+  const at = new Date('2026-05-01T12:00:00Z');
+  const target = { host: 'mcp.docs.test', port: 443 };
+
+  it('is refused from its expiry on, saying which credential to update; before it, and without an expiry, it is not', () => {
+    expect(expiredCredentialDenial(cred('docs', 'https://mcp.docs.test/mcp', '2026-05-01T12:00:01Z'), target, at)).toBeNull();
+    expect(expiredCredentialDenial(cred('docs', 'https://mcp.docs.test/mcp'), target, at)).toBeNull();
+    expect(expiredCredentialDenial(cred('docs', 'https://mcp.docs.test/mcp', '2026-05-01T12:00:00Z'), target, at)).toEqual({
+      host: 'mcp.docs.test',
+      port: 443,
+      reason: 'vault_credential_expired',
+      setting: null,
+      message:
+        'Berth egress did not send the request to mcp.docs.test:443: the access token of vault credential docs (vault vlt_1) for https://mcp.docs.test/mcp expired at 2026-05-01T12:00:00Z, ' +
+        'and Berth does not refresh OAuth tokens. Update the credential with a new access_token and expires_at (POST /v1/vaults/vlt_1/credentials/docs); the session uses it within a second.',
+    });
+  });
+
+  it('never carries the token into its words', () => {
+    const denial = expiredCredentialDenial(cred('docs', 'http://mcp.docs.test/mcp', '2020-01-01T00:00:00Z'), { host: 'mcp.docs.test', port: 80 }, at);
+    expect(JSON.stringify(denial)).not.toContain('tok-docs');
   });
 });
