@@ -77,7 +77,11 @@ function api(events: StreamEvent[] = [], dropAfter?: (n: number) => number | und
       }
       if (req.method === 'POST' && path === '/v1/sessions/import') {
         if (body !== IMPORTED) return apiError(res, 400, 'invalid_request_error', 'ARCHIVE_NOT_A_TAR', 'the upload is not a session archive (a tar)'), true;
-        const from = { session_id: 'sesn_src', agent: { id: 'agent_src', version: 1 }, environment_id: 'env_src', exported_at: 't' };
+        const resources_not_carried = [
+          { type: 'file', id: 'sesrsc_f', file_id: 'file_brief', mount_path: '/mnt/session/uploads/file_brief' },
+          { type: 'github_repository', id: 'sesrsc_r', url: 'https://github.com/acme/app.git', checkout: null, mount_path: '/workspace/app' },
+        ];
+        const from = { session_id: 'sesn_src', agent: { id: 'agent_src', version: 1 }, environment_id: 'env_src', exported_at: 't', resources_not_carried };
         return json(res, 200, { id: 'sesn_imported', type: 'session', title: null, status: 'idle', agent: { id: 'agent_1' }, environment_id: 'env_1', created_at: 't', updated_at: 't', archived_at: null, berth: { imported_from: from } }), true;
       }
       if (path === '/v1/sessions/sesn_busy/pause') return apiError(res, 409, 'invalid_request_error', 'SESSION_BUSY', 'a turn is active; let it finish (or interrupt it) before pausing'), true;
@@ -254,7 +258,7 @@ describe('berth against a loopback API', () => {
     expect(existsSync(join(dir, 'copy.tar.partial'))).toBe(false);
   });
 
-  it('sessions import uploads the archive file as is (with --agent and --env as the route’s query) and prints the new session and its origin', async () => {
+  it('sessions import uploads the archive file as is (with --agent and --env as the route’s query) and prints the new session, its origin and the resources not carried over', async () => {
     const { srv, bodies } = api();
     server = await srv.start();
     const dir = mkdtempSync(join(tmpdir(), 'berth-import-'));
@@ -264,6 +268,7 @@ describe('berth against a loopback API', () => {
     expect(bodies.at(-1)).toMatchObject({ method: 'POST', path: '/v1/sessions/import', body: IMPORTED, headers: { 'content-type': 'application/x-tar' } });
     expect(human.out.join('\n')).toMatch(/^id:\s+sesn_imported$/m);
     expect(human.out.join('\n')).toMatch(/^imported from:\s+sesn_src$/m);
+    expect(human.out.join('\n')).toMatch(/^not carried over:\s+file file_brief at \/mnt\/session\/uploads\/file_brief, github_repository https:\/\/github\.com\/acme\/app\.git at \/workspace\/app \(attach again/m);
     const machine = capture();
     expect(await runCli(['sessions', 'import', join(dir, 'in.berth.tar'), '--agent', 'agent_9', '--env', 'env_9', '--json'], { env: env(server.url), io: machine.io })).toBe(ExitCode.ok);
     expect(JSON.parse(machine.out.join('\n')).berth.imported_from.session_id).toBe('sesn_src');

@@ -39,7 +39,7 @@ describe('GET /v1/sessions/{id}/export', () => {
   const exportOf = (key: string, id: string) => fetch(`${gw.url}/v1/sessions/${id}/export`, { headers: { 'x-api-key': key } });
 
   it('streams one archive: the manifest first, the whole journal, the harness transcripts; no secret; the owner only; refused while a turn runs', async () => {
-    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    const { sessionId, fileId, resourceId } = await seedSession(gw.url, gw.keyA);
     await waitFor(async () => (await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}/events?types[]=berth.sandbox_bound`)).json.data.length === 1);
     const transcript = '{"type":"user","message":"hello"}\n';
     await gw.store.transcripts.append({ session_id: sessionId, path: '/home/agent/.claude/projects/-workspace/hs-1.jsonl', offset: 0, data: transcript });
@@ -56,6 +56,12 @@ describe('GET /v1/sessions/{id}/export', () => {
     const manifest = parseArchiveManifest(entries.get('manifest.json') ?? '');
     expect(manifest).toMatchObject({ source: { session_id: sessionId, harness: 'claude-code' }, workspace: false, outputs: [] });
     expect(manifest.session).toMatchObject({ id: sessionId, type: 'session' });
+    // The session's resources are listed as the API shows them: what and where, never the token.
+    expect(manifest.session['resources']).toEqual([
+      expect.objectContaining({ id: resourceId, type: 'file', file_id: fileId, mount_path: `/mnt/session/uploads/${fileId}` }),
+      expect.objectContaining({ id: repo.json.id, type: 'github_repository', url: 'https://github.com/acme/app.git', mount_path: '/workspace/app' }),
+    ]);
+    expect(JSON.stringify(manifest)).not.toContain('authorization_token');
     expect(manifest.agent).toMatchObject({ type: 'agent', model: { id: 'claude-sonnet-4-5' } });
     const journal = parseArchiveJournal(entries.get('journal.jsonl') ?? '', manifest);
     const listed = await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}/events?limit=1000`);

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { BerthStore } from '@berth/ports';
-import { call, userMessage } from './support/api';
+import { call, upload, userMessage } from './support/api';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { packTar, unpackTar, type TarEntry } from './support/tar';
 import { waitFor } from './support/wait-for';
@@ -31,6 +31,8 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
   let small: GatewayHarness;
   let archive: Buffer;
   let sourceIds: { session: string; agent: string; env: string; file: string; events: number };
+  /** The source session's resources as the source renders them. */
+  let sourceResources: Record<string, unknown>[];
 
   beforeAll(async () => {
     source = await startGateway({
@@ -49,6 +51,11 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     const agent = await a.beta.agents.create({ name: 'exported-agent', model: 'claude-sonnet-4-5', system: 'You keep notes.', tools: [{ type: 'agent_toolset_20260401' }] });
     const env = await a.beta.environments.create({ name: 'exported-env', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['api.example.com'] } } });
     const session = await a.beta.sessions.create({ agent: agent.id, environment_id: env.id, title: 'moving house', metadata: { team: 'x' } });
+    const brief = await upload(source.url, source.keyA, 'brief.txt', 'read me first\n');
+    await call(source.url, source.keyA, 'POST', `/v1/sessions/${session.id}/resources`, { type: 'file', file_id: brief.json.id });
+    const repo = { type: 'github_repository', url: 'https://github.com/acme/app.git', checkout: { type: 'branch', name: 'main' }, authorization_token: 'ghp_stays_on_the_source' };
+    expect((await call(source.url, source.keyA, 'POST', `/v1/sessions/${session.id}/resources`, repo)).status).toBe(200);
+    sourceResources = (await call(source.url, source.keyA, 'GET', `/v1/sessions/${session.id}`)).json.resources;
     await call(source.url, source.keyA, 'POST', `/v1/sessions/${session.id}/events`, userMessage('MARK-ONE'));
     await waitFor(async () => (await call(source.url, source.keyA, 'GET', `/v1/sessions/${session.id}`)).json.status === 'idle' && (await events(source, source.keyA, session.id)).some((e) => e.type === 'session.status_idle'), 5_000, 'turn idle');
     await source.store.transcripts.append({ session_id: session.id, path: TRANSCRIPT, offset: 0, data: TRANSCRIPT_DATA });
@@ -113,8 +120,12 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     const imported = answer.json;
     expect(imported).toMatchObject({ type: 'session', title: 'moving house', metadata: { team: 'x' }, status: 'idle' });
     for (const id of [imported.id, imported.agent.id, imported.environment_id]) expect(Object.values(sourceIds)).not.toContain(id);
+    // Resources are not recreated (the file is not in the archive, the token never leaves its install): the answer names each.
+    const notCarried = sourceResources.map(({ created_at: _c, updated_at: _u, ...resource }) => resource);
+    expect(notCarried.map((r) => r['type'])).toEqual(['file', 'github_repository']);
+    expect(imported.resources).toEqual([]);
     expect(imported.berth).toMatchObject({
-      imported_from: { session_id: sourceIds.session, agent: { id: sourceIds.agent, version: 1 }, environment_id: sourceIds.env },
+      imported_from: { session_id: sourceIds.session, agent: { id: sourceIds.agent, version: 1 }, environment_id: sourceIds.env, resources_not_carried: notCarried },
       harness: { kind: 'claude-code', session_id: 'hs-imported' },
       permission_mode: 'always_allow',
     });
@@ -143,7 +154,9 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
       journal_events: sourceIds.events,
       files: [{ from: sourceIds.file, to: files[0].id }],
       workspace: true,
+      resources_not_carried: notCarried,
     });
+    expect((await call(target.url, target.keyB, 'GET', `/v1/sessions/${imported.id}`)).json.berth.imported_from.resources_not_carried).toEqual(notCarried);
     const content = await fetch(`${target.url}/v1/files/${files[0].id}/content`, { headers: { 'x-api-key': target.keyB } });
     expect(await content.text()).toBe(OUTPUT_BYTES);
 
@@ -244,6 +257,15 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
         'session metadata past the API’s limits',
         await edited((entries, m) => {
           m.session.metadata = Object.fromEntries([...Array(17).keys()].map((i) => [`k${i}`, 'v']));
+          return entries;
+        }),
+        400,
+        'ARCHIVE_MANIFEST_INVALID',
+      ],
+      [
+        'a resource whose repository URL carries credentials',
+        await edited((entries, m) => {
+          m.session.resources.find((r: { type: string }) => r.type === 'github_repository').url = 'https://user:secret@github.com/acme/app.git';
           return entries;
         }),
         400,

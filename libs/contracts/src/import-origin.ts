@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CheckoutSchema, MAX_SESSION_RESOURCES, MountPathSchema, RepositoryUrlSchema } from './resources';
 import { IsoTimeSchema, TokenSchema } from './tokens';
 
 /**
@@ -19,7 +20,19 @@ export const IMPORT_LIMITS = {
 /** A harness conversation id as it is passed to the harness (`--resume <id>`) and used in its transcript's file name. */
 export const HarnessSessionIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, "must be 1-200 letters, digits, '.', '_' or '-'");
 
-/** Where an imported session came from: the source's ids, and the new id of each output file. */
+/**
+ * A resource of the archived session that the import did not recreate, as the source rendered it
+ * (without its times): a file resource's file is not in the archive (only outputs are) and a
+ * repository's token is never exported, so neither could be put in place here as it was; the
+ * importer attaches what the session still needs again.
+ */
+export const UncarriedResourceSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('file'), id: TokenSchema, file_id: TokenSchema, mount_path: MountPathSchema }),
+  z.object({ type: z.literal('github_repository'), id: TokenSchema, url: RepositoryUrlSchema, checkout: CheckoutSchema.nullable(), mount_path: MountPathSchema }),
+]);
+export type UncarriedResource = z.infer<typeof UncarriedResourceSchema>;
+
+/** Where an imported session came from: the source's ids, the new id of each output file, the resources left behind. */
 export const ImportOriginSchema = z.object({
   session_id: TokenSchema,
   agent: z.object({ id: TokenSchema, version: z.number().int().positive() }),
@@ -33,6 +46,8 @@ export const ImportOriginSchema = z.object({
   files: z.array(z.object({ from: TokenSchema, to: TokenSchema })).max(IMPORT_LIMITS.outputs),
   /** The blob holding the workspace to restore into the session's first sandbox (consumed by it); null: none. */
   workspace_blob: TokenSchema.nullable(),
+  /** The source session's resources, none of which the import recreated (absent from imports recorded before it was named). */
+  resources_not_carried: z.array(UncarriedResourceSchema).max(MAX_SESSION_RESOURCES).default([]),
 });
 export type ImportOrigin = z.infer<typeof ImportOriginSchema>;
 

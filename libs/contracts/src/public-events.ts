@@ -114,7 +114,7 @@ export function toPublicEvent(event: RecordedEvent): PublicEvent {
       return { ...head, from_session_id: event.data.from.session_id, from_turn_id: event.data.from.turn_id, from_event_id: event.data.from.event_id, from_seq: event.data.from.seq };
     case 'SessionImported': {
       const f = event.data.from;
-      return { ...head, from_session_id: f.session_id, from_agent: f.agent, from_environment_id: f.environment_id, exported_at: f.exported_at, journal_events: f.journal_events, files: f.files, workspace: f.workspace_blob !== null };
+      return { ...head, from_session_id: f.session_id, from_agent: f.agent, from_environment_id: f.environment_id, exported_at: f.exported_at, journal_events: f.journal_events, files: f.files, workspace: f.workspace_blob !== null, resources_not_carried: f.resources_not_carried };
     }
     case 'EgressDenied':
       return { ...head, host: event.data.host, port: event.data.port, reason: event.data.reason, setting: event.data.setting, message: event.data.message, turn_id: event.data.turn_id };

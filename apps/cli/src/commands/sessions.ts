@@ -21,6 +21,9 @@ type Session = {
   usage?: { input_tokens?: number; output_tokens?: number };
 };
 
+/** A source session's resource an import did not recreate (its file or token stayed on the source install). */
+type UncarriedResource = { type: string; id: string; mount_path: string; file_id?: string; url?: string };
+
 const STATUSES = ['idle', 'running', 'rescheduling', 'terminated'];
 
 const sessionOutput = (s: Session, extra: readonly [string, string | undefined][] = []): Output => ({
@@ -217,8 +220,12 @@ export const sessionCommands: readonly Command[] = [
         headers: { 'content-type': 'application/x-tar' },
         query: { agent_id: str(o, 'agent'), environment_id: str(o, 'env') },
       });
-      const imported = (await res.json()) as Session & { berth?: { imported_from?: { session_id: string } } };
-      return sessionOutput(imported, [['imported from', imported.berth?.imported_from?.session_id]]);
+      const imported = (await res.json()) as Session & { berth?: { imported_from?: { session_id: string; resources_not_carried?: UncarriedResource[] } } };
+      const left = imported.berth?.imported_from?.resources_not_carried ?? [];
+      return sessionOutput(imported, [
+        ['imported from', imported.berth?.imported_from?.session_id],
+        ['not carried over', left.length === 0 ? undefined : `${left.map((r) => `${r.type} ${r.url ?? r.file_id} at ${r.mount_path}`).join(', ')} (attach again what the session still needs)`],
+      ]);
     },
   },
   {

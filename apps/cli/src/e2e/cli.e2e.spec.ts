@@ -1,15 +1,21 @@
 import { execFile, spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArchiveJournal, parseArchiveManifest } from '@berth/contracts';
 // The gateway's own test composition (in-memory SQLite, in-process kernel, echoing turn runner); no lib exports a platform harness yet.
 // eslint-disable-next-line @nx/enforce-module-boundaries
 import { startGateway, type GatewayHarness } from '../../../gateway/test/support/gateway-harness';
+// eslint-disable-next-line @nx/enforce-module-boundaries
+import { unpackTar } from '../../../gateway/test/support/tar';
 import { ExitCode } from '../exit-codes';
 import { DroppingProxy } from '../test-support/dropping-proxy';
 
 /**
  * The real `bin/berth` executable against a running gateway whose turns a fake runner answers
  * ("echo: <text>"): create an agent, an environment and a session, send with --wait, and tail
- * through a proxy that cuts the stream twice: every journal event arrives exactly once, in order.
+ * through a proxy that cuts the stream twice: every journal event arrives exactly once, in order;
+ * pause, resume, fork, export, and import the export under another owner.
  */
 jest.setTimeout(120_000);
 
@@ -19,7 +25,8 @@ type Run = { code: number; stdout: string; stderr: string };
 
 let gw: GatewayHarness;
 beforeAll(async () => {
-  gw = await startGateway();
+  // Checkpoints: each turn the fake runner completes can be forked from, as on the platform.
+  gw = await startGateway({ checkpoints: true });
 });
 afterAll(() => gw?.close());
 
@@ -32,8 +39,8 @@ function berth(args: string[], env: Record<string, string> = {}): Promise<Run> {
   });
 }
 
-async function ok(args: string[]): Promise<Run> {
-  const run = await berth(args);
+async function ok(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const run = await berth(args, env);
   if (run.code !== 0) throw new Error(`berth ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   return run;
 }
@@ -114,6 +121,39 @@ describe('berth CLI against a running gateway', () => {
       .map((l) => Number(/^#(\d+) /.exec(l)?.[1]));
     expect(seqs[0]).toBe(5);
     expect(seqs).toEqual(seqs.map((_, i) => 5 + i));
+  });
+
+  it('pauses, resumes and forks the session, exports it to a file and imports that file under another key', async () => {
+    expect(JSON.parse((await ok(['sessions', 'pause', sessionId, '--json'])).stdout).berth).toMatchObject({ paused: true, sandbox: null });
+    expect(JSON.parse((await ok(['sessions', 'resume', sessionId, '--json'])).stdout).berth.paused).toBe(false);
+    const fork = JSON.parse((await ok(['sessions', 'fork', sessionId, '--json'])).stdout);
+    expect(fork.id).not.toBe(sessionId);
+    expect(fork).toMatchObject({ title: 'from the cli', berth: { forked_from: { session_id: sessionId } } });
+
+    // The harness conversation the platform mirrors: an import restores it for its first turn.
+    const transcript = { path: '/home/agent/.pi/agent/sessions/cli.jsonl', data: '{"type":"message","text":"hello there"}\n' };
+    await gw.store.transcripts.append({ session_id: sessionId, offset: 0, ...transcript });
+    const dir = mkdtempSync(join(tmpdir(), 'berth-cli-archive-'));
+    try {
+      const file = join(dir, 'moved.berth.tar');
+      expect(JSON.parse((await ok(['sessions', 'export', sessionId, file, '--json'])).stdout)).toMatchObject({ session_id: sessionId, path: file });
+      // The archive holds the conversation: every journal event, the messages and the answers among them.
+      const entries = await unpackTar(readFileSync(file));
+      const manifest = parseArchiveManifest(entries[0].body.toString('utf8'));
+      const journal = parseArchiveJournal(entries.find((e) => e.name === 'journal.jsonl')?.body.toString('utf8') ?? '', manifest);
+      expect(journal.map((e) => e.id)).toEqual((await gw.store.journal.readEvents(sessionId)).map((e) => e.id));
+      const said = journal.flatMap((e) => (e.type === 'UserMessageReceived' || e.type === 'AgentMessageRecorded' ? e.data.content.map((b) => (b.type === 'text' ? b.text : '')) : []));
+      expect(said).toEqual(expect.arrayContaining(['hello there', 'echo: hello there', 'second question', 'echo: second question']));
+
+      const imported = JSON.parse((await ok(['sessions', 'import', file, '--json'], { BERTH_API_KEY: gw.keyB })).stdout);
+      expect(imported.id).not.toBe(sessionId);
+      expect(imported).toMatchObject({ title: 'from the cli', berth: { imported_from: { session_id: sessionId, resources_not_carried: [] } } });
+      const importedEvents = (await ok(['--json', 'tail', imported.id, '--until', 'berth.session_imported'], { BERTH_API_KEY: gw.keyB })).stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(importedEvents.at(-1)).toMatchObject({ type: 'berth.session_imported', from_session_id: sessionId, journal_events: journal.length });
+      expect(await gw.store.transcripts.files(imported.id)).toEqual([transcript]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits with codes a script can branch on', async () => {

@@ -81,9 +81,10 @@ export type Session = {
   resources?: SessionResource[];
   /**
    * Berth's own fields (`paused`: the sandbox is released on request; the next message or a resume
-   * brings it back; `imported_from`: the exported session this one was imported from).
+   * brings it back; `imported_from`: the exported session this one was imported from;
+   * `forked_from`: the session and turn this one was forked from).
    */
-  berth?: { paused?: boolean; imported_from?: { session_id: string; exported_at: string } | null };
+  berth?: { paused?: boolean; imported_from?: { session_id: string; exported_at: string } | null; forked_from?: { session_id: string; turn_id: string } | null };
 };
 
 export type SessionResource =

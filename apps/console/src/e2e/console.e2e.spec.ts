@@ -18,7 +18,7 @@ import { OUTPUT, ScriptedWorkspace, WORKSPACE } from './support/scripted-workspa
  * The console in headless Chromium against a running gateway (in-memory SQLite, in-process
  * kernel) whose turns a scripted runner answers with a tool use and a message: sign in, create
  * an agent and an environment, start a session, watch a turn, reload, approve a tool use,
- * recover and terminate, list and filter.
+ * recover and terminate, fork from a turn, export and import, list and filter.
  */
 jest.setTimeout(90_000);
 
@@ -230,6 +230,23 @@ describe('Berth console in Chromium', () => {
     expect(archive.suggestedFilename()).toMatch(/^sesn_.*-workspace\.tar$/);
     expect(readFileSync(await archive.path()).includes(Buffer.from('# hello from the workspace'))).toBe(true);
     await shot('12-session-workspace');
+  });
+
+  it('forks the session from a completed turn and opens the fork', async () => {
+    const original = page.url().split('#/sessions/')[1];
+    const turn = byTest('block-user_message').filter({ hasText: 'Write the report' });
+    await turn.getByTestId('fork-from-turn').click();
+    await page.waitForURL((url) => /#\/sessions\/sesn_/.test(url.hash) && !url.hash.includes(original));
+    await waitForText('session-forked-from', original);
+    await waitForText('stream-state', 'live');
+    const fork = page.url().split('#/sessions/')[1];
+    const messageId = (await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${original}/events?limit=1000`)).json.data.find((e: { type: string }) => e.type === 'user.message').id;
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${fork}`)).json).toMatchObject({ title: 'with files', berth: { forked_from: { session_id: original, event_id: messageId } } });
+    await shot('12b-session-forked');
+    // Back to the original, which the export below takes.
+    await page.goBack();
+    await page.waitForURL((url) => url.hash.includes(original));
+    await waitForText('stream-state', 'live');
   });
 
   it('exports the session from its page and imports the archive as a new session', async () => {

@@ -97,6 +97,11 @@ export function SessionView({ api, sessionId }: { api: Api; sessionId: string })
             imported from <span className="mono">{session.data.berth.imported_from.session_id}</span>
           </span>
         )}
+        {session.data.berth?.forked_from && (
+          <span className="muted" data-testid="session-forked-from">
+            forked from <span className="mono">{session.data.berth.forked_from.session_id}</span>
+          </span>
+        )}
         <span className="spacer" />
         <button
           type="button"

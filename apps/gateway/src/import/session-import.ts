@@ -3,12 +3,14 @@ import {
   agentConfigIssuesFor,
   ArchiveRefused,
   fileNameOf,
+  MAX_SESSION_RESOURCES,
   MetadataSchema,
   mimeTypeOf,
   permissionModeOf,
   readAgentConfig,
   readEnvironmentConfig,
   refuseConfigIssues,
+  UncarriedResourceSchema,
   type AgentConfig,
   type EnvironmentConfig,
   type SessionArchiveManifest,
@@ -41,8 +43,8 @@ type Planned<R, C> = Readonly<{ config: C; make: () => Promise<R> }>;
 /** Use these of the caller's instead of recreating the archive's agent or environment. */
 export type ImportTargets = Readonly<{ agent_id?: string; environment_id?: string }>;
 
-/** The parts of the archived session, agent and environment an import recreates (as the API rendered them). */
-const ArchivedSessionSchema = z.object({ title: z.string().max(512).nullable(), metadata: MetadataSchema });
+/** The parts of the archived session, agent and environment an import recreates (as the API rendered them), and the resources it names as left behind. */
+const ArchivedSessionSchema = z.object({ title: z.string().max(512).nullable(), metadata: MetadataSchema, resources: z.array(UncarriedResourceSchema).max(MAX_SESSION_RESOURCES).default([]) });
 const ArchivedAgentSchema = z.object({ name: z.string().min(1).max(256), metadata: MetadataSchema });
 const ArchivedEnvironmentSchema = z.object({ name: z.string().min(1).max(256), description: z.string().max(2048).nullable(), metadata: MetadataSchema, config: z.unknown() });
 const AGENT_CONFIG_FIELDS = ['description', 'execution_identity', 'mcp_servers', 'metadata', 'model', 'multiagent', 'skills', 'system', 'tools'] as const;
@@ -61,7 +63,9 @@ function archived<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
  * then the agent version and environment are recreated from the archive (or the caller's named
  * ones are used, on the same harness), the session is created through the kernel with its
  * transcript restored and `berth.session_imported` naming the source ids, and its output files
- * are recorded under their new ids. Its first sandbox gets the archived workspace.
+ * are recorded under their new ids. Its first sandbox gets the archived workspace. The session's
+ * resources are not recreated (a file resource's file is not in the archive, a repository's token
+ * never leaves its install): the import names each in `resources_not_carried`.
  */
 export class SessionImport {
   constructor(private readonly d: SessionImportDeps) {}
@@ -112,6 +116,7 @@ export class SessionImport {
         harness_session_id: manifest.source.harness_session_id,
         files: [...read.outputs.keys()].map((from, i) => ({ from, to: files[i].id })),
         workspace_blob: read.workspace_blob,
+        resources_not_carried: session.resources,
       },
     });
     return { record, files };

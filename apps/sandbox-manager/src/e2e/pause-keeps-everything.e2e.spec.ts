@@ -7,12 +7,16 @@ import { listEvents, type PublicEvent } from '../testing/session-events';
  * Pause with everything kept, through the whole platform with real Claude Code on the default
  * (egress) network: a pause while a tool use waits for its confirmation and messages are queued
  * releases the sandbox; after the resume the confirmation is answered, the turn goes on in a new
- * harness and the queued messages run in order. A pause during a running turn waits for its end.
+ * harness, the queued messages run in order and the agent reads a file it wrote before the pause.
+ * A pause during a running turn waits for its end.
  */
 type SessionBody = { status: string; berth: { paused: boolean; sandbox: { generation: number } | null } };
 
 const STEP_MS = 90_000;
 const CONTINUATION = '[Berth] This session was paused';
+/** A file the agent writes in the turn before the pause, and reads back in the sandbox after it. */
+const NOTES = { path: '/workspace/heron-notes.txt', content: 'heron notes, written before the pause\n' };
+const READ_ID = 'toolu_read_heron_notes';
 
 describe('claude-code: pause keeps pending confirmations, queued messages and running turns', () => {
   let model: AnthropicMessagesServer;
@@ -61,7 +65,7 @@ describe('claude-code: pause keeps pending confirmations, queued messages and ru
     'paused while a confirmation waits and two messages queue: no container; resumed, the answer continues the turn, then the queue runs in order',
     async () => {
       const id = await newSession();
-      model.scriptFor('Remember the word heron.', reply.text('I will remember heron.'));
+      model.scriptFor('Remember the word heron.', reply.toolCall('Write', { file_path: NOTES.path, content: NOTES.content }), reply.text('I will remember heron.'));
       await say(id, 'Remember the word heron.');
       await idleWith(id, 'end_turn');
 
@@ -90,7 +94,7 @@ describe('claude-code: pause keeps pending confirmations, queued messages and ru
 
       // The new harness is told the answer, makes the call again, and it runs without asking twice.
       model.scriptFor(CONTINUATION, reply.toolCall('Bash', call), reply.text('kept.txt is written.'));
-      model.scriptFor('queued-one', reply.text('queued-one done.'));
+      model.scriptFor('queued-one', reply.toolCall('Read', { file_path: NOTES.path }, { id: READ_ID }), reply.text('queued-one done.'));
       model.scriptFor('queued-two', reply.text('queued-two done.'));
       const before = (await listEvents(client, id)).length;
       await client.beta.sessions.events.send(id, { events: [{ type: 'user.tool_confirmation', tool_use_id: toolUseId, result: 'allow' }] });
@@ -100,12 +104,24 @@ describe('claude-code: pause keeps pending confirmations, queued messages and ru
         'agent.tool_result',
         'agent.message',
         'session.status_idle',
+        'agent.tool_use',
+        'agent.tool_result',
         'agent.message',
         'session.status_idle',
         'agent.message',
         'session.status_idle',
       ]);
       expect(after.find((e) => e.type === 'agent.tool_result')?.['tool_use_id']).toBe(toolUseId);
+      // The workspace survived the pause: in the new sandbox the agent reads the file written before it,
+      // as the session's events show it and as the model was told it.
+      const read = after.find((e) => e.type === 'agent.tool_use' && e['name'] === 'read');
+      expect(read?.['input']).toEqual({ file_path: NOTES.path });
+      expect(JSON.stringify(after.find((e) => e.type === 'agent.tool_result' && e['tool_use_id'] === read?.id)?.['content'])).toContain(NOTES.content.trim());
+      const readResult = model.modelRequests
+        .map((r) => (r.body as { messages: { content: unknown }[] }).messages.at(-1)?.content)
+        .flatMap((content) => (Array.isArray(content) ? (content as { type: string; tool_use_id?: string }[]) : []))
+        .find((b) => b.type === 'tool_result' && b.tool_use_id === READ_ID);
+      expect(JSON.stringify(readResult)).toContain(NOTES.content.trim());
       expect(texts(after)).toEqual([expect.stringContaining('kept.txt is written.'), expect.stringContaining('queued-one done.'), expect.stringContaining('queued-two done.')]);
       expect((await platform.runtime.readFile(`berth-s-${id}-g2`, '/workspace/kept.txt'))?.toString()).toBe('kept\n');
       // The continuing harness resumed the conversation: the model saw the turn before the pause and the agent's own system prompt.

@@ -38,7 +38,7 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     workspace.entry({ name: 'notes.txt', mode: 0o644, uid: 1000, gid: 1000 }, 'kept across installs\n');
     workspace.finalize();
     await manager.store.blobs.put('blob_import_ws', Readable.from(workspace));
-    const origin = { session_id: 'sesn_src', agent: { id: 'agent_src', version: 1 }, environment_id: 'env_src', exported_at: '2026-12-02T04:00:00.000Z', journal_events: 3, harness_session_id: 'hs_1', files: [], workspace_blob: 'blob_import_ws' };
+    const origin = { session_id: 'sesn_src', agent: { id: 'agent_src', version: 1 }, environment_id: 'env_src', exported_at: '2026-12-02T04:00:00.000Z', journal_events: 3, harness_session_id: 'hs_1', files: [], workspace_blob: 'blob_import_ws', resources_not_carried: [] };
     await manager.send(command('sesn_imported', 'CreateSession', createSessionData({ import: origin })));
     await manager.settled();
     expect(bound(await manager.events('sesn_imported'))?.data).toMatchObject({ sandbox_id: 'berth-s-sesn_imported-g1' });

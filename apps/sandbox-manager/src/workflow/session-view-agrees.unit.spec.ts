@@ -64,6 +64,7 @@ describe('the sandbox-manager view agrees with the kernel (property: random jour
           harness_session_id: 'h_imported',
           files: [{ from: 'file_src', to: 'file_new' }],
           workspace_blob: 'blob_import_1',
+          resources_not_carried: [],
         };
         const origin = [{}, { fork }, { import: imported }][steps.length % 3];
         await run('CreateSession', createSessionData({ permission_mode: 'always_ask', ...origin }));

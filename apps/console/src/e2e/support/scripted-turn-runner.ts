@@ -1,6 +1,7 @@
 import type { AgentOutput, CommandData, CommandType, RecordedEvent } from '@berth/contracts';
 import { commandFor } from '@berth/contracts/testing';
 import type { CommandBus } from '@berth/ports';
+import { WORKSPACE } from './scripted-workspace';
 
 type Feed = { onEvent(listener: (event: RecordedEvent) => void): () => void };
 
@@ -9,7 +10,12 @@ type Feed = { onEvent(listener: (event: RecordedEvent) => void): () => void };
  * sandbox when asked, and answers each turn with one tool use (`bash ls`), its result and a
  * closing message. A message containing "(ask)" makes the tool use wait for approval first; the
  * turn then goes on according to the answer (allowed → the tool runs; denied → an error result).
+ * Each completed turn reports the checkpoint the sandbox-manager reports on loop workspaces (a
+ * snapshot of the scripted workspace, no harness transcript), so its message can be forked from.
  */
+/** The per-turn snapshot of the scripted workspace, as the sandbox-manager reports one. */
+const SNAPSHOT = { bytes: Object.values(WORKSPACE).reduce((sum, content) => sum + content.length, 0), files: Object.keys(WORKSPACE).length };
+
 export const SCRIPT = {
   tool: 'bash',
   input: { command: 'ls' },
@@ -85,7 +91,13 @@ export class ScriptedTurnRunner {
     const answer: AgentOutput = { kind: 'message', content: [{ type: 'text', text: allowed ? SCRIPT.answer : SCRIPT.deniedAnswer }] };
     await this.output(sessionId, turnId, offset, [result, answer, { kind: 'usage', usage: { input_tokens: 120, output_tokens: 30, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } }]);
     await this.beforeComplete(sessionId);
-    await this.send(sessionId, 'CompleteTurn', { turn_id: turnId, generation: this.generation.get(sessionId) ?? 1, interrupted: false, harness_session_id: null });
+    await this.send(sessionId, 'CompleteTurn', {
+      turn_id: turnId,
+      generation: this.generation.get(sessionId) ?? 1,
+      interrupted: false,
+      harness_session_id: null,
+      checkpoint: { transcript: [], workspace: SNAPSHOT, dropped_turn_ids: [] },
+    });
   }
 
   private output(sessionId: string, turnId: string, offset: number, outputs: AgentOutput[]): Promise<void> {

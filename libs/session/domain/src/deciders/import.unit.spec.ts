@@ -15,6 +15,7 @@ const origin: ImportOrigin = {
   harness_session_id: 'hs_src',
   files: [{ from: 'file_src', to: 'file_new' }],
   workspace_blob: 'blob_ws',
+  resources_not_carried: [{ type: 'github_repository', id: 'sesrsc_src', url: 'https://github.com/acme/app.git', checkout: null, mount_path: '/workspace/app' }],
 };
 
 describe('CreateSession of an import', () => {
@@ -27,11 +28,11 @@ describe('CreateSession of an import', () => {
     expect(state).toMatchObject({ imported_from: origin, harness_session_id: 'hs_src', forked_from: null });
     expect(deriveSessionView(state)).toMatchObject({
       harness: { session_id: 'hs_src' },
-      imported_from: { session_id: 'sesn_src', agent: { id: 'agent_src', version: 3 }, environment_id: 'env_src', exported_at: origin.exported_at },
+      imported_from: { session_id: 'sesn_src', agent: { id: 'agent_src', version: 3 }, environment_id: 'env_src', exported_at: origin.exported_at, resources_not_carried: origin.resources_not_carried },
     });
   });
 
-  it('renders as berth.session_imported with the source ids and the file mapping, never the blob key', () => {
+  it('renders as berth.session_imported with the source ids, the file mapping and the resources not carried, never the blob key', () => {
     const imported = historyOf(Cmd.create({ import: origin })).find((e) => e.type === 'SessionImported');
     if (imported === undefined) throw new Error('no SessionImported');
     const rendered = toPublicEvent(imported);
@@ -43,6 +44,7 @@ describe('CreateSession of an import', () => {
       journal_events: 42,
       files: [{ from: 'file_src', to: 'file_new' }],
       workspace: true,
+      resources_not_carried: origin.resources_not_carried,
     });
     expect(JSON.stringify(rendered)).not.toContain('blob_ws');
   });

@@ -1,4 +1,4 @@
-import type { Usage } from '@berth/contracts';
+import type { ImportOrigin, Usage } from '@berth/contracts';
 import type { ConversationState, Lifecycle, SandboxBinding, SessionState, TurnRecoveryPhase, TurnStatus } from '../state';
 import { deriveRecoveryFields, type RecoveryFields } from './recovery-fields';
 
@@ -30,8 +30,14 @@ export type SessionView = Readonly<{
   resources: SessionState['resources'];
   /** The session and turn this one was forked from; null when it is no fork. */
   forked_from: Readonly<{ session_id: string; turn_id: string; event_id: string | null; seq: number | null }> | null;
-  /** The archived session this one was imported from; null when it is no import. */
-  imported_from: Readonly<{ session_id: string; agent: Readonly<{ id: string; version: number }>; environment_id: string; exported_at: string }> | null;
+  /** The archived session this one was imported from, and its resources the import did not recreate; null when it is no import. */
+  imported_from: Readonly<{
+    session_id: string;
+    agent: Readonly<{ id: string; version: number }>;
+    environment_id: string;
+    exported_at: string;
+    resources_not_carried: ImportOrigin['resources_not_carried'];
+  }> | null;
   vault_ids: SessionState['vault_ids'];
 }>;
 
@@ -80,7 +86,13 @@ export function deriveSessionView(state: SessionState): SessionView {
     imported_from:
       state.imported_from === null
         ? null
-        : { session_id: state.imported_from.session_id, agent: state.imported_from.agent, environment_id: state.imported_from.environment_id, exported_at: state.imported_from.exported_at },
+        : {
+            session_id: state.imported_from.session_id,
+            agent: state.imported_from.agent,
+            environment_id: state.imported_from.environment_id,
+            exported_at: state.imported_from.exported_at,
+            resources_not_carried: state.imported_from.resources_not_carried,
+          },
     vault_ids: state.vault_ids,
   };
 }
