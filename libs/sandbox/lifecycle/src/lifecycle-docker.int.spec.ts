@@ -110,7 +110,7 @@ describe('sandbox lifecycle on the real engine', () => {
     expect(again).toMatchObject({ source: 'existing', sandbox: { id: bound.sandbox.id } });
   });
 
-  it('docker kill of a session container → one death reported within a second', async () => {
+  it('docker kill of a session container → one death reported within seconds (pushed, not polled)', async () => {
     const manager = newManager(0);
     const { sandbox } = await manager.provisioner.acquire({ sessionId: `sesn_${run}_k`, generation: 4, environmentId, config: config(0) });
     const abort = new AbortController();
@@ -132,7 +132,9 @@ describe('sandbox lifecycle on the real engine', () => {
     const mine = deaths.filter((d) => d.containerId === sandbox.id);
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ sessionId: `sesn_${run}_k`, generation: 4, sandboxId: sessionSandboxName(`sesn_${run}_k`, 4), reason: 'exited', exitCode: 137 });
-    expect(mine[0].seenAt - killedAt).toBeLessThan(1000);
+    // Pushed by the engine's event stream, not found by a later sweep; the bound leaves room for the
+    // docker CLI's own start on a loaded 2-core machine (1.4–1.6 s seen there), not for a poll.
+    expect(mine[0].seenAt - killedAt).toBeLessThan(5000);
   });
 
   it('an OOM kill of a process inside a sandbox is not reported as the sandbox dying', async () => {
