@@ -27,6 +27,7 @@ export class LeaseSweeper {
   private timers: NodeJS.Timeout[] = [];
   private sweeping: Promise<unknown> = Promise.resolve();
   private adopting: Promise<unknown> = Promise.resolve();
+  private adoptingNow = false;
 
   constructor(
     private readonly deps: Readonly<{
@@ -54,7 +55,12 @@ export class LeaseSweeper {
         this.sweeping = this.sweep();
       }, sweepEveryMs),
       setInterval(() => {
-        this.adopting = this.adoptUntracked().catch((error: unknown) => this.deps.log.warn('lease sweep: taking over untracked sandboxes failed', { err: error }));
+        // One look at a time: with many sessions one may outlast the interval.
+        if (this.adoptingNow) return;
+        this.adoptingNow = true;
+        this.adopting = this.adoptUntracked()
+          .catch((error: unknown) => this.deps.log.warn('lease sweep: taking over untracked sandboxes failed', { err: error }))
+          .finally(() => (this.adoptingNow = false));
       }, adoptEveryMs),
     ];
     for (const timer of this.timers) timer.unref();
