@@ -3,7 +3,8 @@
  * MultiHostRuntime over two engines this script starts for itself (own sockets and data roots,
  * `--bridge=none`), with unequal limits. Prints where each sandbox went (per host, against its
  * limit), the cold start through the multi-host runtime beside a cold start on one engine's own
- * runtime in the same run (the placement's cost: a count on each host), and how long a host
+ * runtime in the same run (the placement's cost: a count on each host and the create, under the
+ * store's placement lease as a manager holds it, here on a SQLite file), and how long a host
  * frozen with SIGSTOP takes to be reported lost.
  *
  *   node -r @swc-node/register bench/sandbox-placement.ts [sessions] [concurrency]
@@ -13,9 +14,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { systemClock } from '@berth/core';
 import { DockerSandboxRuntime, LoopWorkspaces } from '@berth/docker';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig } from '@berth/sandbox-domain';
-import { MultiHostRuntime, SandboxProvisioner, watchSandboxDeaths } from '@berth/sandbox-lifecycle';
+import { LeaseLock, MultiHostRuntime, SandboxProvisioner, watchSandboxDeaths } from '@berth/sandbox-lifecycle';
+import { createStore } from '@berth/store';
 import { ensureDockerTestEngine, releaseWorkspaceMounts, startPrivateDockerEngine } from '@berth/testing';
 
 const SESSIONS = Number(process.argv[2] ?? 16);
@@ -40,7 +44,9 @@ async function inBatches<T>(count: number, size: number, task: (i: number) => Pr
 }
 
 async function main(): Promise<void> {
-  const dirs = { a: mkdtempSync('/tmp/bgp-a-'), b: mkdtempSync('/tmp/bgp-b-'), single: mkdtempSync('/tmp/bgp-s-'), workspaces: mkdtempSync('/tmp/bgp-ws-') };
+  const dirs = { a: mkdtempSync('/tmp/bgp-a-'), b: mkdtempSync('/tmp/bgp-b-'), single: mkdtempSync('/tmp/bgp-s-'), workspaces: mkdtempSync('/tmp/bgp-ws-'), store: mkdtempSync('/tmp/bgp-db-') };
+  const store = createStore(`sqlite:${join(dirs.store, 'berth.db')}`);
+  await store.init();
   const engines = await Promise.all([startPrivateDockerEngine('a'), startPrivateDockerEngine('b')]);
   const [a, b] = engines;
   let multi: MultiHostRuntime | null = null;
@@ -54,6 +60,7 @@ async function main(): Promise<void> {
     multi = new MultiHostRuntime({
       hosts: (['a', 'b'] as const).map((name) => ({ name, runtime: runtimes[name], maxSandboxes: LIMITS[name], ping: () => runtimes[name].docker.ping() })),
       countedLabels: counted,
+      placementLock: new LeaseLock(store.leases, `bench-${run}`, systemClock),
       probeMs: 200,
       pingTimeoutMs: 400,
       missesBeforeLost: 3,
@@ -100,6 +107,7 @@ async function main(): Promise<void> {
     await watched;
   } finally {
     multi?.close();
+    await store.close();
     await Promise.all(engines.map((e) => e.stop()));
     releaseWorkspaceMounts(dirs.workspaces);
     for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });

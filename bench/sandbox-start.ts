@@ -111,7 +111,7 @@ async function main(): Promise<void> {
   await pool.sweep();
   await pool.idle();
   for (const leftover of await runtime.list(scopeLabels)) await runtime.remove(leftover.id);
-  for (const spare of await workspaces.spares()) await workspaces.removeSpare(spare);
+  for (const spare of await workspaces.spares()) await workspaces.removeSpare(spare.id);
   rmSync(workspaceDir, { recursive: true, force: true });
   rmSync(egressRoot, { recursive: true, force: true });
 

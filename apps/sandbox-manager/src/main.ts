@@ -5,8 +5,10 @@ import { systemClock } from '@berth/core';
 import { connectNats } from '@berth/nats';
 import { loadConfig, onShutdownSignals } from '@berth/nest';
 import { secretBoxFromEnv } from '@berth/secrets';
+import { LeaseLock } from '@berth/sandbox-lifecycle';
 import { createStore } from '@berth/store';
 import { failedToStart, startServiceTelemetry } from '@berth/telemetry';
+import { managerInstanceId } from './app/instance-id';
 import { startSandboxManager } from './app/start-sandbox-manager';
 import { crashPointsArmedAt } from './config/crash-points';
 import { ManagerConfigSchema } from './config/manager.config';
@@ -22,7 +24,9 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
-  const { runtime, workspaces, snapshots, images, egressSocketOf, egressDir, close } = await openSandboxEngines(config, scopeLabels, log);
+  // Several hosts: one placement at a time across the managers placing on them (the store's lease).
+  const placementLock = new LeaseLock(store.leases, managerInstanceId(), systemClock);
+  const { runtime, workspaces, snapshots, images, egressSocketOf, egressDir, close } = await openSandboxEngines(config, scopeLabels, log, placementLock);
   const { mirrors } = config;
   const packageMirrors = {
     apt: mirrors.apt === null ? null : { url: mirrors.apt, keyBase64: mirrors.aptKeyFile === null ? null : readFileSync(mirrors.aptKeyFile).toString('base64') },

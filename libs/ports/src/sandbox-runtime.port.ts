@@ -82,6 +82,14 @@ export type SandboxRuntimeEvent = Readonly<{
 export interface SandboxRuntime {
   /** Creates and starts; an existing container with this name is inspected and started instead. */
   ensureRunning(spec: SandboxSpec): Promise<SandboxInfo>;
+  /**
+   * The two halves of `ensureRunning`, for a caller that must see a container counted before it
+   * runs (placement across managers counts created containers against a host's limit): `create`
+   * makes it stopped (an existing container with this name is kept), `start` starts it. A runtime
+   * that cannot split them has neither.
+   */
+  create?(spec: SandboxSpec): Promise<void>;
+  start?(nameOrId: string): Promise<SandboxInfo>;
   inspect(nameOrId: string): Promise<SandboxInfo | null>;
   stop(nameOrId: string, timeoutSeconds?: number): Promise<void>;
   remove(nameOrId: string): Promise<void>;

@@ -8,6 +8,9 @@ import type { SandboxMount } from './sandbox-runtime.port';
  */
 export type Workspace = Readonly<{ id: string; mounts: readonly SandboxMount[] }>;
 
+/** A spare nobody adopted, and when it was made (ISO time). */
+export type SpareWorkspace = Readonly<{ id: string; madeAt: string }>;
+
 export interface SessionWorkspaces {
   /**
    * `loop`: a filesystem image per workspace (the size limit is the filesystem's size); `volume`:
@@ -27,8 +30,8 @@ export interface SessionWorkspaces {
   removeSession(sessionId: string): Promise<void>;
   /** Removes a spare nobody adopted. */
   removeSpare(workspaceId: string): Promise<void>;
-  /** Spares nobody adopted (start-up reconcile removes those no container uses). */
-  spares(): Promise<readonly string[]>;
+  /** Spares nobody adopted (start-up reconcile removes those no container uses, once old enough: see `orphanSpares`). */
+  spares(): Promise<readonly SpareWorkspace[]>;
 }
 
 /** How many per-turn snapshots of a session's workspace are kept, and how many bytes they may use together. */

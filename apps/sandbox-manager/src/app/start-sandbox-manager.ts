@@ -1,11 +1,10 @@
 import { Consumers, Streams } from '@berth/contracts';
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
-import { reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { LeaseLock, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS, NO_MIRRORS, type PackageMirrors } from '@berth/sandbox-domain';
 import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
@@ -41,6 +40,7 @@ import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { managerSender } from '../workflow/manager-sender';
 import { SandboxManagerShell } from '../workflow/sandbox-manager-shell';
 import { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
+import { managerInstanceId } from './instance-id';
 import { ControlEventsModule, TurnEventsModule } from './sandbox-manager.modules';
 
 export type SandboxManagerInput = Readonly<{
@@ -74,6 +74,7 @@ export type SandboxManagerInput = Readonly<{
   /** `concurrency`: turns run at once (the turns consumer); `controlConcurrency`: control events handled at once. */
   delivery: Readonly<{ ackWaitMs: number; maxDeliver: number; concurrency: number; controlConcurrency: number }>;
   leaseSweepMs: number;
+  /** The warm pool's sweep, and the lease sweep's look for bound sandboxes no manager here tracks. */
   poolSweepMs: number;
   turnTuning?: Partial<TurnTuning>;
   policy?: ManagerPolicy;
@@ -137,8 +138,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     onError: (error, context) => log.warn(`warm pool: ${context}`, { err: error }),
   });
   const bound = new BoundSandboxes(clock);
-  // This process among the managers sharing the store: the holder of the leases it takes.
-  const instance = `sandbox-manager:${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const instance = managerInstanceId();
   // Read at scrape time: `turns` is assigned before the first scrape can happen.
   const metrics = sandboxMetrics(input.registry, {
     turnsRunning: () => turns.unsettled(),
@@ -158,7 +158,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     metrics,
     scopeLabels: input.scopeLabels,
     files,
-    acquisitions: new AcquisitionLeases(store.leases, instance, clock),
+    acquisitions: new AcquisitionLeases(new LeaseLock(store.leases, instance, clock)),
   });
   const customTools: CustomToolSockets | null = input.egressDir === null ? null : new CustomToolSockets({ runtime, egressDir: input.egressDir, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log });
   const turns = new TurnExecutions({
@@ -183,6 +183,20 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
   const deaths = new DeathReporter({ runtime, sandboxes, send, pool, log, scopeLabels: input.scopeLabels });
 
   const journalBindings = new JournalBindings(runtime, (sessionId) => shell.view(sessionId), input.scopeLabels);
+  const leases = new LeaseSweeper({
+    bound,
+    turns,
+    sandboxes,
+    send,
+    journal: store.journal,
+    view: (sessionId) => shell.view(sessionId),
+    bindings: journalBindings,
+    runtime,
+    settings,
+    scopeLabels: input.scopeLabels,
+    clock,
+    log,
+  });
   const plan = await reconcileAtStart({
     runtime,
     bindings: journalBindings,
@@ -193,19 +207,14 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     scopeLabels: input.scopeLabels,
     onDead: (death) => deaths.report(death),
   });
-  for (const adopted of plan.adopt) {
-    const view = await shell.view(adopted.sessionId);
-    const idle = (await settings.read(view.owner_id, view.environment_id)).sandbox.idle;
-    bound.track({ sessionId: adopted.sessionId, generation: adopted.generation, sandboxId: adopted.sandbox.name, idle, startedAt: clock.now() });
-  }
+  for (const adopted of plan.adopt) await leases.adopt({ sessionId: adopted.sessionId, generation: adopted.generation, sandboxId: adopted.sandbox.name });
   if (plan.adopt.length + plan.dead.length + plan.reap.length > 0) {
     log.info(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
   }
 
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
-  const leases = new LeaseSweeper({ bound, turns, sandboxes, send, journal: store.journal, view: (sessionId) => shell.view(sessionId), clock, log });
-  leases.start(input.leaseSweepMs);
+  leases.start(input.leaseSweepMs, input.poolSweepMs);
   const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
   poolSweep.unref();
   const view = (sessionId: string) => shell.view(sessionId);

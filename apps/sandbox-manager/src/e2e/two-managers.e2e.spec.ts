@@ -3,6 +3,7 @@ import { AnthropicMessagesServer, parsePrometheusText, reply, sumOf } from '@ber
 import { createStore } from '@berth/store';
 import type { BerthStore } from '@berth/ports';
 import { e2eEnvironmentConfig, startE2ePlatform, waitFor, type E2ePlatform } from '../testing/e2e-platform';
+import type { ServiceProcess } from '../testing/service-process';
 import { listEvents } from '../testing/session-events';
 
 const SESSIONS = 20;
@@ -15,6 +16,8 @@ const POOL = 6;
  * splits the sessions' sandbox requests between the managers as it pleases (JetStream promises no
  * balance; on a busy machine one manager may take them all), and each looks up the other's warm
  * containers, so the store's claims decide; the racing claimants are pinned by the store contract.
+ * Then the manager that bound a sandbox is killed, and the other one expires and releases it when
+ * it idles, without a restart.
  */
 describe('two sandbox-managers sharing one warm pool', () => {
   let model: AnthropicMessagesServer;
@@ -25,7 +28,7 @@ describe('two sandbox-managers sharing one warm pool', () => {
   beforeAll(async () => {
     model = await new AnthropicMessagesServer().start();
     model.setDefaultReply(reply.text('Bound and ready.'));
-    platform = await startE2ePlatform({ modelBaseUrl: model.url, managers: 2, managerEnv: { BERTH_POOL_SWEEP_MS: '500' } });
+    platform = await startE2ePlatform({ modelBaseUrl: model.url, managers: 2, managerEnv: { BERTH_POOL_SWEEP_MS: '500', BERTH_LEASE_SWEEP_MS: '500' } });
     client = new Anthropic({ apiKey: platform.apiKey, baseURL: platform.gatewayUrl, maxRetries: 0 });
     store = createStore(`sqlite:${platform.storePath}`);
     await store.init();
@@ -97,4 +100,32 @@ describe('two sandbox-managers sharing one warm pool', () => {
     expect(request?.model).toBe('claude-opus-4-7');
     expect(JSON.stringify(request)).toContain('You answer in one short sentence.');
   }, 900_000);
+
+  it('the other manager expires and releases an idle sandbox whose manager was killed, with no restart', async () => {
+    const env = await client.beta.environments.create({ name: 'short-lease', config: e2eEnvironmentConfig({ harness: 'claude-code', idle_timeout_seconds: 10 }) });
+    const agent = await client.beta.agents.create({ name: 'lease-tester', model: 'claude-opus-4-7', system: 'You answer in one short sentence.' });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
+    const bound = await waitFor(`${session.id} bound`, async () => (await store.journal.readEvents(session.id, { types: ['SandboxBound'] }))[0], 180_000, platform.logs);
+    const sandboxId = (bound.data as { sandbox_id: string }).sandbox_id;
+    // The manager that bound it, by its log; the other one never did.
+    const saysBound = (m: ServiceProcess) => m.output().split('\n').some((line) => line.includes('sandbox bound: its lease is swept here') && line.includes(session.id));
+    const [binder, other] = await waitFor(
+      'the binding manager',
+      async () => {
+        const [first, second] = platform.managers() as [ServiceProcess, ServiceProcess];
+        return saysBound(first) ? [first, second] : saysBound(second) ? [second, first] : null;
+      },
+      30_000,
+      platform.logs,
+    );
+    await binder.kill();
+
+    const lost = await waitFor('the lease to run out', async () => (await store.journal.readEvents(session.id, { types: ['SandboxLost'] }))[0], 120_000, platform.logs);
+    expect(lost.data).toMatchObject({ sandbox_id: sandboxId, generation: 1, cause: 'expired' });
+    // Not early: the idle timeout counts from the session's last activity, which no manager alive recorded.
+    expect(Date.parse(lost.occurred_at)).toBeGreaterThanOrEqual(Date.parse(bound.occurred_at) + 10_000);
+    await waitFor('the sandbox removed', async () => (await platform.runtime.inspect(sandboxId)) === null, 60_000, platform.logs);
+    expect(other.ended()).toBe(false);
+    expect(other.output().split('\n').some((line) => line.includes('lease sweep: tracking a sandbox bound by another manager') && line.includes(session.id))).toBe(true);
+  }, 300_000);
 });

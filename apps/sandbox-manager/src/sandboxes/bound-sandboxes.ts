@@ -5,16 +5,18 @@ import { leaseExpiresAt, type IdlePolicy } from '@berth/sandbox-domain';
 type Tracked = { sessionId: string; generation: number; sandboxId: string; idle: IdlePolicy; startedAt: Date; lastActivityAt: Date };
 
 /**
- * The sandboxes this manager bound (or adopted at start), with their last activity: the lease
- * sweep's view. A lease runs `idle_timeout` past the last turn activity, capped by the lifetime.
+ * The sandboxes this manager bound or adopted (at start, and those the lease sweep takes over),
+ * with their last activity: the lease sweep's view. A lease runs `idle_timeout` past the last turn
+ * activity, capped by the lifetime.
  */
 export class BoundSandboxes implements SandboxBindings {
   private readonly bySandbox = new Map<string, Tracked>();
 
   constructor(private readonly clock: Clock) {}
 
-  track(input: { sessionId: string; generation: number; sandboxId: string; idle: IdlePolicy; startedAt: Date }): void {
-    this.bySandbox.set(input.sandboxId, { ...input, lastActivityAt: this.clock.now() });
+  /** `lastActivityAt`: now by default (a sandbox just bound). */
+  track(input: { sessionId: string; generation: number; sandboxId: string; idle: IdlePolicy; startedAt: Date; lastActivityAt?: Date }): void {
+    this.bySandbox.set(input.sandboxId, { ...input, lastActivityAt: input.lastActivityAt ?? this.clock.now() });
   }
 
   /** A turn ran or ended on the session's sandbox (at `at`, by default now): the lease starts over. */

@@ -3,7 +3,7 @@ import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWor
 import { ValidationError } from '@berth/core';
 import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { openKubernetesSandboxes } from '@berth/kubernetes';
-import { MultiHostRuntime, MultiHostSandboxImages } from '@berth/sandbox-lifecycle';
+import { type LeaseLock, MultiHostRuntime, MultiHostSandboxImages } from '@berth/sandbox-lifecycle';
 import type { ManagerConfig } from '../config/manager.config';
 import { NO_WORKSPACE_SNAPSHOTS } from '../turns/turn-checkpoints';
 
@@ -38,7 +38,7 @@ const NO_IMAGE_BUILDS: SandboxImages = {
  * sandbox-manager may have made it for a container it is creating. Several hosts need `loop` workspaces: a session's workspace then lives on this
  * machine and follows it to any host; a Docker volume lives on one engine and would not.
  */
-export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger): Promise<SandboxEngines> {
+export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger, placementLock: LeaseLock): Promise<SandboxEngines> {
   const managedLabels = { 'berth.managed': 'true', ...scopeLabels };
   if (config.kubernetes !== null) {
     const cluster = await openKubernetesSandboxes({ ...config.kubernetes, managedLabels, scopeLabels });
@@ -78,6 +78,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const runtime = new MultiHostRuntime({
     hosts: engines.map((e) => ({ name: e.name, runtime: e.runtime, maxSandboxes: e.maxSandboxes ?? Number.MAX_SAFE_INTEGER, ping: () => e.runtime.docker.ping() })),
     countedLabels: managedLabels,
+    placementLock,
     probeMs: config.hostProbeMs,
     onHostChange: ({ host, reachable, sandboxes }) =>
       reachable

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
-import { silentLogger } from '@berth/testing';
+import type { Logger } from '@berth/ports';
+import { recordingLogger, silentLogger } from '@berth/testing';
 import { pack } from 'tar-stream';
 import type { CommandData, CommandType, RecordedEvent, SessionCommand } from '@berth/contracts';
 import { environmentConfigFrom } from '@berth/contracts';
@@ -8,13 +9,27 @@ import { FixedClock } from '@berth/core/testing';
 import { InMemoryManager } from '../testing/in-memory-manager';
 import { LeaseSweeper } from '../watchers/lease-sweeper';
 import { BoundSandboxes } from './bound-sandboxes';
+import { JournalBindings } from './journal-bindings';
 
 const command = <T extends CommandType>(sessionId: string, type: T, data: CommandData<T>): SessionCommand => commandFor(type, sessionId, data);
 const create = (sessionId: string) => command(sessionId, 'CreateSession', createSessionData());
 const bound = (events: readonly RecordedEvent[]) => events.find((e) => e.type === 'SandboxBound');
 const quiet = silentLogger;
-const sweeperOf = (manager: InMemoryManager, bound: BoundSandboxes, clock: FixedClock) =>
-  new LeaseSweeper({ bound, turns: manager.turns, sandboxes: manager.sandboxes, send: manager.sendCommand, journal: manager.store.journal, view: (id) => manager.shell.view(id), clock, log: quiet });
+const sweeperOf = (manager: InMemoryManager, bound: BoundSandboxes, clock: FixedClock, log: Logger = quiet, turns: ConstructorParameters<typeof LeaseSweeper>[0]['turns'] = manager.turns) =>
+  new LeaseSweeper({
+    bound,
+    turns,
+    sandboxes: manager.sandboxes,
+    send: manager.sendCommand,
+    journal: manager.store.journal,
+    view: (id) => manager.shell.view(id),
+    bindings: new JournalBindings(manager.runtime, (id) => manager.shell.view(id), {}),
+    runtime: manager.runtime,
+    settings: manager.settings,
+    scopeLabels: {},
+    clock,
+    log,
+  });
 
 describe('sandbox wiring (real kernel, in-memory runtime)', () => {
   it('keeps a warm pool for an environment in use and serves the next session from it, then refills', async () => {
@@ -94,7 +109,7 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     // This sweeper's own record of the sandbox has seen no activity since it was bound.
     const leases = new BoundSandboxes(clock);
     leases.track({ sessionId: 'sesn_busy', generation: 1, sandboxId: 'berth-s-sesn_busy-g1', idle: { idleTimeoutSeconds: 60, maxLifetimeSeconds: null }, startedAt: clock.now() });
-    const sweeper = new LeaseSweeper({ bound: leases, turns: { get: () => undefined }, sandboxes: manager.sandboxes, send: manager.sendCommand, journal: manager.store.journal, view: (id) => manager.shell.view(id), clock, log: quiet });
+    const sweeper = sweeperOf(manager, leases, clock, quiet, { get: () => undefined });
     await manager.send(command('sesn_busy', 'SubmitUserMessage', { turn_id: 'turn_busy', content: [{ type: 'text', text: 'work for a while' }] }));
 
     clock.advance(61_000);
@@ -103,6 +118,38 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     expect(await sweeper.sweep()).toEqual([]);
     expect((await manager.events('sesn_busy')).some((e) => e.type === 'SandboxLost')).toBe(false);
     expect(await manager.runtime.inspect('berth-s-sesn_busy-g1')).toMatchObject({ running: true });
+  });
+
+  it('takes over the lease of a sandbox another manager bound, counting from the session\'s last activity; both managers expiring it is one loss and one release', async () => {
+    const options = { execScript: () => ({ lines: [], exitCode: 0 }) };
+    const binder = new InMemoryManager(options);
+    const at = new Date().toISOString();
+    const config = environmentConfigFrom({ type: 'cloud', idle_timeout_seconds: 60 });
+    await binder.store.environments.put({ id: 'env_1', owner_id: 'owner_1', name: 'short', description: null, config, metadata: {}, created_at: at, updated_at: at, archived_at: null, deleted: false });
+    await binder.send(create('sesn_other'));
+    await binder.settled();
+    // A second manager on the same store and engine, which did not bind it.
+    const other = new InMemoryManager(options, binder);
+    const [last] = await other.store.journal.readEvents('sesn_other', { order: 'desc', limit: 1 });
+    const lastActivity = Date.parse(last?.occurred_at ?? '');
+    // It takes it over half an idle timeout after the session's last event.
+    const clock = new FixedClock(new Date(lastActivity + 30_000));
+    const { log, lines } = recordingLogger();
+    const sweeper = sweeperOf(other, new BoundSandboxes(clock), clock, log);
+    expect(await sweeper.adoptUntracked()).toBe(1);
+    expect(await sweeper.adoptUntracked()).toBe(0);
+
+    clock.set(new Date(lastActivity + 59_000));
+    expect(await sweeper.sweep()).toEqual([]);
+    clock.advance(2_000);
+    // The binder is alive and sweeps it at the same moment.
+    const swept = await Promise.all([sweeper.sweep(), sweeperOf(binder, binder.bound, clock, log).sweep()]);
+    expect(swept.map((expired) => expired.map((b) => b.sandboxId))).toEqual([['berth-s-sesn_other-g1'], ['berth-s-sesn_other-g1']]);
+    await Promise.all([binder.settled(), other.settled()]);
+    const lost = (await other.events('sesn_other')).filter((e) => e.type === 'SandboxLost');
+    expect(lost.map((e) => e.data)).toEqual([{ sandbox_id: 'berth-s-sesn_other-g1', generation: 1, cause: 'expired' }]);
+    expect(await other.runtime.inspect('berth-s-sesn_other-g1')).toBeNull();
+    expect(lines.filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
   });
 
   it('starts an environment\'s sandboxes with its resources from one image built for its packages, and leases them for its idle timeout', async () => {

@@ -2,7 +2,7 @@ import type { AgentConfig, CommandData, CommandOutcome, CommandType, RecordedEve
 import { commandFor, testAgentConfig } from '@berth/contracts/testing';
 import { systemClock } from '@berth/core';
 import type { CommandBus } from '@berth/ports';
-import { SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { LeaseLock, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
 import { createSessionKernel } from '@berth/session-kernel';
 import { DEFAULT_SANDBOX_DEFAULTS, NO_MIRRORS } from '@berth/sandbox-domain';
 import { sandboxMetrics } from '@berth/telemetry';
@@ -50,6 +50,7 @@ export class InMemoryManager implements CommandBus {
   readonly pool: WarmPool;
   readonly workspaces: InMemoryWorkspaces;
   readonly workspaceReader: WorkspaceReader;
+  readonly settings: EnvironmentSettingsReader;
   readonly bound = new BoundSandboxes(systemClock);
   /** The manager's metrics, as its /metrics would serve them. */
   readonly registry = new Registry();
@@ -71,9 +72,9 @@ export class InMemoryManager implements CommandBus {
     this.images = previous?.images ?? new InMemorySandboxImages();
     this.kernel = createSessionKernel({ journal: this.store.journal, snapshots: this.store.snapshots, clock: systemClock });
     let slots = 0;
-    const settings = new EnvironmentSettingsReader(this.store.environments, {
+    const settings = (this.settings = new EnvironmentSettingsReader(this.store.environments, {
       sandbox: { ...DEFAULT_SANDBOX_DEFAULTS, warmPoolSize: options.warmPoolSize ?? 0 },
-    });
+    }));
     const pool = (this.pool = new WarmPool({ runtime: this.runtime, workspaces, claims: this.store.sandboxClaims, clock: systemClock, nextSlot: () => `slot${++slots}` }));
     const send = (this.sendCommand = managerSender(this, systemClock, quiet));
     const files = new SessionFiles({
@@ -111,7 +112,7 @@ export class InMemoryManager implements CommandBus {
       metrics,
       scopeLabels: {},
       files,
-      acquisitions: new AcquisitionLeases(this.store.leases, 'in-memory-manager', systemClock),
+      acquisitions: new AcquisitionLeases(new LeaseLock(this.store.leases, 'in-memory-manager', systemClock)),
     });
     this.turns = new TurnExecutions({
       runtime: this.runtime,

@@ -240,6 +240,7 @@ export class SandboxManagerShell {
         return this.track(sessionId, 'lease', async () => {
           const idle = (await this.deps.settings.read(o.owner_id, o.environment_id)).sandbox.idle;
           bound.track({ sessionId: o.session_id, generation: o.generation, sandboxId: o.sandbox_id, idle, startedAt: this.deps.clock.now() });
+          log.info('sandbox bound: its lease is swept here', { session_id: o.session_id, sandbox_id: o.sandbox_id, generation: o.generation });
         });
       case 'reply':
         return;

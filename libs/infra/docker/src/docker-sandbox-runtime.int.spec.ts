@@ -101,6 +101,16 @@ describe('DockerSandboxRuntime against the real engine', () => {
     expect(again).toMatchObject({ id: first.id, running: true });
   });
 
+  it('create makes a stopped container never started, kept by a second create; start runs it', async () => {
+    await runtime.create(spec('c'));
+    const created = await runtime.inspect(spec('c').name);
+    expect(created).toMatchObject({ running: false, startedAt: null });
+    await runtime.create(spec('c'));
+    expect(await runtime.list({ [TEST_LABEL]: run, 'berth.session': `${run}c` })).toEqual([created]);
+    const started = await runtime.start(spec('c').name);
+    expect(started).toMatchObject({ id: created?.id, running: true, startedAt: expect.any(String) });
+  });
+
   it('docker kill → the events iterator yields die within seconds (pushed, not polled)', async () => {
     const info = await runtime.ensureRunning(spec('k'));
     const abort = new AbortController();

@@ -81,6 +81,18 @@ export class DockerSandboxRuntime implements SandboxRuntime {
   }
 
   async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
+    return this.startContainer(await this.createContainer(spec), spec.name);
+  }
+
+  async create(spec: SandboxSpec): Promise<void> {
+    await this.createContainer(spec);
+  }
+
+  async start(nameOrId: string): Promise<SandboxInfo> {
+    return this.startContainer(this.docker.getContainer(nameOrId), nameOrId);
+  }
+
+  private async createContainer(spec: SandboxSpec): Promise<Docker.Container> {
     let options = containerCreateOptions(spec, this.egress?.root ?? null);
     let egressId: string | null = null;
     if (spec.egress !== undefined) {
@@ -89,24 +101,26 @@ export class DockerSandboxRuntime implements SandboxRuntime {
       const relayPort = spec.egress.relayPort ?? (await freeLoopbackPort());
       options = withEgressMount(options, { id: egressId, socketDir: this.egress.socketDir(egressId), mountAt: spec.egress.mountAt, relayPort });
     }
-    let container: Docker.Container;
     try {
-      container = await this.docker.createContainer(options);
+      return await this.docker.createContainer(options);
     } catch (error) {
       if (isNotFound(error)) throw imageMissing(spec.image, error);
       if (!isConflict(error)) throw engineError('create', spec.name, error);
-      container = this.docker.getContainer(spec.name);
       // The name is taken by a container with its own egress directory (a claimed warm one): drop ours.
       const existing = await this.labelsOf(spec.name);
       if (egressId !== null && existing !== null && existing[EGRESS_DIR_LABEL] !== egressId) await this.egress?.remove(egressId);
+      return this.docker.getContainer(spec.name);
     }
+  }
+
+  private async startContainer(container: Docker.Container, name: string): Promise<SandboxInfo> {
     try {
       await container.start();
     } catch (error) {
-      if (!isNotModified(error)) throw engineError('start', spec.name, error);
+      if (!isNotModified(error)) throw engineError('start', name, error);
     }
     const info = await this.inspect(container.id);
-    if (info === null) throw engineError('inspect', spec.name, new Error('container vanished right after start'));
+    if (info === null) throw engineError('inspect', name, new Error('container vanished right after start'));
     return info;
   }
 

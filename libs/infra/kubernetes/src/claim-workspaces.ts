@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { SessionWorkspaces, Workspace } from '@berth/ports';
+import type { SessionWorkspaces, SpareWorkspace, Workspace } from '@berth/ports';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { apiError, statusOf } from './api-errors';
 
@@ -77,8 +77,8 @@ export class ClaimWorkspaces implements SessionWorkspaces {
     await this.removeClaims(workspaceId);
   }
 
-  /** Spare claims no session reference names. */
-  async spares(): Promise<readonly string[]> {
+  /** Spare claims no session reference names; `madeAt`: the later of its two claims' creation. */
+  async spares(): Promise<readonly SpareWorkspace[]> {
     const selector = (labels: Record<string, string>) =>
       Object.entries({ ...this.options.scopeLabels, ...labels })
         .map(([k, v]) => `${k}=${v}`)
@@ -88,8 +88,16 @@ export class ClaimWorkspaces implements SessionWorkspaces {
       const claims = await this.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: selector({ [LABEL.spare]: 'true' }) });
       const refs = await this.core.listNamespacedConfigMap({ namespace, labelSelector: selector({ [LABEL.managed]: 'true' }) });
       const adopted = new Set(refs.items.map((r) => r.data?.[REF_KEY]));
-      const ids = new Set(claims.items.map((c) => c.metadata?.labels?.[LABEL.workspace]).filter((id): id is string => id !== undefined));
-      return [...ids].filter((id) => !adopted.has(id));
+      const madeAt = new Map<string, number>();
+      for (const claim of claims.items) {
+        const id = claim.metadata?.labels?.[LABEL.workspace];
+        if (id === undefined || adopted.has(id)) continue;
+        // A claim without a creation time (none from this API server) makes the spare's unreadable: it is kept.
+        const created = claim.metadata?.creationTimestamp === undefined ? NaN : new Date(claim.metadata.creationTimestamp).getTime();
+        const known = madeAt.get(id);
+        if (known === undefined || !(known >= created)) madeAt.set(id, created);
+      }
+      return [...madeAt].map(([id, at]) => ({ id, madeAt: Number.isNaN(at) ? '' : new Date(at).toISOString() }));
     } catch (error) {
       throw apiError('list spare workspaces', namespace, error);
     }

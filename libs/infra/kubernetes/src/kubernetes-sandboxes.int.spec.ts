@@ -139,7 +139,10 @@ describe(`workspaces as PersistentVolumeClaims, ${STANDIN}`, () => {
     expect(won.filter(Boolean)).toHaveLength(1);
     const winner = spares[won.indexOf(true)];
     expect((await ws.ofSession('sesn_race'))?.id).toBe(winner?.id);
-    const left = await ws.spares();
+    const listed = await ws.spares();
+    // When each was made: the claims' creation, which the start-up reconcile's grace period counts from.
+    for (const spare of listed) expect(Date.parse(spare.madeAt)).not.toBeNaN();
+    const left = listed.map((s) => s.id);
     expect(left).not.toContain(winner?.id);
     for (const spare of spares) if (spare !== winner) expect(left).toContain(spare.id);
     for (const spare of spares) if (spare !== winner) await ws.removeSpare(spare.id);

@@ -9,6 +9,15 @@ export type HostLoad = Readonly<{
   reachable: boolean;
 }>;
 
+/**
+ * Whether a container takes one of its host's places: while it runs, and from its creation until
+ * its first start. Placements across managers count containers as soon as they are created (the
+ * start comes after the placement lock is released); one that ran and stopped takes none.
+ */
+export function holdsPlace(container: Readonly<{ running: boolean; startedAt: string | null }>): boolean {
+  return container.running || container.startedAt === null;
+}
+
 export type Placement = Readonly<{ kind: 'placed'; host: string }> | Readonly<{ kind: 'full'; message: string }>;
 
 /**
@@ -28,4 +37,16 @@ export function placeSandbox(hosts: readonly HostLoad[]): Placement {
   const loads = reachable.map((h) => `${h.name} ${h.sandboxes}/${h.maxSandboxes}`).join(', ');
   const down = hosts.length - reachable.length;
   return { kind: 'full', message: `every sandbox host is at its limit (${loads})${down > 0 ? `; ${down} host(s) do not answer` : ''}` };
+}
+
+/** Where each of `count` new sandboxes goes, placed one after the other: each counts on its host for the next. */
+export function placeSandboxes(hosts: readonly HostLoad[], count: number): Placement[] {
+  let loads = hosts;
+  const placements: Placement[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const placement = placeSandbox(loads);
+    placements.push(placement);
+    if (placement.kind === 'placed') loads = loads.map((h) => (h.name === placement.host ? { ...h, sandboxes: h.sandboxes + 1 } : h));
+  }
+  return placements;
 }

@@ -1,4 +1,4 @@
-import { type HostLoad, placeSandbox } from './placement';
+import { holdsPlace, type HostLoad, placeSandbox, placeSandboxes } from './placement';
 
 const host = (name: string, sandboxes: number, maxSandboxes: number, reachable = true): HostLoad => ({ name, sandboxes, maxSandboxes, reachable });
 
@@ -24,5 +24,21 @@ describe('sandbox placement', () => {
     expect(placeSandbox([host('a', 0, 10, false), host('b', 4, 4)])).toEqual({ kind: 'full', message: 'every sandbox host is at its limit (b 4/4); 1 host(s) do not answer' });
     expect(placeSandbox([host('a', 0, 10, false)])).toEqual({ kind: 'full', message: 'no sandbox host answers (a)' });
     expect(placeSandbox([])).toEqual({ kind: 'full', message: 'no sandbox host answers (none configured)' });
+  });
+
+  it('counts a container against its host from its creation until it stops: created, running; not once it ran and stopped', () => {
+    expect(holdsPlace({ running: false, startedAt: null })).toBe(true);
+    expect(holdsPlace({ running: true, startedAt: '2026-12-02T10:00:00.000Z' })).toBe(true);
+    expect(holdsPlace({ running: false, startedAt: '2026-12-02T10:00:00.000Z' })).toBe(false);
+  });
+
+  it('places several at once one after the other, each counted where it went, until every host is full', () => {
+    expect(placeSandboxes([host('a', 1, 3), host('b', 0, 1)], 4)).toEqual([
+      { kind: 'placed', host: 'a' },
+      { kind: 'placed', host: 'a' },
+      { kind: 'placed', host: 'b' },
+      { kind: 'full', message: 'every sandbox host is at its limit (a 3/3, b 1/1)' },
+    ]);
+    expect(placeSandboxes([host('a', 0, 2)], 0)).toEqual([]);
   });
 });

@@ -56,6 +56,23 @@ export function refillCount(target: number, ready: number, starting: number): nu
 }
 
 /**
+ * How long a spare workspace no container mounts is left alone: another manager may have made it
+ * for a warm container it has not created yet (the container waits for its placement, and on a
+ * busy engine for the create itself). Generous, since a spare kept too long costs only its disk
+ * until the next start-up reconcile.
+ */
+export const SPARE_WORKSPACE_GRACE_MS = 5 * 60_000;
+
+/**
+ * The spare workspaces a start-up reconcile removes: those no container mounts, made at least
+ * `SPARE_WORKSPACE_GRACE_MS` ago. A spare whose making time cannot be read is kept.
+ */
+export function orphanSpares(input: { spares: readonly Readonly<{ id: string; madeAt: string }>[]; mounted: ReadonlySet<string>; now: Date }): string[] {
+  const cutoff = input.now.getTime() - SPARE_WORKSPACE_GRACE_MS;
+  return input.spares.filter((s) => !input.mounted.has(s.id) && Date.parse(s.madeAt) <= cutoff).map((s) => s.id);
+}
+
+/**
  * What a (re)starting manager does with the managed containers it finds: adopt what the store
  * still binds, leave alone a running container of a generation its session still asks for (being
  * bound, maybe by another manager), keep fresh pool containers up to each pool's size, and reap

@@ -1,7 +1,7 @@
 import { poolSandboxLabels, poolSandboxName, sessionSandboxLabels, sessionSandboxName } from './naming';
 import { DEFAULT_SANDBOX_CONFIG } from './sandbox-config';
 import { poolSandboxSpec, sandboxConfigFingerprint } from './sandbox-spec';
-import { isWarmExpired, type LiveSandbox, planStartup, refillCount } from './warm-pool-policy';
+import { isWarmExpired, type LiveSandbox, orphanSpares, planStartup, refillCount, SPARE_WORKSPACE_GRACE_MS } from './warm-pool-policy';
 
 const now = new Date('2026-01-01T12:00:00Z');
 const minutesAgo = (m: number) => new Date(now.getTime() - m * 60_000).toISOString();
@@ -134,5 +134,17 @@ describe('pool config fingerprint', () => {
     const plan = planStartup({ live, bindings: [], pools: [{ environmentId: 'env_a', size: 2, ttlSeconds: 600, fingerprint: sandboxConfigFingerprint(v2) }], now });
     expect(plan.warm.map((w) => w.sandbox.id)).toEqual([fresh.name]);
     expect(plan.reap).toEqual([{ sandbox: expect.objectContaining({ id: old.name }), reason: 'config_changed' }]);
+  });
+
+  it('removes the spares no container mounts once past the grace period; a young one may be another manager\'s, about to be mounted', () => {
+    const spares = [
+      { id: 'wsp-old', madeAt: minutesAgo(10) },
+      { id: 'wsp-mounted', madeAt: minutesAgo(10) },
+      { id: 'wsp-young', madeAt: minutesAgo(1) },
+      { id: 'wsp-at-grace', madeAt: new Date(now.getTime() - SPARE_WORKSPACE_GRACE_MS).toISOString() },
+      { id: 'wsp-unreadable', madeAt: '' },
+    ];
+    expect(orphanSpares({ spares, mounted: new Set(['wsp-mounted']), now })).toEqual(['wsp-old', 'wsp-at-grace']);
+    expect(SPARE_WORKSPACE_GRACE_MS).toBeGreaterThan(60_000);
   });
 });

@@ -1,5 +1,5 @@
 import { FixedClock } from '@berth/core/testing';
-import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName, sessionSandboxSpec } from '@berth/sandbox-domain';
+import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig, sessionSandboxName, sessionSandboxSpec, SPARE_WORKSPACE_GRACE_MS } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the in-memory runtime fake lives in the testing library
 import { InMemorySandboxRuntime, InMemoryWorkspaces, MemorySandboxClaims } from '@berth/testing';
 import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
@@ -22,7 +22,7 @@ function world(poolSize = 1) {
   const clock = new FixedClock(new Date('2026-01-01T00:00:00Z'));
   const runtime = new InMemorySandboxRuntime({ now: () => clock.now() });
   let slot = 0;
-  const workspaces = new InMemoryWorkspaces();
+  const workspaces = new InMemoryWorkspaces(() => clock.now());
   const makePool = () => {
     const pool = new WarmPool({ runtime, workspaces, claims: new MemorySandboxClaims(), clock, nextSlot: () => `s${++slot}` });
     pool.configure([{ environmentId: 'env_a', config: config(poolSize) }]);
@@ -77,7 +77,7 @@ describe('death watcher', () => {
 });
 
 describe('restart reconcile', () => {
-  it('a new manager adopts bound and warm containers without creating duplicates, and reaps orphans', async () => {
+  it('a new manager adopts bound and warm containers without creating duplicates, and reaps orphans and old unmounted spares', async () => {
     const { runtime, clock, makePool, workspaces } = world(1);
     const first = makePool();
     first.refill();
@@ -87,6 +87,9 @@ describe('restart reconcile', () => {
     const orphan = await runtime.ensureRunning(sessionSandboxSpec({ sessionId: 'sesn_gone', generation: 1, environmentId: 'env_a', config: config(1), workspace: { id: 'wss-test', mounts: [] } }));
     const createdBefore = runtime.created;
     const leftover = await workspaces.createSpare(1024);
+    clock.advance(SPARE_WORKSPACE_GRACE_MS);
+    // Another manager's spare, made a moment ago for a warm container it has not created yet.
+    const young = await workspaces.createSpare(1024);
 
     const second = makePool();
     const bindings = { listBound: async () => [{ sessionId: 'sesn_1', generation: 1, sandboxId: sessionSandboxName('sesn_1', 1), expiresAt: null }] };
@@ -98,9 +101,10 @@ describe('restart reconcile', () => {
     expect(plan.reap.map((r) => r.sandbox.id)).toEqual([orphan.id]);
     expect(runtime.created).toBe(createdBefore);
     expect(second.readyCount('env_a')).toBe(1);
-    expect(await workspaces.spares()).not.toContain(leftover.id);
-    // Spares a container still mounts stay (the claimed one here was never adopted by a provisioner).
-    expect([...(await workspaces.spares())].sort()).toEqual([bound?.labels['berth.workspace'], plan.warm[0]?.sandbox.labels['berth.workspace']].sort());
+    // Spares a container still mounts stay (the claimed one here was never adopted by a provisioner), and so does the young one.
+    const spares = (await workspaces.spares()).map((s) => s.id);
+    expect(spares).not.toContain(leftover.id);
+    expect(spares.sort()).toEqual([bound?.labels['berth.workspace'], plan.warm[0]?.sandbox.labels['berth.workspace'], young.id].sort());
     const again = await reconcileAtStart({ runtime, bindings, pool: second, workspaces, clock, onDead: () => undefined });
     expect(again.reap).toEqual([]);
   });

@@ -6,3 +6,4 @@ export * from './lease-sweep';
 export * from './startup-reconcile';
 export * from './multi-host-runtime';
 export * from './multi-host-images';
+export * from './lease-lock';

@@ -3,11 +3,15 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- integration test: wires the real Docker adapter
 import { DockerSandboxRuntime, EGRESS_DIR_LABEL, LoopWorkspaces } from '@berth/docker';
-import type { SandboxRuntime } from '@berth/ports';
+import { systemClock } from '@berth/core';
+import type { BerthStore, SandboxRuntime } from '@berth/ports';
 import { DEFAULT_SANDBOX_CONFIG, type SandboxConfig } from '@berth/sandbox-domain';
 // eslint-disable-next-line @nx/enforce-module-boundaries -- the engine fixtures live in the testing library
 import { ensureDockerTestEngine, releaseWorkspaceMounts, startPrivateDockerEngine, type PrivateDockerEngine } from '@berth/testing';
+// eslint-disable-next-line @nx/enforce-module-boundaries -- integration test: the managers' shared store (SQLite)
+import { createStore } from '@berth/store';
 import { type SandboxDeath, watchSandboxDeaths } from './death-watcher';
+import { LeaseLock } from './lease-lock';
 import { MultiHostRuntime } from './multi-host-runtime';
 import { SandboxProvisioner } from './sandbox-provisioner';
 
@@ -16,7 +20,8 @@ import { SandboxProvisioner } from './sandbox-provisioner';
  * pidfiles, `--bridge=none` like the shared one), behind one MultiHostRuntime: placement by free
  * places within each host's limit, a session's sandbox found on its host, and a host that stops
  * answering (its dockerd frozen with SIGSTOP: the machine gone from the network) reported lost,
- * the session's next sandbox on the other host with its workspace. The shared engine is only read
+ * the session's next sandbox on the other host with its workspace; two managers placing at once
+ * through one store never pass a host's limit. The shared engine is only read
  * (the base image is copied from it).
  */
 jest.setTimeout(240_000);
@@ -56,10 +61,11 @@ afterAll(async () => {
   for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
 });
 
-const open = (limits: Record<'a' | 'b', number>) => {
+const open = (limits: Record<'a' | 'b', number>, placementLock?: LeaseLock) => {
   const runtime = new MultiHostRuntime({
     hosts: (['a', 'b'] as const).map((name) => ({ name, runtime: runtimes[name], maxSandboxes: limits[name], ping: () => runtimes[name].docker.ping() })),
     countedLabels: counted,
+    placementLock,
     probeMs: 200,
     pingTimeoutMs: 400,
     missesBeforeLost: 3,
@@ -153,5 +159,30 @@ describe('sandboxes on two Docker engines', () => {
     watching.abort();
     await watched;
     expect(deaths.filter((d) => d.sessionId === sessionId)).toHaveLength(1);
+  });
+
+  it('two managers placing at once through one store never pass a host limit', async () => {
+    // Two managers: each its own runtime and its own connection to the one SQLite file.
+    const stores: BerthStore[] = [createStore(`sqlite:${join(dirs.workspaces, 'store.db')}`), createStore(`sqlite:${join(dirs.workspaces, 'store.db')}`)];
+    try {
+      for (const store of stores) await store.init();
+      const managers = stores.map((store, i) => open({ a: 2, b: 2 }, new LeaseLock(store.leases, `manager-${i}`, systemClock)));
+      const sessions = managers.flatMap((m, i) => [0, 1, 2].map((j) => ({ manager: m, sessionId: `sesn_${run}_m${i}_${j}` })));
+      // Workspaces first, so that the six placements race each other rather than the filesystems.
+      for (const { manager, sessionId } of sessions) await manager.workspaces.forSession(sessionId, config.workspaceBytes);
+      const results = await Promise.allSettled(sessions.map(({ manager, sessionId }) => acquire(manager.provisioner, sessionId)));
+      const placed = results.filter((r) => r.status === 'fulfilled');
+      const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+      expect((await onEngine('a')).length).toBeLessThanOrEqual(2);
+      expect((await onEngine('b')).length).toBeLessThanOrEqual(2);
+      expect(placed).toHaveLength(4);
+      expect(refused.map((r) => String(r.reason))).toEqual([expect.stringContaining('every sandbox host is at its limit (a 2/2, b 2/2)'), expect.stringContaining('every sandbox host is at its limit (a 2/2, b 2/2)')]);
+      // Nothing created for a refused placement is left behind, and the lease is free again.
+      expect(await onEngine('a')).toHaveLength(2);
+      expect(await onEngine('b')).toHaveLength(2);
+      expect(await stores[0]?.leases.get('sandbox-placement:a,b')).toBeNull();
+    } finally {
+      for (const store of stores) await store.close();
+    }
   });
 });

@@ -1,14 +1,16 @@
 import type { Readable } from 'node:stream';
 import { AsyncQueue } from '@berth/core';
 import type { ExecHandle, ExecSpec, SandboxInfo, SandboxPathStat, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
-import { placeSandbox } from '@berth/sandbox-domain';
+import { holdsPlace, placeSandboxes } from '@berth/sandbox-domain';
+import type { LeaseLock } from './lease-lock';
 
 /** One engine sandboxes may run on. */
 export type SandboxHost = Readonly<{
   /** Stable name (lowercase letters, digits, `-`): recorded with every sandbox placed on it. */
   name: string;
-  runtime: SandboxRuntime;
-  /** The most sandboxes (session and warm-pool containers, running) it may hold. */
+  /** Creating apart from starting: a placement counts the container from its creation on. */
+  runtime: SandboxRuntime & Required<Pick<SandboxRuntime, 'create' | 'start'>>;
+  /** The most sandboxes (session and warm-pool containers, created or running) it may hold. */
   maxSandboxes: number;
   /** Resolves when the engine answers (the `_ping` of Docker); a rejection or no answer within the timeout is a miss. */
   ping(): Promise<unknown>;
@@ -18,6 +20,12 @@ export type MultiHostOptions = Readonly<{
   hosts: readonly SandboxHost[];
   /** The labels of this installation's containers: what counts against a host's limit. */
   countedLabels: Readonly<Record<string, string>>;
+  /**
+   * The store's lease that makes each placement (the hosts counted, the container created on the
+   * chosen one) the only one at a time across every manager placing on these hosts; without it,
+   * placements are serialised in this process only.
+   */
+  placementLock?: LeaseLock;
   /** How often every host is pinged. */
   probeMs?: number;
   pingTimeoutMs?: number;
@@ -38,12 +46,11 @@ export class HostLostError extends Error {
 }
 
 type Known = Readonly<{ id: string; name: string; labels: Readonly<Record<string, string>> }>;
+type Waiting = Readonly<{ spec: SandboxSpec; placed: (host: HostState) => void; failed: (error: unknown) => void }>;
 
 class HostState {
   reachable = true;
   misses = 0;
-  /** Sandboxes being started here (counted against the limit before the engine lists them). */
-  starting = 0;
   /** Every container of ours seen here, by id: what is reported lost with the host. */
   readonly known = new Map<string, Known>();
   /** Containers reported lost with the host: removed when it answers again (their sessions moved on). */
@@ -90,20 +97,27 @@ const SANDBOX_HOST_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
  * starts on another host), it gets no new sandbox, and calls waiting on it fail at once. When it
  * answers again it takes sandboxes again, and the containers reported lost on it are removed.
  *
- * The limit is held per process: placements here are serialised and count the sandboxes still
- * starting; two managers placing at once on one host may exceed it by their concurrency.
+ * The limit holds across managers: placing counts every created or running container of the
+ * installation on each host and creates the new containers before the next placing counts, under
+ * the store's placement lease (`placementLock`). New sandboxes that wait meanwhile are placed
+ * together in the next round (one count, their creates at once); their starts, the slow part, run
+ * outside the lease.
  */
 export class MultiHostRuntime implements SandboxRuntime {
   private readonly hosts: readonly HostState[];
   /** Container name or id → the host it was last seen on. */
   private readonly where = new Map<string, HostState>();
   private readonly subscribers = new Set<AsyncQueue<SandboxRuntimeEvent>>();
-  private placing: Promise<unknown> = Promise.resolve();
+  /** New sandboxes waiting for a placement: each round places all that wait, under one hold of the placement lock. */
+  private readonly waiting: Waiting[] = [];
+  private placing = false;
   private readonly probe: NodeJS.Timeout;
   private probing = false;
   private readonly pingTimeoutMs: number;
   private readonly missesBeforeLost: number;
   private readonly now: () => Date;
+  /** One lease per set of hosts: managers listing the same hosts (by name) place one at a time. */
+  private readonly placementLease: string;
 
   constructor(private readonly options: MultiHostOptions) {
     if (options.hosts.length === 0) throw new Error('a multi-host runtime needs at least one host');
@@ -115,6 +129,7 @@ export class MultiHostRuntime implements SandboxRuntime {
       names.add(host.name);
     }
     this.hosts = options.hosts.map((h) => new HostState(h));
+    this.placementLease = `sandbox-placement:${[...names].sort().join(',')}`;
     this.pingTimeoutMs = options.pingTimeoutMs ?? 2000;
     this.missesBeforeLost = options.missesBeforeLost ?? 3;
     this.now = options.now ?? (() => new Date());
@@ -141,11 +156,13 @@ export class MultiHostRuntime implements SandboxRuntime {
   async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
     const existing = await this.locate(spec.name);
     if (existing !== null) return this.tag(existing, await existing.guard(() => existing.def.runtime.ensureRunning(spec)));
-    const host = await this.place();
+    const host = await this.placeAndCreate(spec);
     try {
-      return this.tag(host, await host.guard(() => host.def.runtime.ensureRunning(spec)));
-    } finally {
-      host.starting -= 1;
+      return this.tag(host, await host.guard(() => host.def.runtime.start(spec.name)));
+    } catch (error) {
+      // Created and never started, it would hold a place on the host until a start-up reconcile removed it.
+      await host.guard(() => host.def.runtime.remove(spec.name)).catch(() => undefined);
+      throw error;
     }
   }
 
@@ -254,27 +271,51 @@ export class MultiHostRuntime implements SandboxRuntime {
     return queue;
   }
 
-  private async place(): Promise<HostState> {
-    const decided = this.placing.then(async () => {
-      const loads = await Promise.all(
-        this.hosts.map(async (h) => {
-          const sandboxes = h.reachable ? await this.count(h).catch(() => null) : null;
-          return { name: h.name, maxSandboxes: h.def.maxSandboxes, sandboxes: (sandboxes ?? 0) + h.starting, reachable: sandboxes !== null };
-        }),
-      );
-      const placement = placeSandbox(loads);
-      if (placement.kind === 'full') throw new Error(placement.message);
-      const host = this.hosts.find((h) => h.name === placement.host) as HostState;
-      host.starting += 1;
-      return host;
-    });
-    this.placing = decided.catch(() => undefined);
-    return decided;
+  /** Chooses the host and creates the container there (see the class's comment). */
+  private placeAndCreate(spec: SandboxSpec): Promise<HostState> {
+    const placed = new Promise<HostState>((resolve, reject) => this.waiting.push({ spec, placed: resolve, failed: reject }));
+    void this.placeWaiting();
+    return placed;
+  }
+
+  /** Rounds of placement until nothing waits; one round at a time in this process. */
+  private async placeWaiting(): Promise<void> {
+    if (this.placing) return;
+    this.placing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const round = this.waiting.splice(0);
+        const lock = this.options.placementLock;
+        await (lock === undefined ? this.placeRound(round) : lock.run(this.placementLease, () => this.placeRound(round))).catch((error: unknown) => {
+          for (const w of round) w.failed(error);
+        });
+      }
+    } finally {
+      this.placing = false;
+    }
+  }
+
+  private async placeRound(round: readonly Waiting[]): Promise<void> {
+    const loads = await Promise.all(
+      this.hosts.map(async (h) => {
+        const sandboxes = h.reachable ? await this.count(h).catch(() => null) : null;
+        return { name: h.name, maxSandboxes: h.def.maxSandboxes, sandboxes: sandboxes ?? 0, reachable: sandboxes !== null };
+      }),
+    );
+    const placements = placeSandboxes(loads, round.length);
+    await Promise.all(
+      round.map(async (w, i) => {
+        const placement = placements[i];
+        if (placement?.kind !== 'placed') return w.failed(new Error(placement?.message));
+        const host = this.hosts.find((h) => h.name === placement.host) as HostState;
+        await host.guard(() => host.def.runtime.create(w.spec)).then(() => w.placed(host), w.failed);
+      }),
+    );
   }
 
   private async count(host: HostState): Promise<number> {
     const sandboxes = await host.guard(() => host.def.runtime.list(this.options.countedLabels));
-    return sandboxes.filter((s) => s.running).length;
+    return sandboxes.filter(holdsPlace).length;
   }
 
   /** The host holding `nameOrId`: where it was last seen, else the first reachable host that has it. */

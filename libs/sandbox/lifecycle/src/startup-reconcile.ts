@@ -1,6 +1,6 @@
 import type { Clock } from '@berth/core';
 import type { SandboxRuntime, SessionWorkspaces } from '@berth/ports';
-import { planStartup, SandboxLabels, sandboxOwner, type StartupPlan } from '@berth/sandbox-domain';
+import { orphanSpares, planStartup, SandboxLabels, sandboxOwner, type StartupPlan } from '@berth/sandbox-domain';
 import type { SandboxBindings, SandboxRequests } from './sandbox-bindings';
 import type { SandboxDeath } from './death-watcher';
 import type { WarmPool } from './warm-pool';
@@ -11,7 +11,8 @@ import type { WarmPool } from './warm-pool';
  * managers share the engine), report bound-but-dead ones (kept: a
  * stopped container's files can still be read for turn recovery; once the kernel clears the
  * binding the next reconcile reaps it), remove orphans and the spare workspaces no container
- * mounts any more, then top the pools up.
+ * mounts any more (unless made in the last few minutes: another manager may be about to start a
+ * warm container with it), then top the pools up.
  */
 export async function reconcileAtStart(input: {
   runtime: SandboxRuntime;
@@ -49,8 +50,8 @@ export async function reconcileAtStart(input: {
     }),
   );
   const reaped = new Set(removed.filter((id) => id !== null));
-  const mounted = new Set(live.filter((c) => !reaped.has(c.id)).map((c) => c.labels[SandboxLabels.workspace]));
-  for (const spare of await input.workspaces.spares()) if (!mounted.has(spare)) await input.workspaces.removeSpare(spare);
+  const mounted = new Set(live.filter((c) => !reaped.has(c.id)).map((c) => c.labels[SandboxLabels.workspace]).filter((id): id is string => id !== undefined));
+  for (const spare of orphanSpares({ spares: await input.workspaces.spares(), mounted, now: input.clock.now() })) await input.workspaces.removeSpare(spare);
   input.pool.refill();
   return plan;
 }

@@ -142,7 +142,7 @@ describe('SandboxProvisioner and session workspaces', () => {
     const provisioner = new SandboxProvisioner({ runtime, workspaces, pool });
     pool.refill();
     await pool.idle();
-    const [spare] = await workspaces.spares();
+    const [spare] = (await workspaces.spares()).map((s) => s.id);
     const warm = await provisioner.acquire({ sessionId: 'sesn_1', generation: 1, environmentId: 'env_a', config: config(1) });
     expect(warm).toMatchObject({ source: 'warm', workspaceId: spare });
     expect((await workspaces.ofSession('sesn_1'))?.id).toBe(spare);

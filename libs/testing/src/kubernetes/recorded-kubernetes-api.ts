@@ -74,7 +74,9 @@ export class RecordedKubernetesApi {
   private put(plural: string, namespace: string, object: StoredObject): StoredObject {
     const kind = this.stored.get(plural) ?? new Map<string, StoredObject>();
     this.stored.set(plural, kind);
-    const stored = { ...object, metadata: { ...object.metadata, namespace, uid: object.metadata.uid ?? randomBytes(16).toString('hex'), resourceVersion: String(++this.version) } };
+    // The API server stamps an object's creation once (a replace carries it over, as it does the uid).
+    const created = object.metadata.creationTimestamp ?? new Date().toISOString();
+    const stored = { ...object, metadata: { ...object.metadata, namespace, uid: object.metadata.uid ?? randomBytes(16).toString('hex'), resourceVersion: String(++this.version), creationTimestamp: created } };
     kind.set(`${namespace}/${object.metadata.name}`, stored);
     if (plural === 'configmaps') for (const wake of this.configMapWaiters.get(`${namespace}/${object.metadata.name}`)?.splice(0) ?? []) wake();
     return stored;
@@ -200,7 +202,7 @@ export class RecordedKubernetesApi {
     if (req.method === 'GET') return this.json(res, 200, object);
     if (req.method === 'PUT') {
       const body = (await readJson(req)) as StoredObject;
-      return this.json(res, 200, this.put(plural, namespace, { ...body, metadata: { ...body.metadata, uid: object.metadata.uid } }));
+      return this.json(res, 200, this.put(plural, namespace, { ...body, metadata: { ...body.metadata, uid: object.metadata.uid, creationTimestamp: object.metadata.creationTimestamp } }));
     }
     if (req.method === 'DELETE') {
       kind.delete(`${namespace}/${name}`);
@@ -445,7 +447,7 @@ type PodSpec = {
   securityContext?: { runAsUser?: number; runAsGroup?: number; fsGroup?: number };
   volumes?: { name: string; persistentVolumeClaim?: { claimName: string }; configMap?: { name: string } }[];
 };
-type StoredObject = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; uid?: string; labels?: Labels; resourceVersion?: string }; [field: string]: unknown };
+type StoredObject = { apiVersion?: string; kind?: string; metadata: { name: string; namespace?: string; uid?: string; labels?: Labels; resourceVersion?: string; creationTimestamp?: string }; [field: string]: unknown };
 type Sandbox = {
   metadata: { name: string; namespace?: string; uid?: string; labels?: Labels; resourceVersion?: string; creationTimestamp?: string };
   spec: { podTemplate: { metadata?: { labels?: Labels }; spec: PodSpec } };

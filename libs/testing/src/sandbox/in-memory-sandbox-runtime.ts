@@ -93,12 +93,20 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
   }
 
   async ensureRunning(spec: SandboxSpec): Promise<SandboxInfo> {
-    let box = this.find(spec.name);
-    if (!box) {
-      box = { id: `fake${String(this.nextId++).padStart(12, '0')}`, name: spec.name, spec, running: false, exitCode: null, oomKilled: false, startedAt: null, files: new Map() };
-      this.boxes.set(box.id, box);
-      this.created++;
-    }
+    await this.create(spec);
+    return this.start(spec.name);
+  }
+
+  async create(spec: SandboxSpec): Promise<void> {
+    if (this.find(spec.name)) return;
+    const box: Box = { id: `fake${String(this.nextId++).padStart(12, '0')}`, name: spec.name, spec, running: false, exitCode: null, oomKilled: false, startedAt: null, files: new Map() };
+    this.boxes.set(box.id, box);
+    this.created++;
+  }
+
+  async start(nameOrId: string): Promise<SandboxInfo> {
+    const box = this.find(nameOrId);
+    if (!box) throw new Error(`no container ${nameOrId}`);
     if (!box.running) {
       box.running = true;
       box.exitCode = null;

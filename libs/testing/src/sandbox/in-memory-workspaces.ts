@@ -1,16 +1,19 @@
-import type { SessionWorkspaces, Workspace } from '@berth/ports';
+import type { SessionWorkspaces, SpareWorkspace, Workspace } from '@berth/ports';
 
 /**
  * `SessionWorkspaces` in Maps, with the real kinds' rules: a spare is adopted by at most one
  * session, a session keeps the first workspace it owns, removing forgets. `limits` records the size
- * each workspace was made with.
+ * each workspace was made with; `now` stamps when (a spare's `madeAt`).
  */
 export class InMemoryWorkspaces implements SessionWorkspaces {
   readonly kind = 'volume' as const;
   private readonly made = new Set<string>();
   private readonly owners = new Map<string, string>();
   readonly limits = new Map<string, number>();
+  private readonly madeAt = new Map<string, string>();
   private next = 1;
+
+  constructor(private readonly now: () => Date = () => new Date()) {}
 
   async createSpare(limitBytes: number): Promise<Workspace> {
     return this.make(`wsp-${String(this.next++).padStart(6, '0')}`, limitBytes);
@@ -47,9 +50,9 @@ export class InMemoryWorkspaces implements SessionWorkspaces {
     if (![...this.owners.values()].includes(workspaceId)) this.made.delete(workspaceId);
   }
 
-  async spares(): Promise<readonly string[]> {
+  async spares(): Promise<readonly SpareWorkspace[]> {
     const adopted = new Set(this.owners.values());
-    return [...this.made].filter((id) => id.startsWith('wsp-') && !adopted.has(id));
+    return [...this.made].filter((id) => id.startsWith('wsp-') && !adopted.has(id)).map((id) => ({ id, madeAt: this.madeAt.get(id) as string }));
   }
 
   /** Every workspace that exists (tests: nothing leaked). */
@@ -60,6 +63,7 @@ export class InMemoryWorkspaces implements SessionWorkspaces {
   private make(id: string, limitBytes: number): Workspace {
     this.made.add(id);
     this.limits.set(id, limitBytes);
+    this.madeAt.set(id, this.now().toISOString());
     return this.workspace(id);
   }
 

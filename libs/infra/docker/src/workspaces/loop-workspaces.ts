@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chown, link, mkdir, open, readFile, readdir, readlink, rm, rmdir, symlink, unlink } from 'node:fs/promises';
+import { chown, link, mkdir, open, readFile, readdir, readlink, rm, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { KeyedLock, ValidationError } from '@berth/core';
-import type { SessionWorkspaces, Workspace } from '@berth/ports';
+import type { SessionWorkspaces, SpareWorkspace, Workspace } from '@berth/ports';
 import { HostLocks } from './host-lock';
 import { WORKSPACE_OWNER, WORKSPACE_TARGETS, checkWorkspaceId, isSpareId, sessionWorkspaceId, spareId } from './workspace-ids';
 
@@ -87,11 +87,15 @@ export class LoopWorkspaces implements SessionWorkspaces {
     await this.destroy(checkWorkspaceId(workspaceId));
   }
 
-  async spares(): Promise<readonly string[]> {
+  /** `madeAt`: the image's mtime (mkfs writes it last; writes through the mount only make it later). */
+  async spares(): Promise<readonly SpareWorkspace[]> {
     const images = await readdir(join(this.root, 'images')).catch(() => [] as string[]);
     const aliases = await readdir(join(this.root, 'sessions')).catch(() => [] as string[]);
     const adopted = new Set(await Promise.all(aliases.map((a) => readlink(join(this.root, 'sessions', a)).catch(() => ''))));
-    return images.filter((f) => f.endsWith('.img')).map((f) => f.slice(0, -4)).filter((id) => isSpareId(id) && !adopted.has(id));
+    const ids = images.filter((f) => f.endsWith('.img')).map((f) => f.slice(0, -4)).filter((id) => isSpareId(id) && !adopted.has(id));
+    const spares = await Promise.all(ids.map(async (id) => ({ id, madeAt: (await stat(this.imagePath(id)).catch(() => null))?.mtime.toISOString() })));
+    // An image removed meanwhile is no spare any more.
+    return spares.filter((s): s is SpareWorkspace => s.madeAt !== undefined);
   }
 
   private workspace(id: string): Workspace {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { SessionWorkspaces, Workspace } from '@berth/ports';
+import type { SessionWorkspaces, SpareWorkspace, Workspace } from '@berth/ports';
 import type Docker from 'dockerode';
 import { engineError, isConflict, isNotFound } from '../docker-errors';
 import { WORKSPACE_TARGETS, spareId, sessionWorkspaceId } from './workspace-ids';
@@ -64,11 +64,19 @@ export class VolumeWorkspaces implements SessionWorkspaces {
     await this.removeVolumes(workspaceId);
   }
 
-  async spares(): Promise<readonly string[]> {
+  /** `madeAt`: the later of its two volumes' creation (Docker's `CreatedAt`; one it does not give makes the whole unreadable). */
+  async spares(): Promise<readonly SpareWorkspace[]> {
     const volumes = await this.listVolumes({ [LABEL.spare]: 'true' });
     const adopted = new Set((await this.listVolumes({ [LABEL.of]: '' })).map((v) => v.Labels?.[LABEL.workspace]));
-    const ids = new Set(volumes.map((v) => v.Labels?.[LABEL.workspace]).filter((id): id is string => typeof id === 'string'));
-    return [...ids].filter((id) => !adopted.has(id));
+    const madeAt = new Map<string, string>();
+    for (const v of volumes) {
+      const id = v.Labels?.[LABEL.workspace];
+      if (id === undefined || adopted.has(id)) continue;
+      const created = (v as { CreatedAt?: string }).CreatedAt ?? '';
+      const known = madeAt.get(id);
+      if (known === undefined || !(Date.parse(known) >= Date.parse(created))) madeAt.set(id, created);
+    }
+    return [...madeAt].map(([id, at]) => ({ id, madeAt: at }));
   }
 
   private workspace(id: string): Workspace {

@@ -104,14 +104,18 @@ function describeWorkspaces(name: string, make: () => SessionWorkspaces) {
     });
 
     it('let exactly one session adopt a spare; a session that owns one keeps it', async () => {
+      const before = Date.now();
       const spare = await workspaces.createSpare(64 * MiB);
-      expect(await workspaces.spares()).toContain(spare.id);
+      const listed = (await workspaces.spares()).find((s) => s.id === spare.id);
+      // When it was made, to the second (Docker's CreatedAt has no finer grain).
+      expect(Date.parse(listed?.madeAt ?? '')).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+      expect(Date.parse(listed?.madeAt ?? '')).toBeLessThanOrEqual(Date.now());
       const s1 = `sesn_${run}${name}b1`;
       const s2 = `sesn_${run}${name}b2`;
       expect(await workspaces.adopt(s1, spare.id)).toBe(true);
       expect(await workspaces.adopt(s1, spare.id)).toBe(true);
       expect((await workspaces.ofSession(s1))?.id).toBe(spare.id);
-      expect(await workspaces.spares()).not.toContain(spare.id);
+      expect((await workspaces.spares()).map((s) => s.id)).not.toContain(spare.id);
       const other = await workspaces.createSpare(64 * MiB);
       expect(await workspaces.adopt(s1, other.id)).toBe(false);
       expect((await workspaces.ofSession(s1))?.id).toBe(spare.id);
@@ -120,7 +124,7 @@ function describeWorkspaces(name: string, make: () => SessionWorkspaces) {
       await workspaces.removeSession(s2);
       const gone = await workspaces.createSpare(64 * MiB);
       await workspaces.removeSpare(gone.id);
-      expect(await workspaces.spares()).not.toContain(gone.id);
+      expect((await workspaces.spares()).map((s) => s.id)).not.toContain(gone.id);
     });
   });
 }
