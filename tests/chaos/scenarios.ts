@@ -234,13 +234,13 @@ const reconcilerCrash = (point: 'before-command' | 'after-command'): Scenario =>
   run: async (ctx, outcome) => {
     await turnUnderFault(ctx, outcome, {
       // The reconciler only sends commands for a turn nobody else settles: the manager dies after
-      // a harness finished but before CompleteTurn and stays down, so the reconciler's probe
-      // fails and (one attempt allowed, to reach its verdict in seconds) it sends FailTurn,
-      // dying at its crash point on the way. Then it restarts plain (default timers) with the
-      // manager. A manager kept down past the reconciler's patience is a verdict, not a loss:
-      // no_progress is the one failure allowed here.
+      // a harness finished but before CompleteTurn and stays down, so the reconciler's probes go
+      // unanswered and (its patience cut to a second, to reach its verdict in seconds) it sends
+      // FailTurn, dying at its crash point on the way. Then it restarts plain (default timers)
+      // with the manager. A manager kept down past the reconciler's patience is a verdict, not a
+      // loss: no_progress is the one failure allowed here.
       beforeMessage: async ({ sup }) => {
-        await sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point, BERTH_RECONCILE_MAX_ATTEMPTS: '1' });
+        await sup.restart('turn-reconciler', { BERTH_CRASH_POINT: point, BERTH_RECONCILE_UNANSWERED_MS: '1000' });
         await sup.restart('sandbox-manager', { BERTH_CRASH_POINT: 'after-turn-end-before-complete' });
       },
       trigger: 'sent',

@@ -4,6 +4,7 @@ import { startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { JetStreamOpenTurnDirectory } from './jetstream-open-turn-directory';
+import { SandboxManagerUnanswered } from '../reconciling/sandbox-manager.port';
 import { NatsSandboxManagerClient } from './nats-sandbox-manager.client';
 
 jest.setTimeout(30_000);
@@ -62,10 +63,19 @@ describe('turn-reconciler NATS adapters against a real nats-server', () => {
       }
     });
 
-    it('rejects promptly when no sandbox-manager is listening', async () => {
+    it('rejects promptly as unanswered when no sandbox-manager is listening', async () => {
       const started = Date.now();
-      await expect(client().restoreTranscript({ ...request, transcript_bytes: 10 })).rejects.toThrow();
+      await expect(client().restoreTranscript({ ...request, transcript_bytes: 10 })).rejects.toBeInstanceOf(SandboxManagerUnanswered);
       expect(Date.now() - started).toBeLessThan(5_000);
+    });
+
+    it('rejects as unanswered when a sandbox-manager listens but does not answer in time', async () => {
+      const sub = nc.subscribe(Subjects.query('sandbox-manager', SandboxManagerQueries.probe), { callback: () => undefined });
+      try {
+        await expect(client().probe(request)).rejects.toBeInstanceOf(SandboxManagerUnanswered);
+      } finally {
+        sub.unsubscribe();
+      }
     });
   });
 

@@ -13,9 +13,9 @@ import {
   type TurnReattachRequest,
 } from '@berth/contracts';
 import { decodeJson, encodeJson } from '@berth/nats';
-import type { NatsConnection } from '@nats-io/nats-core';
+import { RequestError, TimeoutError, type NatsConnection } from '@nats-io/nats-core';
 import type { z } from 'zod';
-import type { SandboxManagerClient } from '../reconciling/sandbox-manager.port';
+import { SandboxManagerUnanswered, type SandboxManagerClient } from '../reconciling/sandbox-manager.port';
 
 export type NatsSandboxManagerClientOptions = Readonly<{
   /** Probes must be quick (an inspect and a file stat); a missing answer is a failed attempt. */
@@ -26,8 +26,8 @@ export type NatsSandboxManagerClientOptions = Readonly<{
 
 /**
  * Core-NATS request/reply to the sandbox-manager on `berth.query.sandbox-manager.<name>`. No
- * responder, a timeout or a malformed reply all reject; the reconciler treats each as a failed
- * attempt and tries again later.
+ * responder or a timeout rejects with `SandboxManagerUnanswered`; a malformed reply with the
+ * contract's error.
  */
 export class NatsSandboxManagerClient implements SandboxManagerClient {
   constructor(
@@ -52,7 +52,10 @@ export class NatsSandboxManagerClient implements SandboxManagerClient {
   }
 
   private async ask<S extends z.ZodType>(name: SandboxManagerQuery, request: object, schema: S, timeout: number): Promise<z.infer<S>> {
-    const reply = await this.nc.request(Subjects.query('sandbox-manager', name), encodeJson(request), { timeout });
+    const reply = await this.nc.request(Subjects.query('sandbox-manager', name), encodeJson(request), { timeout }).catch((error: unknown) => {
+      if (error instanceof RequestError || error instanceof TimeoutError) throw new SandboxManagerUnanswered(`no sandbox-manager answered ${name}: ${error.message}`, { cause: error });
+      throw error;
+    });
     return parseWith(schema, decodeJson(reply.data), `sandbox-manager ${name} reply`);
   }
 }

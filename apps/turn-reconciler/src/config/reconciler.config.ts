@@ -22,6 +22,8 @@ export const ReconcilerConfigSchema = z
     BERTH_RECONCILE_MAX_ATTEMPTS: int(5),
     BERTH_RECONCILE_STALL_MS: int(10 * 60_000),
     BERTH_RECONCILE_STARTUP_GRACE_MS: int(60_000),
+    /** How long no sandbox-manager may answer before an open turn fails (a restart or rollout must not fail turns). */
+    BERTH_RECONCILE_UNANSWERED_MS: int(10 * 60_000),
     BERTH_PROBE_TIMEOUT_MS: int(2_000),
     BERTH_EFFECT_TIMEOUT_MS: int(4_000),
     /** How long the active replica's lease lasts unrenewed (a standby takes over at most this long after it dies). */
@@ -52,6 +54,7 @@ export const ReconcilerConfigSchema = z
       maxAttempts: env.BERTH_RECONCILE_MAX_ATTEMPTS,
       stallMs: env.BERTH_RECONCILE_STALL_MS,
       startupGraceMs: env.BERTH_RECONCILE_STARTUP_GRACE_MS,
+      unansweredMs: env.BERTH_RECONCILE_UNANSWERED_MS,
     },
   }));
 export type ReconcilerConfig = z.infer<typeof ReconcilerConfigSchema>;

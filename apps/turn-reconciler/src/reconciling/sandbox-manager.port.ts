@@ -8,8 +8,17 @@ import type {
 } from '@berth/contracts';
 
 /**
- * The sandbox-manager's answers to the reconciler (request/reply with a timeout). Each call
- * rejects when no answer arrives in time; the reconciler then counts a failed attempt.
+ * No sandbox-manager answered in time: none is running, one is restarting or overloaded, or the
+ * broker is away. Unlike a wrong answer, it says nothing about the turn.
+ */
+export class SandboxManagerUnanswered extends Error {
+  override readonly name = 'SandboxManagerUnanswered';
+}
+
+/**
+ * The sandbox-manager's answers to the reconciler (request/reply with a timeout). A call rejects
+ * with `SandboxManagerUnanswered` when no answer arrives in time (the reconciler asks again, burning
+ * no attempt) and with any other error when the answer is unusable (a failed attempt).
  */
 export interface SandboxManagerClient {
   probe(request: TurnProbeRequest): Promise<TurnProbeReply>;

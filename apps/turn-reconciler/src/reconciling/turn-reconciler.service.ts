@@ -14,7 +14,7 @@ import {
   type TurnReconcileState,
 } from '@berth/turns-domain';
 import type { ReconcilerCrashPoint } from '../config/reconciler.config';
-import type { OpenTurnDirectory, SandboxManagerClient } from './sandbox-manager.port';
+import { SandboxManagerUnanswered, type OpenTurnDirectory, type SandboxManagerClient } from './sandbox-manager.port';
 
 export type TurnReconcilerDeps = Readonly<{
   journal: SessionJournal;
@@ -206,7 +206,7 @@ export class TurnReconcilerService {
       now: this.now(),
       ...target,
       effect: e.effect,
-      outcome: 'failed',
+      outcome: error instanceof SandboxManagerUnanswered ? 'unanswered' : 'failed',
       message: message(error),
     });
     try {

@@ -259,20 +259,38 @@ describe('turn-reconciler service, wired to in-memory ports', () => {
     expect(p.terminalOf()).toEqual(['TurnFailed(sandbox_lost)']);
   });
 
-  it('sandbox-manager unreachable: bounded attempts, then the turn fails with no_progress', async () => {
-    const p = platform({ maxAttempts: 3 });
+  it('sandbox-manager unanswered (restarting): no attempt is burned, and the turn goes on once it answers', async () => {
+    const p = platform({ maxAttempts: 2 });
     await p.runningTurn();
     p.sandboxManager.down = true;
 
     await p.sweepAfter(6_000);
+    for (let i = 0; i < 10; i++) await p.sweepAfter(1_000);
+    expect(p.terminalOf()).toEqual([]);
+    expect(p.reconciler.openTurns()).toEqual([{ session_id: SESSION, turn_id: TURN, attempts: 0, waiting_for: null }]);
+    expect(p.sandboxManager.queries()).toEqual([]);
+
+    p.sandboxManager.down = false;
     await p.sweepAfter(1_000);
-    await p.sweepAfter(1_000);
+    expect(p.sandboxManager.queries()).toEqual(['probe']);
+    await p.send('CompleteTurn', { turn_id: TURN, generation: 1, interrupted: false, harness_session_id: null });
+    await p.quiet();
+    expect(p.terminalOf()).toEqual(['TurnCompleted']);
+  });
+
+  it('sandbox-manager gone for good: the turn fails no_progress once none has answered for unansweredMs', async () => {
+    const p = platform({ unansweredMs: 30_000 });
+    await p.runningTurn();
+    p.sandboxManager.down = true;
+
+    await p.sweepAfter(6_000);
+    for (let i = 0; i < 29; i++) await p.sweepAfter(1_000);
     expect(p.terminalOf()).toEqual([]);
     await p.sweepAfter(1_000);
 
     expect(p.terminalOf()).toEqual(['TurnFailed(no_progress)']);
     const failed = p.journal.all(SESSION).find((e) => e.type === 'TurnFailed');
-    expect(failed?.type === 'TurnFailed' && failed.data.message).toMatch(/gave up after 3 attempts: probe failed: no answer from sandbox-manager/);
+    expect(failed?.type === 'TurnFailed' && failed.data.message).toMatch(/^No sandbox-manager answered for 30 s \(last: probe unanswered: no sandbox-manager answered probe: timeout\)\.$/);
   });
 
   it('a turn started after a settled one is tracked again from its first event', async () => {

@@ -7,14 +7,14 @@ import type {
   TurnProbeRequest,
   TurnReattachRequest,
 } from '@berth/contracts';
-import type { SandboxManagerClient } from '../reconciling/sandbox-manager.port';
+import { SandboxManagerUnanswered, type SandboxManagerClient } from '../reconciling/sandbox-manager.port';
 
 type Call = Readonly<{ query: 'probe' | 'reattach' | 'recoverOutput' | 'restoreTranscript'; request: Readonly<Record<string, unknown>> }>;
 
 /**
  * A scripted sandbox-manager: `facts` is what a probe sees; each effect runs `on<Effect>` (which a
  * test uses to report outputs through the kernel, as the real manager would) and answers `done`
- * unless told otherwise. `down` makes every call time out.
+ * unless told otherwise. `down` leaves every call unanswered.
  */
 export class FakeSandboxManager implements SandboxManagerClient {
   facts: TurnProbeFacts = { sandbox: 'running', harness: { alive: true, attached: true }, input_delivered: true, output: null };
@@ -53,7 +53,7 @@ export class FakeSandboxManager implements SandboxManagerClient {
   }
 
   private record(query: Call['query'], request: object): void {
-    if (this.down) throw new Error(`no answer from sandbox-manager to ${query} within 2000 ms`);
+    if (this.down) throw new SandboxManagerUnanswered(`no sandbox-manager answered ${query}: timeout`);
     this.calls.push({ query, request: { ...request } });
   }
 }

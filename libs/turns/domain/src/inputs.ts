@@ -22,14 +22,18 @@ export type FactsObserved = Readonly<{
   facts: ObservedFacts;
 }>;
 
-/** How an effect ended (`probe` only ever fails here: its success is `observed`). */
+/**
+ * How an effect ended (`probe` only ever fails here: its success is `observed`). `unanswered`: no
+ * sandbox-manager answered in time (none running, one restarting or overloaded, the broker away),
+ * which says nothing about the turn itself.
+ */
 export type EffectSettled = Readonly<{
   kind: 'effect_result';
   now: string;
   turn_id: string;
   generation: number;
   effect: TurnEffectName;
-  outcome: TurnEffectReply['outcome'];
+  outcome: TurnEffectReply['outcome'] | 'unanswered';
   message?: string;
 }>;
 

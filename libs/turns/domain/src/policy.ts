@@ -16,6 +16,12 @@ export type ReconcilePolicy = Readonly<{
   stallMs: number;
   /** A sandbox requested this recently may still be starting: "missing" is not yet evidence of loss. */
   startupGraceMs: number;
+  /**
+   * How long the sandbox-manager may leave every question unanswered before the turn fails. Its
+   * absence (a restart, a rollout, an overloaded host) is no evidence about the turn, so it burns
+   * no attempt; only this bound ends the wait.
+   */
+  unansweredMs: number;
 }>;
 
 export const defaultReconcilePolicy: ReconcilePolicy = {
@@ -25,4 +31,5 @@ export const defaultReconcilePolicy: ReconcilePolicy = {
   maxAttempts: 5,
   stallMs: 10 * 60_000,
   startupGraceMs: 60_000,
+  unansweredMs: 10 * 60_000,
 };

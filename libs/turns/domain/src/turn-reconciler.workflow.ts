@@ -114,7 +114,18 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
     if (!turn || input.turn_id !== turn.turn_id || input.generation !== state.generation || turn.pending?.step !== 'probe') {
       return nothing(state);
     }
-    return climb(state, turn, input.facts, nowMs);
+    return climb(state, { ...turn, unanswered_since_ms: null }, input.facts, nowMs);
+  };
+
+  /**
+   * Nobody answered: ask again after the retry delay, without burning an attempt, until the
+   * sandbox-manager has been silent for `unansweredMs` in a row.
+   */
+  const unanswered = (state: TurnReconcileState, turn: OpenTurn, nowMs: number, why: string): Step => {
+    const since = turn.unanswered_since_ms ?? nowMs;
+    const next = { ...turn, unanswered_since_ms: since, pending: null, next_check_ms: nowMs + policy.retryAfterMs };
+    if (nowMs - since < policy.unansweredMs) return nothing(withTurn(state, next));
+    return fail(state, next, nowMs, 'no_progress', `No sandbox-manager answered for ${Math.round((nowMs - since) / 1000)} s (last: ${why}).`);
   };
 
   const climb = (state: TurnReconcileState, turn: OpenTurn, f: ObservedFacts, nowMs: number): Step => {
@@ -171,11 +182,16 @@ export function turnReconciler(policy: ReconcilePolicy = defaultReconcilePolicy)
   };
 
   const onEffectSettled = (state: TurnReconcileState, input: EffectSettled, nowMs: number): Step => {
-    const turn = activeTurn(state);
-    if (!turn || input.turn_id !== turn.turn_id || input.generation !== state.generation || turn.pending?.step !== input.effect) {
+    const open = activeTurn(state);
+    if (!open || input.turn_id !== open.turn_id || input.generation !== state.generation || open.pending?.step !== input.effect) {
       return nothing(state);
     }
     const why = `${input.effect} ${input.outcome}${input.message ? `: ${input.message}` : ''}`;
+    if (input.outcome === 'unanswered') return unanswered(state, open, nowMs, why);
+    return answered(state, { ...open, unanswered_since_ms: null }, input, nowMs, why);
+  };
+
+  const answered = (state: TurnReconcileState, turn: OpenTurn, input: EffectSettled, nowMs: number, why: string): Step => {
     switch (input.effect) {
       case 'probe':
         return failedAttempt(state, turn, nowMs, why);

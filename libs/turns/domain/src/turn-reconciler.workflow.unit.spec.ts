@@ -374,6 +374,56 @@ describe('bounded attempts', () => {
   });
 });
 
+describe('an unanswered sandbox-manager is no evidence about the turn', () => {
+  const unanswered = (ms: number) => settled(ms, 'probe', 'unanswered', { message: 'no responders' });
+  const running = facts({ sandbox: 'running', harness: { alive: true, attached: false }, output: null });
+
+  /** Probes nobody answers from `startMs` on, each retried when due; ends with the last probe pending. */
+  function unansweredProbes(startMs: number, count: number): { story: TurnReconcileInput[]; ms: number } {
+    const story: TurnReconcileInput[] = [...runningTurn().history];
+    let ms = startMs;
+    for (let i = 0; i < count; i++) {
+      story.push(tick(ms), unanswered(ms + 100));
+      ms += 100 + policy.retryAfterMs;
+    }
+    story.push(tick(ms));
+    return { story, ms };
+  }
+
+  it('asks again after the retry delay, without doubling it and without burning an attempt', () => {
+    const { story, ms } = unansweredProbes(6_000, policy.maxAttempts + 3);
+    spec.given(story).when(unanswered(ms + 100)).thenNothing();
+    spec.given([...story, unanswered(ms + 100)]).when(tick(ms + 100 + policy.retryAfterMs - 1)).thenNothing();
+    spec.given([...story, unanswered(ms + 100)]).when(tick(ms + 100 + policy.retryAfterMs)).then([probe()]);
+  });
+
+  it('climbs the ladder as usual once a sandbox-manager answers again', () => {
+    const { story, ms } = unansweredProbes(6_000, policy.maxAttempts + 3);
+    spec.given(story).when(observed(ms + 100, running)).then([effect({ effect: 'reattach', from_offset: 3 })]);
+  });
+
+  it('fails the turn no_progress, naming the silence, once nobody has answered for unansweredMs', () => {
+    const quick = turnReconciler({ ...policy, unansweredMs: 10_000 });
+    const { story, ms } = unansweredProbes(6_000, 9);
+    // The first unanswered probe came at 6.1 s; the tenth, at ms + 100, is 9.9 s later: still waiting.
+    workflowSpec(quick).given(story).when(unanswered(ms + 100)).thenNothing();
+    const later = [...story, unanswered(ms + 100), tick(ms + 100 + policy.retryAfterMs)];
+    workflowSpec(quick)
+      .given(later)
+      .when(unanswered(ms + 200 + policy.retryAfterMs))
+      .thenMatches([{ command: { type: 'FailTurn', data: { reason: 'no_progress', message: 'No sandbox-manager answered for 11 s (last: probe unanswered: no responders).' } } }]);
+  });
+
+  it('measures the silence afresh after an answer in between', () => {
+    const quick = turnReconciler({ ...policy, unansweredMs: 10_000 });
+    const { story, ms } = unansweredProbes(6_000, 5);
+    const answeredThen = [...story, observed(ms + 100, running), settled(ms + 200, 'reattach', 'failed'), tick(ms + 200 + policy.probeAfterMs)];
+    const again = ms + 300 + policy.probeAfterMs;
+    workflowSpec(quick).given(answeredThen).when(unanswered(again)).thenNothing();
+    workflowSpec(quick).given([...answeredThen, unanswered(again), tick(again + 9_000)]).when(unanswered(again + 9_500)).thenNothing();
+  });
+});
+
 describe('fences: stale facts change nothing', () => {
   const detached = facts({ harness: { alive: true, attached: false } });
 
@@ -455,6 +505,7 @@ describe('idempotency: the same input twice produces no second output', () => {
       observed(6_100, facts({ sandbox: 'missing', harness: { alive: false, attached: false }, output: null, transcript: { present: true, bytes: 9 } })),
       observed(6_100, facts({ harness: { alive: false, attached: false }, output: { complete: true, last_offset: 4 } })),
       settled(6_200, 'probe', 'failed'),
+      settled(6_200, 'probe', 'unanswered'),
       settled(6_200, 'reattach', 'done'),
       settled(6_200, 'recoverOutput', 'done'),
       settled(6_200, 'restoreTranscriptAndResume', 'impossible'),

@@ -24,6 +24,8 @@ export type OpenTurn = Readonly<{
   attempts: number;
   /** Probes in a row (since the last progress) that found the harness never started. */
   undelivered_probes: number;
+  /** Since when no sandbox-manager has answered the reconciler (null while one answers). */
+  unanswered_since_ms: number | null;
   pending: Pending | null;
 }>;
 
@@ -66,6 +68,7 @@ const progressed = (turn: OpenTurn, atMs: number, probeAfterMs: number, offset?:
   next_check_ms: Math.max(turn.last_progress_ms, atMs) + probeAfterMs,
   attempts: 0,
   undelivered_probes: 0,
+  unanswered_since_ms: null,
   // New output answers a probe or a reattach; a recovery in flight produces output itself and still
   // has to report back (its result settles the turn).
   pending: turn.pending?.step === 'probe' || turn.pending?.step === 'reattach' ? null : turn.pending,
@@ -105,6 +108,7 @@ export function foldEvent(state: TurnReconcileState, event: RecordedEvent, nowMs
           next_check_ms: at + probeAfterMs,
           attempts: 0,
           undelivered_probes: 0,
+          unanswered_since_ms: null,
           pending: null,
         },
       };
