@@ -34,6 +34,10 @@ if (!uri) {
         await db.command({ collMod: 'sessions', validator: { $expr: false }, validationLevel: 'strict', validationAction: 'error' });
         return async () => void (await db.command({ collMod: 'sessions', validator: {}, validationLevel: 'off' }));
       },
+      failWebhookWrites: async () => {
+        await db.command({ collMod: 'webhook_deliveries', validator: { $expr: false }, validationLevel: 'strict', validationAction: 'error' });
+        return async () => void (await db.command({ collMod: 'webhook_deliveries', validator: {}, validationLevel: 'off' }));
+      },
       dispose: async () => void (await db.dropDatabase()),
     };
   });

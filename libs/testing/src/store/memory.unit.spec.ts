@@ -11,5 +11,11 @@ describeStoreContract('in-memory', async () => {
         store.journal.failRowWrites = false;
       };
     },
+    failWebhookWrites: async () => {
+      store.webhooks.failDeliveryWrites = true;
+      return async () => {
+        store.webhooks.failDeliveryWrites = false;
+      };
+    },
   };
 });

@@ -15,9 +15,15 @@ import { webhooksContract } from './webhooks.contract';
  * A fresh, empty store per test, and how to throw it away afterwards. `failRowWrites` makes the
  * store itself refuse writes of session read-model rows (a SQLite trigger, a MongoDB validator, a
  * flag in memory) until the function it returns is called: how the suite fails a commit between
- * its writes without test-only code in the adapters.
+ * its writes without test-only code in the adapters. `failWebhookWrites` does the same to writes
+ * of webhook deliveries (a configuration change fails between its two writes).
  */
-export type StoreUnderTest = { store: BerthStore; failRowWrites: () => Promise<() => Promise<void>>; dispose?: () => Promise<void> };
+export type StoreUnderTest = {
+  store: BerthStore;
+  failRowWrites: () => Promise<() => Promise<void>>;
+  failWebhookWrites: () => Promise<() => Promise<void>>;
+  dispose?: () => Promise<void>;
+};
 export type StoreFactory = () => Promise<StoreUnderTest>;
 
 /**
@@ -54,7 +60,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     limitsContract(store);
     inspectionContract(store);
     filesContract(store);
-    webhooksContract(store);
+    webhooksContract(store, () => running().failWebhookWrites());
     vaultsContract(store);
     coordinationContract(store);
   });
