@@ -12,16 +12,16 @@ export class MemoryWebhooks {
   readonly deliveries = new Map<string, WebhookDeliveryRecord>();
   /** A failing endpoint's one delivery out (its probe), until `until`. */
   readonly probes = new Map<string, { delivery_id: string; until: string }>();
-  /** The contract suite's fault: delivery writes are refused (as a SQLite trigger or a MongoDB validator refuses them). */
-  failDeliveryWrites = false;
+  /** The contract suite's fault: a delivery with this id is refused (as a SQLite trigger or a MongoDB validator refuses it). */
+  refusedDeliveryId: string | null = null;
 
   /**
-   * A configuration change and its deliveries as one write: the fault is checked first (nothing
-   * in memory can be rolled back), then `write` runs and says whether it changed anything; only
-   * then are the deliveries added. Returns what `write` said.
+   * A configuration change and its deliveries as one write: the deliveries are checked first
+   * (nothing in memory can be rolled back), then `write` runs and says whether it changed
+   * anything; only then are they added. Returns what `write` said.
    */
   withDeliveries(deliveries: WebhookOutbox, write: () => boolean): boolean {
-    if (deliveries.length > 0 && this.failDeliveryWrites) throw new Error('webhook delivery writes refused');
+    this.refuseFault(deliveries);
     const changed = write();
     if (changed) this.insert(deliveries);
     return changed;
@@ -29,7 +29,7 @@ export class MemoryWebhooks {
 
   /** Adds each delivery whose id is not stored yet; how many were new. */
   insert(deliveries: WebhookOutbox): number {
-    if (deliveries.length > 0 && this.failDeliveryWrites) throw new Error('webhook delivery writes refused');
+    this.refuseFault(deliveries);
     let added = 0;
     for (const d of deliveries) {
       if (this.deliveries.has(d.id)) continue;
@@ -37,6 +37,10 @@ export class MemoryWebhooks {
       added++;
     }
     return added;
+  }
+
+  private refuseFault(deliveries: WebhookOutbox): void {
+    if (deliveries.some((d) => d.id === this.refusedDeliveryId)) throw new Error(`webhook delivery ${String(this.refusedDeliveryId)} refused`);
   }
 }
 

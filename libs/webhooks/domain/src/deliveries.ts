@@ -77,7 +77,7 @@ export const isExpired = (delivery: Pick<WebhookDeliveryRecord, 'created_at'>, n
 
 /** A delivery whose time ran out: failed without another attempt, saying why in its log. */
 export function expireDelivery(delivery: WebhookDeliveryRecord, now: string, policy: DeliveryPolicy): WebhookDeliveryRecord {
-  const note: WebhookAttempt = { attempted_at: now, status_code: null, error: `expired: not delivered within ${duration(policy.maxAgeMs)} of the event`, duration_ms: 0 };
+  const note: WebhookAttempt = { attempted_at: now, status_code: null, error: `expired: not delivered within ${duration(policy.maxAgeMs)}`, duration_ms: 0 };
   return { ...delivery, state: 'failed', next_attempt_at: null, attempts: keep([...delivery.attempts, note], policy) };
 }
 

@@ -15,15 +15,14 @@ import { webhooksContract } from './webhooks.contract';
  * A fresh, empty store per test, and how to throw it away afterwards. `failRowWrites` makes the
  * store itself refuse writes of session read-model rows (a SQLite trigger, a MongoDB validator, a
  * flag in memory) until the function it returns is called: how the suite fails a commit between
- * its writes without test-only code in the adapters. `failWebhookWrites` does the same to writes
- * of webhook deliveries (a configuration change fails between its two writes).
+ * its writes without test-only code in the adapters. The store must also refuse to write a webhook
+ * delivery whose id is REFUSED_DELIVERY_ID (likewise), so a configuration change fails between
+ * its two writes.
  */
-export type StoreUnderTest = {
-  store: BerthStore;
-  failRowWrites: () => Promise<() => Promise<void>>;
-  failWebhookWrites: () => Promise<() => Promise<void>>;
-  dispose?: () => Promise<void>;
-};
+export type StoreUnderTest = { store: BerthStore; failRowWrites: () => Promise<() => Promise<void>>; dispose?: () => Promise<void> };
+
+/** The webhook delivery id every store under test refuses to write. */
+export const REFUSED_DELIVERY_ID = 'whd_refused';
 export type StoreFactory = () => Promise<StoreUnderTest>;
 
 /**
@@ -60,7 +59,7 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
     limitsContract(store);
     inspectionContract(store);
     filesContract(store);
-    webhooksContract(store, () => running().failWebhookWrites());
+    webhooksContract(store);
     vaultsContract(store);
     coordinationContract(store);
   });

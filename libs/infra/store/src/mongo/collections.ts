@@ -160,6 +160,7 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
   webhookDeliveries: [
     { key: { endpoint_id: 1, created_at: 1, _id: 1 }, name: 'endpoint_created' },
     { key: { next_attempt_at: 1 }, name: 'due', partialFilterExpression: { state: 'pending' } },
+    { key: { created_at: 1 }, name: 'expiring', partialFilterExpression: { state: 'pending' } },
     { key: { endpoint_id: 1, subject: 1, position: 1 }, name: 'in_order', partialFilterExpression: { state: 'pending' } },
     { key: { state: 1, created_at: 1 }, name: 'settled' },
   ],
