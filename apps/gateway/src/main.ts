@@ -8,7 +8,6 @@ import { JetStreamTransport, createJetStreamMicroservice, loadConfig, onShutdown
 import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
 import { consumerMetrics, failedToStart, startServiceTelemetry, webhookMetrics } from '@berth/telemetry';
-import { defaultDeliveryPolicy } from '@berth/webhooks-domain';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createGatewayApp } from './app/create-gateway-app';
 import { consoleBuildExists } from './console/serve-console';
@@ -95,7 +94,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     log: log.child({ component: 'webhooks' }),
     metrics: hookMetrics,
-    options: { policy: defaultDeliveryPolicy, leaseMs: config.webhooks.leaseMs, batchSize: config.webhooks.batchSize, retentionMs: config.webhooks.retentionMs },
+    options: { policy: config.webhooks.policy, leaseMs: config.webhooks.leaseMs, batchSize: config.webhooks.batchSize, retentionMs: config.webhooks.retentionMs },
   });
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },

@@ -146,31 +146,53 @@ describe('webhooks: endpoints, signed at-least-once delivery, delivery log', () 
     await flaky.close();
   });
 
-  it('gives up after the policy’s attempts: the delivery is failed and nothing more is sent', async () => {
-    const down = await receiver([500]);
-    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: down.url, enabled_events: ['session.created'] });
-    await seedSession(gw.url, gw.keyA);
-    const failed = async () => (await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries?state=failed`)).json.data[0];
-    await waitFor(async () => (await failed()) !== undefined, 10_000, 'the delivery to fail');
-    expect(await failed()).toMatchObject({ attempt_count: 3, next_attempt_at: null });
-    // A full retry period later, still three requests: no loop.
-    await gw.dispatcher.tick();
-    expect(down.received).toHaveLength(3);
-    await down.close();
-  });
-
-  it('sends nothing to a disabled endpoint, and enabling it again resumes new deliveries', async () => {
+  it('holds deliveries while an endpoint is disabled, and sends them, in order, once it is enabled again', async () => {
     const r = await receiver();
-    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: r.url, enabled_events: ['session.created'] });
+    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: r.url, enabled_events: ['session.created', 'session.updated'] });
     await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${hook.json.id}`, { state: 'disabled' });
-    await seedSession(gw.url, gw.keyA);
+    const { sessionId } = await seedSession(gw.url, gw.keyA);
+    for (const title of ['one', 'two']) expect((await call(gw.url, gw.keyA, 'POST', `/v1/sessions/${sessionId}`, { title })).status).toBe(200);
+    const log = async () => (await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries`)).json.data as { state: string }[];
+    await waitFor(async () => (await log()).length === 3, 10_000, 'three deliveries planned while disabled');
+    // A worker pass after they were planned sends nothing: they wait, pending.
+    await gw.dispatcher.tick();
+    expect(r.received).toEqual([]);
+    expect((await log()).map((d) => d.state)).toEqual(['pending', 'pending', 'pending']);
+
     await call(gw.url, gw.keyA, 'POST', `/v1/webhooks/${hook.json.id}`, { state: 'enabled' });
-    await seedSession(gw.url, gw.keyA);
-    await waitFor(() => r.received.length === 1, 10_000, 'one delivery');
-    expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries`)).json.data).toHaveLength(1);
+    await waitFor(() => r.received.length === 3, 10_000, 'the held deliveries');
+    const events = r.received.map((x) => unwrap(hook.json.signing_secret, x).data);
+    expect(events).toEqual([
+      expect.objectContaining({ type: 'session.created', id: sessionId }),
+      expect.objectContaining({ type: 'session.updated', id: sessionId }),
+      expect.objectContaining({ type: 'session.updated', id: sessionId }),
+    ]);
     await r.close();
   });
+});
 
+describe('webhook delivery lifetime', () => {
+  it('fails a delivery not delivered within the policy’s maximum age, says why, sends nothing more, and redelivers it on request', async () => {
+    const own = await startGateway({ turnRunner: false, deliveryPolicy: { maxAgeMs: 400 } });
+    const down = await receiver([500]);
+    const hook = await call(own.url, own.keyA, 'POST', '/v1/webhooks', { url: down.url, enabled_events: ['session.created'] });
+    await seedSession(own.url, own.keyA);
+    const failed = async () => (await call(own.url, own.keyA, 'GET', `/v1/webhooks/${hook.json.id}/deliveries?state=failed`)).json.data[0];
+    await waitFor(async () => (await failed()) !== undefined, 10_000, 'the delivery to expire');
+    const d = await failed();
+    expect(d).toMatchObject({ state: 'failed', next_attempt_at: null });
+    expect(d.attempts.at(-1)).toMatchObject({ status_code: null, error: 'expired: not delivered within 400 ms' });
+    // Every attempt reached the receiver, and none comes after the expiry: no loop.
+    expect(down.received).toHaveLength(d.attempt_count);
+    await own.dispatcher.tick();
+    expect(down.received).toHaveLength(d.attempt_count);
+
+    const again = await call(own.url, own.keyA, 'POST', `/v1/webhooks/${hook.json.id}/deliveries/${d.id}/redeliver`);
+    expect(again.json).toMatchObject({ redelivery_of: d.id, state: 'pending' });
+    await waitFor(() => down.received.length > d.attempt_count, 10_000, 'the redelivery');
+    await down.close();
+    await own.close();
+  }, 30_000);
 });
 
 describe('webhook delivery across a worker crash', () => {
@@ -191,7 +213,7 @@ describe('webhook delivery across a worker crash', () => {
       clock: systemClock,
       log: silentLogger,
       metrics: webhookMetrics(new Registry()),
-      options: { policy: { retryDelaysMs: [], jitter: 0, disableAfterFailures: 5, attemptsKept: 5 }, leaseMs: 300, batchSize: 8, retentionMs: 1 },
+      options: { policy: { retryDelaysMs: [], jitter: 0, maxAgeMs: 60_000, disableAfterMs: 60_000, attemptsKept: 5 }, leaseMs: 300, batchSize: 8, retentionMs: 1 },
     });
     void hung.tick();
     await waitFor(async () => (await list())[0]?.lease !== null, 5_000, 'the hung worker to claim it');

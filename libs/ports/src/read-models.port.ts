@@ -1,3 +1,4 @@
+import type { WebhookDeliveryRecord } from '@berth/contracts';
 import type { BlobStore, FileStore, SessionSecrets } from './files.port';
 import type { Leases, SandboxClaims } from './coordination.port';
 import type { SessionJournal, SessionSnapshots } from './session-store.port';
@@ -67,17 +68,26 @@ export type SessionListQuery = PageQuery &
  * Each version is stored on its own (unique per agent and version), so an agent may have any number
  * of versions; a version record too large for the store is a PAYLOAD_TOO_LARGE error.
  */
+/**
+ * Configuration writes take the webhook deliveries of the change they make (`webhooks`, planned by
+ * the caller) and store them in the same atomic write: both or neither, so no crash between the
+ * change and its webhooks can lose one. A write that changes nothing stores none.
+ */
+export type WebhookOutbox = readonly WebhookDeliveryRecord[];
+
 export interface AgentStore {
   /** Inserts version 1, or a next version when `expectedVersion` matches the latest (else ConcurrencyError). */
-  putVersion(agent: AgentRecord, expectedVersion: number): Promise<void>;
+  putVersion(agent: AgentRecord, expectedVersion: number, webhooks?: WebhookOutbox): Promise<void>;
   get(ownerId: string, id: string, version?: number): Promise<AgentRecord | null>;
   list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<AgentRecord>>;
   listVersions(ownerId: string, id: string, query: PageQuery): Promise<Page<AgentRecord>>;
-  archive(ownerId: string, id: string, at: string): Promise<AgentRecord | null>;
+  /** Archives at `at` unless already archived (then `webhooks` are not stored); the agent as it now is. */
+  archive(ownerId: string, id: string, at: string, webhooks?: WebhookOutbox): Promise<AgentRecord | null>;
 }
 
 export interface EnvironmentStore {
-  put(env: EnvironmentRecord): Promise<void>;
+  /** Inserts or replaces (same owner only: another owner's id is left alone, and `webhooks` not stored). */
+  put(env: EnvironmentRecord, webhooks?: WebhookOutbox): Promise<void>;
   get(ownerId: string, id: string): Promise<EnvironmentRecord | null>;
   list(ownerId: string, query: PageQuery & { include_archived?: boolean }): Promise<Page<EnvironmentRecord>>;
 }

@@ -3,9 +3,25 @@ import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
 import { str, type Command, type Output } from './command';
 
-type Endpoint = { id: string; url: string; name: string; description: string; enabled_events: string[]; state: string; disabled_reason: string; created_at: string; updated_at: string; signing_secret?: string };
+type Endpoint = {
+  id: string;
+  url: string;
+  name: string;
+  description: string;
+  enabled_events: string[];
+  state: string;
+  disabled_reason: string;
+  failing_since: string | null;
+  next_retry_at: string | null;
+  created_at: string;
+  updated_at: string;
+  signing_secret?: string;
+};
 type Attempt = { attempted_at: string; status_code: number | null; error: string | null; duration_ms: number };
 type Delivery = { id: string; event_id: string; event_type: string; state: string; attempt_count: number; attempts: Attempt[]; next_attempt_at: string | null; delivered_at: string | null; redelivery_of: string | null; created_at: string };
+
+/** The state in one phrase: why Berth disabled it, and since when every attempt has failed. */
+const stateOf = (e: Endpoint): string => [e.state, e.disabled_reason && `(${e.disabled_reason})`, e.failing_since && `failing since ${e.failing_since}`].filter(Boolean).join(' ');
 
 const endpointOutput = (e: Endpoint): Output => ({
   json: e,
@@ -15,7 +31,8 @@ const endpointOutput = (e: Endpoint): Output => ({
     ['name', e.name],
     ['description', e.description],
     ['events', e.enabled_events.join(', ')],
-    ['state', e.disabled_reason ? `${e.state} (${e.disabled_reason})` : e.state],
+    ['state', stateOf(e)],
+    ['next retry', e.next_retry_at],
     ['created', e.created_at],
     // Shown once, on create and on rotate-secret: the API never answers it again.
     ...(e.signing_secret ? ([['signing secret', `${e.signing_secret}  (shown once: store it now)`]] as const) : []),
@@ -76,7 +93,7 @@ export const webhookCommands: readonly Command[] = [
         human: table(page.data, [
           { header: 'id', value: (e) => e.id },
           { header: 'url', value: (e) => e.url },
-          { header: 'state', value: (e) => (e.disabled_reason ? `${e.state} (${e.disabled_reason})` : e.state) },
+          { header: 'state', value: stateOf },
           { header: 'events', value: (e) => e.enabled_events.join(',') },
         ]),
       };
@@ -97,8 +114,8 @@ export const webhookCommands: readonly Command[] = [
       ...eventOption,
       name: { type: 'string', help: 'display name' },
       description: { type: 'string', help: 'description' },
-      enable: { type: 'boolean', help: 'resume deliveries (clears an automatic disable)' },
-      disable: { type: 'boolean', help: 'stop deliveries' },
+      enable: { type: 'boolean', help: 'resume deliveries: what waited goes out (clears an automatic disable)' },
+      disable: { type: 'boolean', help: 'pause deliveries (events keep being planned and wait, up to their 3 days)' },
     },
     summary: 'change a webhook endpoint (only the options given)',
     run: async ({ api }, a, o) => {

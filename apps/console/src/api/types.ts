@@ -110,6 +110,9 @@ export type WebhookEndpoint = {
   enabled_events: string[];
   state: 'enabled' | 'disabled';
   disabled_reason: string;
+  /** Since when every attempt has failed, and when it is tried next; null while it answers. */
+  failing_since: string | null;
+  next_retry_at: string | null;
   created_at: string;
   signing_secret?: string;
 };

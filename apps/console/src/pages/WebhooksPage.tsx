@@ -74,7 +74,15 @@ export function WebhooksPage({ api }: { api: Api }) {
                   </div>
                 </td>
                 <td className="mono">{e.enabled_events.join(', ')}</td>
-                <td data-testid="webhook-state">{e.disabled_reason ? `${e.state} (${e.disabled_reason})` : e.state}</td>
+                <td data-testid="webhook-state">
+                  {e.disabled_reason ? `${e.state} (${e.disabled_reason})` : e.state}
+                  {e.failing_since && (
+                    <div className="muted" data-testid="webhook-failing">
+                      failing since {e.failing_since}
+                      {e.state === 'enabled' && e.next_retry_at ? `, next retry ${e.next_retry_at}` : ''}
+                    </div>
+                  )}
+                </td>
                 <td className="actions">
                   <button type="button" onClick={() => setOpen(open === e.id ? null : e.id)} data-testid="webhook-deliveries">
                     {open === e.id ? 'Hide deliveries' : 'Deliveries'}

@@ -27,7 +27,7 @@ export class AgentsService {
     private readonly agents: AgentStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-    private readonly webhooks: Pick<ResourceWebhooks, 'changed'>,
+    private readonly webhooks: Pick<ResourceWebhooks, 'plan'>,
   ) {}
 
   async create(owner: string, body: AgentCreateParams) {
@@ -48,8 +48,7 @@ export class AgentsService {
       updated_at: now,
       archived_at: null,
     };
-    await this.agents.putVersion(record, 0);
-    await this.webhooks.changed({ type: 'agent.created', id: record.id, ownerId: owner, at: now, version: 1 });
+    await this.agents.putVersion(record, 0, await this.webhooks.plan({ type: 'agent.created', id: record.id, ownerId: owner, at: now, version: 1 }));
     return record;
   }
 
@@ -81,13 +80,13 @@ export class AgentsService {
     if (name === current.name && JSON.stringify(next) === JSON.stringify(agentConfigAfterUpdate(stored, {}))) return renderAgent(current);
     refuseConfigIssues(agentConfigIssues(next));
     const record: AgentRecord = { ...current, version: current.version + 1, name, config: next, updated_at: this.clock.now().toISOString() };
+    const webhooks = await this.webhooks.plan({ type: 'agent.updated', id: record.id, ownerId: owner, at: record.updated_at, version: record.version });
     try {
-      await this.agents.putVersion(record, current.version);
+      await this.agents.putVersion(record, current.version, webhooks);
     } catch (error) {
       if (error instanceof ConcurrencyError) throw new IllegalStateError(ErrorCodes.VERSION_CONFLICT, 'agent was updated concurrently; retry with the new version');
       throw error;
     }
-    await this.webhooks.changed({ type: 'agent.updated', id: record.id, ownerId: owner, at: record.updated_at, version: record.version });
     return renderAgent(record);
   }
 
@@ -95,9 +94,9 @@ export class AgentsService {
     const current = await this.agents.get(owner, id);
     if (!current) throw agentNotFound();
     if (current.archived_at !== null) return renderAgent(current);
-    const archived = await this.agents.archive(owner, id, this.clock.now().toISOString());
+    const at = this.clock.now().toISOString();
+    const archived = await this.agents.archive(owner, id, at, await this.webhooks.plan({ type: 'agent.archived', id, ownerId: owner, at }));
     if (!archived) throw agentNotFound();
-    await this.webhooks.changed({ type: 'agent.archived', id, ownerId: owner, at: archived.archived_at ?? archived.updated_at });
     return renderAgent(archived);
   }
 

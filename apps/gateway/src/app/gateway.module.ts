@@ -86,7 +86,7 @@ export class GatewayModule {
         },
         {
           provide: ResourceWebhooks,
-          useFactory: (d: GatewayDeps) => new ResourceWebhooks({ endpoints: d.store.webhookEndpoints, deliveries: d.store.webhookDeliveries, now: () => d.clock.now().toISOString(), log: d.log }),
+          useFactory: (d: GatewayDeps) => new ResourceWebhooks({ endpoints: d.store.webhookEndpoints, now: () => d.clock.now().toISOString() }),
           inject: [DEPS],
         },
         { provide: AgentsService, useFactory: (d: GatewayDeps, webhooks: ResourceWebhooks) => new AgentsService(d.store.agents, d.clock, d.ids, webhooks), inject: [DEPS, ResourceWebhooks] },

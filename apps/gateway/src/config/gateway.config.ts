@@ -1,6 +1,9 @@
+import { defaultDeliveryPolicy } from '@berth/webhooks-domain';
 import { z } from 'zod';
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const HOUR_MS = 60 * 60 * 1000;
+const hours = (fallbackMs: number) => z.coerce.number().positive().default(fallbackMs / HOUR_MS);
 
 /** Everything the gateway reads from its environment. */
 export const GatewayConfigSchema = z
@@ -43,10 +46,24 @@ export const GatewayConfigSchema = z
     BERTH_WEBHOOK_LEASE_MS: int(60_000),
     BERTH_WEBHOOK_BATCH: int(16),
     BERTH_WEBHOOK_RETENTION_DAYS: int(30),
+    /** Waits between retries (and between probes of a failing endpoint), comma-separated; the last repeats. */
+    BERTH_WEBHOOK_RETRY_DELAYS_MS: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
+      .default(defaultDeliveryPolicy.retryDelaysMs.join(','))
+      .transform((list) => list.split(',').map(Number)),
+    /** How long a delivery is tried from its event; then it is failed (and can be redelivered). */
+    BERTH_WEBHOOK_MAX_AGE_HOURS: hours(defaultDeliveryPolicy.maxAgeMs),
+    /** How long an endpoint may fail without a break before it is disabled. */
+    BERTH_WEBHOOK_DISABLE_AFTER_HOURS: hours(defaultDeliveryPolicy.disableAfterMs),
   })
   .refine((env) => env.BERTH_WEBHOOK_LEASE_MS > env.BERTH_WEBHOOK_TIMEOUT_MS, {
     message: 'must exceed BERTH_WEBHOOK_TIMEOUT_MS (an attempt still running must not be claimed again)',
     path: ['BERTH_WEBHOOK_LEASE_MS'],
+  })
+  .refine((env) => env.BERTH_WEBHOOK_RETENTION_DAYS * 24 > env.BERTH_WEBHOOK_MAX_AGE_HOURS, {
+    message: 'must be longer than BERTH_WEBHOOK_MAX_AGE_HOURS (a failed delivery stays in the log, to be redelivered)',
+    path: ['BERTH_WEBHOOK_RETENTION_DAYS'],
   })
   .transform((env) => ({
     natsUrl: env.NATS_URL,
@@ -75,6 +92,12 @@ export const GatewayConfigSchema = z
       tickMs: env.BERTH_WEBHOOK_TICK_MS,
       leaseMs: env.BERTH_WEBHOOK_LEASE_MS,
       batchSize: env.BERTH_WEBHOOK_BATCH,
-      retentionMs: env.BERTH_WEBHOOK_RETENTION_DAYS * 24 * 60 * 60 * 1000,
+      retentionMs: env.BERTH_WEBHOOK_RETENTION_DAYS * 24 * HOUR_MS,
+      policy: {
+        ...defaultDeliveryPolicy,
+        retryDelaysMs: env.BERTH_WEBHOOK_RETRY_DELAYS_MS,
+        maxAgeMs: Math.round(env.BERTH_WEBHOOK_MAX_AGE_HOURS * HOUR_MS),
+        disableAfterMs: Math.round(env.BERTH_WEBHOOK_DISABLE_AFTER_HOURS * HOUR_MS),
+      },
     },
   }));

@@ -24,7 +24,7 @@ export class EnvironmentsService {
     private readonly environments: EnvironmentStore,
     private readonly clock: Clock,
     private readonly ids: IdGenerator,
-    private readonly webhooks: Pick<ResourceWebhooks, 'changed'>,
+    private readonly webhooks: Pick<ResourceWebhooks, 'plan'>,
     private readonly allowHostNetwork = false,
   ) {}
 
@@ -54,8 +54,7 @@ export class EnvironmentsService {
       archived_at: null,
       deleted: false,
     };
-    await this.environments.put(record);
-    await this.webhooks.changed({ type: 'environment.created', id: record.id, ownerId: owner, at: now });
+    await this.environments.put(record, await this.webhooks.plan({ type: 'environment.created', id: record.id, ownerId: owner, at: now }));
     return record;
   }
 
@@ -86,8 +85,7 @@ export class EnvironmentsService {
       metadata: patchMetadata(env.metadata, body.metadata),
       updated_at: this.clock.now().toISOString(),
     };
-    await this.environments.put(updated);
-    await this.webhooks.changed({ type: 'environment.updated', id, ownerId: owner, at: updated.updated_at });
+    await this.environments.put(updated, await this.webhooks.plan({ type: 'environment.updated', id, ownerId: owner, at: updated.updated_at }));
     return renderEnvironment(updated);
   }
 
@@ -96,16 +94,14 @@ export class EnvironmentsService {
     if (env.archived_at !== null) return renderEnvironment(env);
     const now = this.clock.now().toISOString();
     const archived: EnvironmentRecord = { ...env, archived_at: now, updated_at: now };
-    await this.environments.put(archived);
-    await this.webhooks.changed({ type: 'environment.archived', id, ownerId: owner, at: now });
+    await this.environments.put(archived, await this.webhooks.plan({ type: 'environment.archived', id, ownerId: owner, at: now }));
     return renderEnvironment(archived);
   }
 
   async delete(owner: string, id: string) {
     const env = await this.find(owner, id);
     const at = this.clock.now().toISOString();
-    await this.environments.put({ ...env, deleted: true, updated_at: at });
-    await this.webhooks.changed({ type: 'environment.deleted', id: env.id, ownerId: owner, at });
+    await this.environments.put({ ...env, deleted: true, updated_at: at }, await this.webhooks.plan({ type: 'environment.deleted', id: env.id, ownerId: owner, at }));
     return { id: env.id, type: 'environment_deleted' };
   }
 

@@ -25,7 +25,7 @@ import type { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
 import { renderCredential, renderValidation, renderVault } from './vault.render';
 import type { VaultRoutes } from './vaults.schemas';
 
-export type VaultsServiceDeps = Readonly<{ vaults: VaultStore; secrets: SecretBox; clock: Clock; ids: IdGenerator; webhooks: Pick<ResourceWebhooks, 'changed'> }>;
+export type VaultsServiceDeps = Readonly<{ vaults: VaultStore; secrets: SecretBox; clock: Clock; ids: IdGenerator; webhooks: Pick<ResourceWebhooks, 'plan'> }>;
 
 const vaultNotFound = () => new NotFoundError('vault not found', 'VAULT_NOT_FOUND');
 const credentialNotFound = () => new NotFoundError('credential not found', 'CREDENTIAL_NOT_FOUND');
@@ -59,8 +59,7 @@ export class VaultsService {
   async create(owner: string, body: VaultCreateParams) {
     const now = this.now();
     const vault: VaultRecord = { id: this.d.ids.next('vlt'), owner_id: owner, display_name: body.display_name, metadata: body.metadata ?? {}, created_at: now, updated_at: now, archived_at: null };
-    await this.d.vaults.put(vault);
-    await this.d.webhooks.changed({ type: 'vault.created', id: vault.id, ownerId: owner, at: now });
+    await this.d.vaults.put(vault, await this.d.webhooks.plan({ type: 'vault.created', id: vault.id, ownerId: owner, at: now }));
     return renderVault(vault);
   }
 
@@ -90,14 +89,13 @@ export class VaultsService {
     if (vault.archived_at) return renderVault(vault);
     const now = this.now();
     const next: VaultRecord = { ...vault, archived_at: now, updated_at: now };
-    await this.d.vaults.put(next);
-    await this.d.webhooks.changed({ type: 'vault.archived', id, ownerId: owner, at: now });
+    await this.d.vaults.put(next, await this.d.webhooks.plan({ type: 'vault.archived', id, ownerId: owner, at: now }));
     return renderVault(next);
   }
 
   async delete(owner: string, id: string) {
-    if (!(await this.d.vaults.delete(owner, id))) throw vaultNotFound();
-    await this.d.webhooks.changed({ type: 'vault.deleted', id, ownerId: owner, at: this.now() });
+    const webhooks = await this.d.webhooks.plan({ type: 'vault.deleted', id, ownerId: owner, at: this.now() });
+    if (!(await this.d.vaults.delete(owner, id, webhooks))) throw vaultNotFound();
     return { id, type: 'vault_deleted' };
   }
 
@@ -124,8 +122,7 @@ export class VaultsService {
       updated_at: now,
       archived_at: null,
     };
-    await this.d.vaults.putCredential(credential);
-    await this.d.webhooks.changed({ type: 'vault_credential.created', id, ownerId: owner, vaultId, at: now });
+    await this.d.vaults.putCredential(credential, await this.d.webhooks.plan({ type: 'vault_credential.created', id, ownerId: owner, vaultId, at: now }));
     return renderCredential(credential);
   }
 
@@ -180,15 +177,14 @@ export class VaultsService {
     if (current.archived_at) return renderCredential(current);
     const now = this.now();
     const next: CredentialRecord = { ...current, archived_at: now, updated_at: now };
-    await this.d.vaults.putCredential(next);
-    await this.d.webhooks.changed({ type: 'vault_credential.archived', id, ownerId: owner, vaultId, at: now });
+    await this.d.vaults.putCredential(next, await this.d.webhooks.plan({ type: 'vault_credential.archived', id, ownerId: owner, vaultId, at: now }));
     return renderCredential(next);
   }
 
   async deleteCredential(owner: string, vaultId: string, id: string) {
     await this.vault(owner, vaultId);
-    if (!(await this.d.vaults.deleteCredential(owner, vaultId, id))) throw credentialNotFound();
-    await this.d.webhooks.changed({ type: 'vault_credential.deleted', id, ownerId: owner, vaultId, at: this.now() });
+    const webhooks = await this.d.webhooks.plan({ type: 'vault_credential.deleted', id, ownerId: owner, vaultId, at: this.now() });
+    if (!(await this.d.vaults.deleteCredential(owner, vaultId, id, webhooks))) throw credentialNotFound();
     return { id, type: 'vault_credential_deleted' };
   }
 

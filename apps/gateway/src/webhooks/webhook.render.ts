@@ -1,6 +1,6 @@
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
 
-/** A webhook endpoint as the API returns it: never its secret. */
+/** A webhook endpoint as the API returns it: never its secret. `failing_since`/`next_retry_at`: set while every attempt fails. */
 export function renderWebhookEndpoint(e: WebhookEndpointRecord): Record<string, unknown> {
   return {
     type: 'webhook_endpoint',
@@ -11,6 +11,8 @@ export function renderWebhookEndpoint(e: WebhookEndpointRecord): Record<string, 
     enabled_events: e.enabled_events,
     state: e.state,
     disabled_reason: e.disabled_reason,
+    failing_since: e.failing_since,
+    next_retry_at: e.next_retry_at,
     created_at: e.created_at,
     updated_at: e.updated_at,
   };

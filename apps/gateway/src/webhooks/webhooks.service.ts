@@ -13,6 +13,9 @@ export const MAX_WEBHOOK_ENDPOINTS = 32;
 
 const notFound = () => new NotFoundError('webhook endpoint not found', 'WEBHOOK_NOT_FOUND');
 
+/** No failure counted: deliveries go out at once. */
+const ANSWERING = { consecutive_failures: 0, failing_since: null, next_retry_at: null } as const;
+
 export type WebhooksServiceDeps = Readonly<{
   endpoints: WebhookEndpointStore;
   deliveries: WebhookDeliveryStore;
@@ -26,7 +29,7 @@ export type WebhooksServiceDeps = Readonly<{
  * Webhook endpoints are configuration, written straight to the store. The signing secret is drawn
  * here, sealed at rest (bound to the endpoint id) and answered once; the delivery worker opens it
  * to sign. Writes compare-and-set on the endpoint's version, because the worker writes it too
- * (failure streak, automatic disable).
+ * (failure streak and backoff, automatic disable).
  */
 export class WebhooksService {
   constructor(private readonly d: WebhooksServiceDeps) {}
@@ -49,7 +52,7 @@ export class WebhooksService {
       state: 'enabled',
       disabled_reason: '',
       secret: this.d.secrets.seal(secret, id),
-      consecutive_failures: 0,
+      ...ANSWERING,
       version: 1,
       created_at: now,
       updated_at: now,
@@ -74,8 +77,9 @@ export class WebhooksService {
       name: body.name ?? e.name,
       description: body.description ?? e.description,
       enabled_events: body.enabled_events && body.enabled_events.length > 0 ? body.enabled_events : e.enabled_events,
-      // Enabling again clears the automatic reason and the failure streak.
-      ...(body.state === 'enabled' ? { state: 'enabled', disabled_reason: '', consecutive_failures: 0 } : {}),
+      // A new URL, or enabling again, is tried at once: the failure streak (and an automatic reason) is cleared.
+      ...(body.url && body.url !== e.url ? ANSWERING : {}),
+      ...(body.state === 'enabled' ? { state: 'enabled', disabled_reason: '', ...ANSWERING } : {}),
       ...(body.state === 'disabled' && e.state === 'enabled' ? { state: 'disabled', disabled_reason: '' } : {}),
     }));
     return renderWebhookEndpoint(updated);

@@ -26,7 +26,7 @@ import { WebhookPlanner } from '../../src/webhooks/delivery/webhook-planner';
 import { HttpWebhookSender } from '../../src/webhooks/delivery/webhook-sender';
 
 /** Retries in milliseconds, so a test sees a delivery through its whole life. */
-const TEST_DELIVERY_POLICY: DeliveryPolicy = { retryDelaysMs: [50, 100], jitter: 0, disableAfterFailures: 20, attemptsKept: 20 };
+const TEST_DELIVERY_POLICY: DeliveryPolicy = { retryDelaysMs: [50, 100], jitter: 0, maxAgeMs: 10 * 60 * 1000, disableAfterMs: 10 * 60 * 1000, attemptsKept: 20 };
 
 export type GatewayHarness = Readonly<{
   url: string;
@@ -62,6 +62,8 @@ export type GatewayHarnessOptions = {
   secretKeys?: boolean;
   /** The store (default: SQLite in memory). */
   storeUrl?: string;
+  /** Changes to the delivery worker's test policy (retries after 50 and 100 ms, 10 minutes to live). */
+  deliveryPolicy?: Partial<DeliveryPolicy>;
 };
 
 /**
@@ -94,7 +96,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     clock: systemClock,
     log: silentLogger,
     metrics,
-    options: { policy: TEST_DELIVERY_POLICY, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
+    options: { policy: { ...TEST_DELIVERY_POLICY, ...options.deliveryPolicy }, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
   });
   const sink: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));

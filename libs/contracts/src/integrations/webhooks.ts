@@ -67,7 +67,10 @@ export type WebhookEvent = Readonly<{ id: string; created_at: string; type: 'eve
 export const WEBHOOK_ENDPOINT_STATES = ['enabled', 'disabled'] as const;
 export type WebhookEndpointState = (typeof WEBHOOK_ENDPOINT_STATES)[number];
 
-/** Why Berth disabled an endpoint by itself; '' when enabled or disabled by its owner. */
+/**
+ * Why Berth disabled an endpoint by itself; '' when enabled or disabled by its owner.
+ * `consecutive_failures`: every attempt failed for the policy's `disableAfterMs` (5 days by default).
+ */
 export type WebhookDisabledReason = '' | 'consecutive_failures' | 'target_not_allowed' | 'redirect';
 
 export const WebhookUrlSchema = z
@@ -98,7 +101,11 @@ export const WebhookEndpointUpdateParamsSchema = z.strictObject({
   enabled_events: EnabledEventsSchema.optional(),
   name: z.string().max(256).optional(),
   description: z.string().max(2048).optional(),
-  /** `enabled` resumes deliveries and clears `disabled_reason`; events while disabled are never delivered. */
+  /**
+   * `disabled` pauses deliveries: events keep being planned and wait. `enabled` resumes them (and
+   * clears `disabled_reason` and the failure streak): what waited goes out in order, except what
+   * expired meanwhile (`failed` in the log, can be redelivered).
+   */
   state: z.enum(WEBHOOK_ENDPOINT_STATES).optional(),
 });
 export type WebhookEndpointUpdateParams = z.infer<typeof WebhookEndpointUpdateParamsSchema>;
@@ -128,8 +135,12 @@ export type WebhookEndpointRecord = Readonly<{
   disabled_reason: WebhookDisabledReason;
   /** The `whsec_…` signing secret, sealed. */
   secret: SealedSecret;
-  /** Failed attempts since the last successful one (the endpoint is disabled past a threshold). */
+  /** Failed attempts since the last successful one that counted toward the endpoint's backoff (one per probe). */
   consecutive_failures: number;
+  /** Since when every attempt has failed (the first failure after a success); null while it answers. */
+  failing_since: string | null;
+  /** While failing: no attempt to it before this, then one at a time (a probe); null while it answers. */
+  next_retry_at: string | null;
   version: number;
   created_at: string;
   updated_at: string;
@@ -153,6 +164,12 @@ export type WebhookDeliveryRecord = Readonly<{
   payload: string;
   state: WebhookDeliveryState;
   attempt_count: number;
+  /**
+   * Failed attempts sent while its endpoint otherwise answered: how far along its own retry
+   * schedule it is. A probe of an endpoint that was already failing does not count (that failure
+   * is the endpoint's, and the endpoint backs off instead).
+   */
+  own_failures: number;
   /** The latest attempts, oldest first (bounded). */
   attempts: readonly WebhookAttempt[];
   next_attempt_at: string | null;

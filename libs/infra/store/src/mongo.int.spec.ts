@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { BerthError, ErrorCodes } from '@berth/core';
 import { MongoClient, type Timestamp } from 'mongodb';
-import { describeStoreContract } from './contract';
+import { REFUSED_DELIVERY_ID, describeStoreContract } from './contract';
 import { commitOf } from './contract/fixtures';
 import { MongoStore } from './mongo/mongo-store';
 
@@ -27,6 +27,8 @@ if (!uri) {
   describeStoreContract('MongoDB', async () => {
     const dbName = freshDb();
     const db = admin.db(dbName);
+    // The server itself refuses the contract's refused webhook delivery.
+    await db.createCollection('webhook_deliveries', { validator: { _id: { $ne: REFUSED_DELIVERY_ID } } });
     return {
       store: new MongoStore(uri as string, { dbName }),
       // A validator no document passes: the server itself refuses every write of a session row.

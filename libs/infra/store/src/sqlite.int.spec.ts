@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConcurrencyError } from '@berth/core';
-import { describeStoreContract } from './contract';
+import { REFUSED_DELIVERY_ID, describeStoreContract } from './contract';
 import { commitOf } from './contract/fixtures';
 import { SqliteStore } from './sqlite/sqlite-store';
 
@@ -19,7 +19,8 @@ describeStoreContract('SQLite file', async () => {
   const faults = new Database(path, { timeout: 10_000 });
   faults.exec(`CREATE TABLE contract_faults (refuse_rows INTEGER NOT NULL); INSERT INTO contract_faults VALUES (0);
     CREATE TRIGGER contract_fail_row_insert BEFORE INSERT ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;
-    CREATE TRIGGER contract_fail_row_update BEFORE UPDATE ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;`);
+    CREATE TRIGGER contract_fail_row_update BEFORE UPDATE ON sessions WHEN (SELECT refuse_rows FROM contract_faults) = 1 BEGIN SELECT RAISE(ABORT, 'row writes refused'); END;
+    CREATE TRIGGER contract_refuse_delivery BEFORE INSERT ON webhook_deliveries WHEN NEW.id = '${REFUSED_DELIVERY_ID}' BEGIN SELECT RAISE(ABORT, 'delivery refused'); END;`);
   const refuseRows = (on: boolean) => faults.prepare('UPDATE contract_faults SET refuse_rows = ?').run(on ? 1 : 0);
   return {
     store: new SqliteStore(path, { synchronous: 'normal' }),

@@ -149,13 +149,18 @@ export const webhookMetrics = (registry: Registry) => ({
   }),
   attempts: new Counter({
     name: 'berth_webhook_attempts_total',
-    help: 'Webhook delivery attempts, by outcome (delivered, failed, skipped: the endpoint was disabled)',
+    help: 'Webhook delivery attempts, by outcome (delivered, failed)',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
+  expired: new Counter({
+    name: 'berth_webhook_deliveries_expired_total',
+    help: 'Webhook deliveries failed because they were not delivered within the delivery policy’s maximum age',
     registers: [registry],
   }),
   disabled: new Counter({
     name: 'berth_webhook_endpoints_disabled_total',
-    help: 'Webhook endpoints Berth disabled, by reason (consecutive_failures, redirect, target_not_allowed)',
+    help: 'Webhook endpoints Berth disabled, by reason (consecutive_failures: failing for the policy’s disable time, redirect, target_not_allowed)',
     labelNames: ['reason'] as const,
     registers: [registry],
   }),

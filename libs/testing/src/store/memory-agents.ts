@@ -1,14 +1,17 @@
 import { ConcurrencyError } from '@berth/core';
-import type { AgentRecord, AgentStore, Page, PageQuery } from '@berth/ports';
+import type { AgentRecord, AgentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { checkVersionStep, recordJson } from '@berth/store/shared';
 import { pageRows } from './paging';
+import type { MemoryWebhooks } from './memory-webhooks';
 
 type Agent = { owner_id: string; created_at: string; updated_at: string; archived_at: string | null; versions: AgentRecord[] };
 
 export class MemoryAgents implements AgentStore {
   private readonly agents = new Map<string, Agent>();
 
-  async putVersion(agent: AgentRecord, expectedVersion: number): Promise<void> {
+  constructor(private readonly webhooks: MemoryWebhooks) {}
+
+  async putVersion(agent: AgentRecord, expectedVersion: number, webhooks: WebhookOutbox = []): Promise<void> {
     checkVersionStep(agent, expectedVersion);
     const json = recordJson(`agent ${agent.id} version ${agent.version}`, agent);
     const stored = this.agents.get(agent.id);
@@ -17,12 +20,15 @@ export class MemoryAgents implements AgentStore {
       throw new ConcurrencyError(`agent ${agent.id} is no longer at version ${expectedVersion}`);
     }
     const copy = JSON.parse(json) as AgentRecord;
-    if (stored) {
-      stored.versions.push(copy);
-      stored.updated_at = agent.updated_at;
-    } else {
-      this.agents.set(agent.id, { owner_id: agent.owner_id, created_at: agent.created_at, updated_at: agent.updated_at, archived_at: agent.archived_at, versions: [copy] });
-    }
+    this.webhooks.withDeliveries(webhooks, () => {
+      if (stored) {
+        stored.versions.push(copy);
+        stored.updated_at = agent.updated_at;
+      } else {
+        this.agents.set(agent.id, { owner_id: agent.owner_id, created_at: agent.created_at, updated_at: agent.updated_at, archived_at: agent.archived_at, versions: [copy] });
+      }
+      return true;
+    });
   }
 
   async get(ownerId: string, id: string, version?: number): Promise<AgentRecord | null> {
@@ -45,13 +51,15 @@ export class MemoryAgents implements AgentStore {
     return pageRows(`agent_versions:${id}`, rows, query, (a) => [a.version]);
   }
 
-  async archive(ownerId: string, id: string, at: string): Promise<AgentRecord | null> {
+  async archive(ownerId: string, id: string, at: string, webhooks: WebhookOutbox = []): Promise<AgentRecord | null> {
     const agent = this.owned(ownerId, id);
     if (!agent) return null;
-    if (agent.archived_at === null) {
+    this.webhooks.withDeliveries(webhooks, () => {
+      if (agent.archived_at !== null) return false;
       agent.archived_at = at;
       agent.updated_at = at;
-    }
+      return true;
+    });
     return this.view(agent, agent.versions.length);
   }
 

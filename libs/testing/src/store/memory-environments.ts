@@ -1,15 +1,21 @@
-import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
+import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { recordJson } from '@berth/store/shared';
 import { pageRows } from './paging';
+import type { MemoryWebhooks } from './memory-webhooks';
 
 export class MemoryEnvironments implements EnvironmentStore {
   private readonly environments = new Map<string, EnvironmentRecord>();
 
-  async put(env: EnvironmentRecord): Promise<void> {
+  constructor(private readonly webhooks: MemoryWebhooks) {}
+
+  async put(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const stored = this.environments.get(env.id);
     const json = recordJson(`environment ${env.id}`, env);
     if (stored && stored.owner_id !== env.owner_id) return;
-    this.environments.set(env.id, JSON.parse(json) as EnvironmentRecord);
+    this.webhooks.withDeliveries(webhooks, () => {
+      this.environments.set(env.id, JSON.parse(json) as EnvironmentRecord);
+      return true;
+    });
   }
 
   async get(ownerId: string, id: string): Promise<EnvironmentRecord | null> {

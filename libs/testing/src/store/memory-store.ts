@@ -23,8 +23,10 @@ export class MemoryStore implements BerthStore {
   readonly snapshots = new MemorySnapshots();
   readonly sessions = new MemorySessions();
   readonly journal = new MemoryJournal({ snapshots: this.snapshots, sessions: this.sessions });
-  readonly agents = new MemoryAgents();
-  readonly environments = new MemoryEnvironments();
+  /** Webhook endpoints and deliveries; configuration writes store their deliveries here with them. */
+  readonly webhooks = new MemoryWebhooks();
+  readonly agents = new MemoryAgents(this.webhooks);
+  readonly environments = new MemoryEnvironments(this.webhooks);
   readonly idempotency = new MemoryIdempotencyKeys();
   readonly apiKeys = new MemoryApiKeys();
   readonly natsCredentials = new MemoryNatsCredentials();
@@ -33,10 +35,9 @@ export class MemoryStore implements BerthStore {
   readonly blobs = new MemoryBlobs();
   readonly secrets = new MemorySecrets();
   readonly inspection = new MemoryInspection(this);
-  private readonly webhooks = new MemoryWebhooks();
   readonly webhookEndpoints = new MemoryWebhookEndpoints(this.webhooks);
   readonly webhookDeliveries = new MemoryWebhookDeliveries(this.webhooks);
-  readonly vaults = new MemoryVaults();
+  readonly vaults = new MemoryVaults(this.webhooks);
   readonly sandboxClaims = new MemorySandboxClaims();
   readonly leases = new MemoryLeases();
 

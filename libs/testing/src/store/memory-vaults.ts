@@ -1,15 +1,21 @@
 import type { CredentialRecord, VaultRecord } from '@berth/contracts';
-import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
+import type { Page, VaultListQuery, VaultStore, WebhookOutbox } from '@berth/ports';
 import { pageRows } from './paging';
+import type { MemoryWebhooks } from './memory-webhooks';
 
 export class MemoryVaults implements VaultStore {
   private readonly vaults = new Map<string, VaultRecord>();
   private readonly credentials = new Map<string, CredentialRecord>();
 
-  async put(vault: VaultRecord): Promise<void> {
+  constructor(private readonly webhooks: MemoryWebhooks) {}
+
+  async put(vault: VaultRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const stored = this.vaults.get(vault.id);
     if (stored && stored.owner_id !== vault.owner_id) return;
-    this.vaults.set(vault.id, structuredClone(vault));
+    this.webhooks.withDeliveries(webhooks, () => {
+      this.vaults.set(vault.id, structuredClone(vault));
+      return true;
+    });
   }
 
   async get(ownerId: string, id: string): Promise<VaultRecord | null> {
@@ -22,18 +28,23 @@ export class MemoryVaults implements VaultStore {
     return structuredClone(pageRows('vaults', rows, query, (v) => [v.created_at, v.id]));
   }
 
-  async delete(ownerId: string, id: string): Promise<boolean> {
+  async delete(ownerId: string, id: string, webhooks: WebhookOutbox = []): Promise<boolean> {
     const v = this.vaults.get(id);
     if (!v || v.owner_id !== ownerId) return false;
-    this.vaults.delete(id);
-    for (const [key, c] of this.credentials) if (c.vault_id === id) this.credentials.delete(key);
-    return true;
+    return this.webhooks.withDeliveries(webhooks, () => {
+      this.vaults.delete(id);
+      for (const [key, c] of this.credentials) if (c.vault_id === id) this.credentials.delete(key);
+      return true;
+    });
   }
 
-  async putCredential(credential: CredentialRecord): Promise<void> {
+  async putCredential(credential: CredentialRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const stored = this.credentials.get(credential.id);
     if (stored && (stored.owner_id !== credential.owner_id || stored.vault_id !== credential.vault_id)) return;
-    this.credentials.set(credential.id, structuredClone(credential));
+    this.webhooks.withDeliveries(webhooks, () => {
+      this.credentials.set(credential.id, structuredClone(credential));
+      return true;
+    });
   }
 
   async getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null> {
@@ -50,11 +61,10 @@ export class MemoryVaults implements VaultStore {
     return [...this.credentials.values()].filter((c) => c.owner_id === ownerId && c.vault_id === vaultId).length;
   }
 
-  async deleteCredential(ownerId: string, vaultId: string, id: string): Promise<boolean> {
+  async deleteCredential(ownerId: string, vaultId: string, id: string, webhooks: WebhookOutbox = []): Promise<boolean> {
     const c = this.credentials.get(id);
     if (!c || c.owner_id !== ownerId || c.vault_id !== vaultId) return false;
-    this.credentials.delete(id);
-    return true;
+    return this.webhooks.withDeliveries(webhooks, () => this.credentials.delete(id));
   }
 
   async activeCredentials(ownerId: string, vaultIds: readonly string[]): Promise<readonly CredentialRecord[]> {

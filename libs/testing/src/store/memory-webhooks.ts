@@ -1,12 +1,47 @@
 import { ConcurrencyError } from '@berth/core';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
-import type { Page, PageQuery, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
+import type { Page, PageQuery, WebhookDeliveryClaim, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore, WebhookOutbox } from '@berth/ports';
 import { pageRows } from './paging';
 
-/** Endpoints and deliveries share one object so deleting an endpoint removes its deliveries, as the real adapters do. */
+/**
+ * Endpoints, deliveries and probes share one object so deleting an endpoint removes its deliveries,
+ * and configuration writes store their deliveries with them, as the real adapters do.
+ */
 export class MemoryWebhooks {
   readonly endpoints = new Map<string, WebhookEndpointRecord>();
   readonly deliveries = new Map<string, WebhookDeliveryRecord>();
+  /** A failing endpoint's one delivery out (its probe), until `until`. */
+  readonly probes = new Map<string, { delivery_id: string; until: string }>();
+  /** The contract suite's fault: a delivery with this id is refused (as a SQLite trigger or a MongoDB validator refuses it). */
+  refusedDeliveryId: string | null = null;
+
+  /**
+   * A configuration change and its deliveries as one write: the deliveries are checked first
+   * (nothing in memory can be rolled back), then `write` runs and says whether it changed
+   * anything; only then are they added. Returns what `write` said.
+   */
+  withDeliveries(deliveries: WebhookOutbox, write: () => boolean): boolean {
+    this.refuseFault(deliveries);
+    const changed = write();
+    if (changed) this.insert(deliveries);
+    return changed;
+  }
+
+  /** Adds each delivery whose id is not stored yet; how many were new. */
+  insert(deliveries: WebhookOutbox): number {
+    this.refuseFault(deliveries);
+    let added = 0;
+    for (const d of deliveries) {
+      if (this.deliveries.has(d.id)) continue;
+      this.deliveries.set(d.id, structuredClone(d));
+      added++;
+    }
+    return added;
+  }
+
+  private refuseFault(deliveries: WebhookOutbox): void {
+    if (deliveries.some((d) => d.id === this.refusedDeliveryId)) throw new Error(`webhook delivery ${String(this.refusedDeliveryId)} refused`);
+  }
 }
 
 export class MemoryWebhookEndpoints implements WebhookEndpointStore {
@@ -32,8 +67,8 @@ export class MemoryWebhookEndpoints implements WebhookEndpointStore {
     return structuredClone(pageRows('webhooks', rows, query, (e) => [e.created_at, e.id]));
   }
 
-  async enabledOf(ownerId: string): Promise<readonly WebhookEndpointRecord[]> {
-    const rows = [...this.m.endpoints.values()].filter((e) => e.owner_id === ownerId && e.state === 'enabled');
+  async allOf(ownerId: string): Promise<readonly WebhookEndpointRecord[]> {
+    const rows = [...this.m.endpoints.values()].filter((e) => e.owner_id === ownerId);
     return structuredClone(rows.sort((a, b) => (a.created_at + a.id < b.created_at + b.id ? -1 : 1)));
   }
 
@@ -53,6 +88,7 @@ export class MemoryWebhookEndpoints implements WebhookEndpointStore {
     const stored = this.m.endpoints.get(id);
     if (!stored || stored.owner_id !== ownerId) return false;
     this.m.endpoints.delete(id);
+    this.m.probes.delete(id);
     for (const [key, d] of this.m.deliveries) if (d.endpoint_id === id) this.m.deliveries.delete(key);
     return true;
   }
@@ -62,13 +98,7 @@ export class MemoryWebhookDeliveries implements WebhookDeliveryStore {
   constructor(private readonly m: MemoryWebhooks) {}
 
   async enqueue(deliveries: readonly WebhookDeliveryRecord[]): Promise<number> {
-    let added = 0;
-    for (const d of deliveries) {
-      if (this.m.deliveries.has(d.id)) continue;
-      this.m.deliveries.set(d.id, structuredClone(d));
-      added++;
-    }
-    return added;
+    return this.m.insert(deliveries);
   }
 
   async get(ownerId: string, endpointId: string, id: string): Promise<WebhookDeliveryRecord | null> {
@@ -81,24 +111,38 @@ export class MemoryWebhookDeliveries implements WebhookDeliveryStore {
     return structuredClone(pageRows(`webhook_deliveries:${endpointId}`, rows, query, (d) => [d.created_at, d.id]));
   }
 
-  async claimDue(now: string, leaseUntil: string, token: string, limit: number): Promise<readonly WebhookDeliveryRecord[]> {
+  async claimDue(claim: WebhookDeliveryClaim): Promise<readonly WebhookDeliveryRecord[]> {
+    const { now, expiredBy, token, leaseUntil, limit } = claim;
     const pending = [...this.m.deliveries.values()].filter((d) => d.state === 'pending');
-    const due = pending
-      .filter((d) => d.next_attempt_at !== null && d.next_attempt_at <= now && (d.lease === null || d.lease.until <= now))
-      .filter((d) => d.subject === null || !pending.some((e) => e.endpoint_id === d.endpoint_id && e.subject === d.subject && e.position < d.position))
-      .sort((a, b) => ((a.next_attempt_at ?? '') < (b.next_attempt_at ?? '') ? -1 : (a.next_attempt_at ?? '') > (b.next_attempt_at ?? '') ? 1 : a.position - b.position))
-      .slice(0, limit);
-    return due.map((d) => {
+    const first = (d: WebhookDeliveryRecord) => d.subject === null || !pending.some((e) => e.endpoint_id === d.endpoint_id && e.subject === d.subject && e.position < d.position);
+    const probeFree = (endpointId: string) => (this.m.probes.get(endpointId)?.until ?? '') <= now;
+    const open = pending
+      .filter((d) => d.lease === null || d.lease.until <= now)
+      .filter((d) => {
+        if (d.created_at <= expiredBy) return true;
+        const endpoint = this.m.endpoints.get(d.endpoint_id);
+        if (!endpoint || endpoint.state !== 'enabled' || (d.next_attempt_at ?? '') > now || !first(d)) return false;
+        return !endpoint.next_retry_at || (endpoint.next_retry_at <= now && probeFree(endpoint.id));
+      })
+      .sort((a, b) => ((a.next_attempt_at ?? '') < (b.next_attempt_at ?? '') ? -1 : (a.next_attempt_at ?? '') > (b.next_attempt_at ?? '') ? 1 : a.position - b.position));
+    const claimed: WebhookDeliveryRecord[] = [];
+    for (const d of open) {
+      if (claimed.length >= limit) break;
+      const probe = d.created_at > expiredBy && Boolean(this.m.endpoints.get(d.endpoint_id)?.next_retry_at);
+      if (probe && !probeFree(d.endpoint_id)) continue;
+      if (probe) this.m.probes.set(d.endpoint_id, { delivery_id: d.id, until: leaseUntil });
       const leased = { ...d, lease: { token, until: leaseUntil } };
       this.m.deliveries.set(d.id, leased);
-      return structuredClone(leased);
-    });
+      claimed.push(structuredClone(leased));
+    }
+    return claimed;
   }
 
   async settle(delivery: WebhookDeliveryRecord, token: string): Promise<boolean> {
     const stored = this.m.deliveries.get(delivery.id);
     if (stored?.lease?.token !== token) return false;
     this.m.deliveries.set(delivery.id, structuredClone({ ...delivery, lease: null }));
+    if (this.m.probes.get(delivery.endpoint_id)?.delivery_id === delivery.id) this.m.probes.delete(delivery.endpoint_id);
     return true;
   }
 

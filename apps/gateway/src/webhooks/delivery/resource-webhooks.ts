@@ -1,29 +1,23 @@
-import type { Logger, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
+import type { WebhookEndpointStore, WebhookOutbox } from '@berth/ports';
 import { planDeliveries, resourceWebhookEvent, type ResourceChange } from '@berth/webhooks-domain';
 
 export type ResourceWebhooksDeps = Readonly<{
-  endpoints: Pick<WebhookEndpointStore, 'enabledOf'>;
-  deliveries: Pick<WebhookDeliveryStore, 'enqueue'>;
+  endpoints: Pick<WebhookEndpointStore, 'allOf'>;
   now: () => string;
-  log: Logger;
 }>;
 
 /**
  * Agent, environment and vault changes are written straight to the store (no session stream), so
- * the service that wrote one plans its webhook deliveries right after, into the same durable
- * outbox the delivery worker sends session events from: the owner's subscribed endpoints only.
- * Planning never fails the request that made the change; a failure is logged (the change stays).
+ * the service making one plans its webhook deliveries first and hands them to the store write of
+ * the change, which stores both atomically (WebhookOutbox): a gateway dying at any point loses
+ * neither, and a change that fails or changes nothing sends nothing. The owner's subscribed
+ * endpoints only. A store that cannot be read fails the request, as the write would.
  */
 export class ResourceWebhooks {
   constructor(private readonly d: ResourceWebhooksDeps) {}
 
-  async changed(change: ResourceChange): Promise<void> {
-    try {
-      const endpoints = await this.d.endpoints.enabledOf(change.ownerId);
-      if (endpoints.length === 0) return;
-      await this.d.deliveries.enqueue(planDeliveries([resourceWebhookEvent(change)], endpoints, this.d.now()));
-    } catch (error) {
-      this.d.log.error('webhook deliveries of a change were not planned', { type: change.type, id: change.id, owner_id: change.ownerId, err: error });
-    }
+  async plan(change: ResourceChange): Promise<WebhookOutbox> {
+    const endpoints = await this.d.endpoints.allOf(change.ownerId);
+    return planDeliveries([resourceWebhookEvent(change)], endpoints, this.d.now());
   }
 }

@@ -3,7 +3,7 @@ import { ConcurrencyError, type Clock } from '@berth/core';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
 import type { Logger, SecretBox, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
 import type { WebhookMetrics } from '@berth/telemetry';
-import { settleAttempt, signedWebhookHeaders, type AttemptOutcome, type DeliveryPolicy } from '@berth/webhooks-domain';
+import { endpointAfterAttempt, expireDelivery, expiryCutoff, isExpired, settleDelivery, signedWebhookHeaders, type AttemptOutcome, type DeliveryPolicy } from '@berth/webhooks-domain';
 import type { WebhookSender } from './webhook-sender';
 
 export type WebhookDispatcherOptions = Readonly<{
@@ -30,7 +30,9 @@ export type WebhookDispatcherDeps = Readonly<{
 /**
  * The second half of the delivery worker, a thin shell around the pure rules: claim the due
  * deliveries (a lease, so several workers never send the same one and a dead worker's claim runs
- * out), sign each one anew, send it, and store what `settleAttempt` makes of the outcome.
+ * out; the store holds back a failing endpoint's deliveries but one), fail the expired ones, sign
+ * each other one anew, send it, and store what `settleDelivery` and `endpointAfterAttempt` make of
+ * the outcome.
  */
 export class WebhookDispatcher {
   private readonly token = randomUUID();
@@ -43,7 +45,13 @@ export class WebhookDispatcher {
   /** Attempts every delivery due now (up to one batch); returns how many were attempted. */
   async tick(): Promise<number> {
     const now = this.now();
-    const claimed = await this.d.deliveries.claimDue(now, new Date(Date.parse(now) + this.d.options.leaseMs).toISOString(), this.token, this.d.options.batchSize);
+    const claimed = await this.d.deliveries.claimDue({
+      now,
+      expiredBy: expiryCutoff(now, this.d.options.policy),
+      token: this.token,
+      leaseUntil: new Date(Date.parse(now) + this.d.options.leaseMs).toISOString(),
+      limit: this.d.options.batchSize,
+    });
     await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
     return claimed.length;
   }
@@ -83,22 +91,34 @@ export class WebhookDispatcher {
     const endpoint = await this.d.endpoints.getById(delivery.endpoint_id);
     // The endpoint was deleted meanwhile: its deliveries went with it.
     if (!endpoint) return;
-    let outcome: AttemptOutcome;
-    if (endpoint.state !== 'enabled') {
-      outcome = { kind: 'skipped', reason: 'the endpoint is disabled' };
-    } else {
-      const headers = this.sign(endpoint, delivery);
-      outcome = headers ? await this.d.sender.send(endpoint.url, headers, delivery.payload) : { kind: 'failed', status_code: null, error: 'the signing secret does not open (see the service log)', duration_ms: 0 };
-    }
-    const now = this.now();
-    const settled = settleAttempt(delivery, endpoint, outcome, now, this.d.options.policy);
-    if (!(await this.d.deliveries.settle(settled.delivery, this.token))) {
-      this.d.log.warn('a webhook delivery outlived its lease; another worker owns it now', { delivery_id: delivery.id });
+    const { policy } = this.d.options;
+    const sentAt = this.now();
+    if (isExpired(delivery, sentAt, policy)) {
+      if (await this.settle(expireDelivery(delivery, sentAt, policy))) this.d.metrics.expired.inc();
       return;
     }
+    // Disabled since the claim: the delivery waits, as it was, for the endpoint to be enabled.
+    if (endpoint.state !== 'enabled') {
+      await this.settle(delivery);
+      return;
+    }
+    const headers = this.sign(endpoint, delivery);
+    const outcome: AttemptOutcome = headers
+      ? await this.d.sender.send(endpoint.url, headers, delivery.payload)
+      : { kind: 'failed', status_code: null, error: 'the signing secret does not open (see the service log)', duration_ms: 0 };
+    const now = this.now();
+    const settled = settleDelivery(delivery, endpoint, outcome, now, policy);
+    if (!(await this.settle(settled))) return;
     this.d.metrics.attempts.inc({ outcome: outcome.kind });
-    if (outcome.kind === 'failed') this.d.log.info('webhook delivery attempt failed', { delivery_id: delivery.id, webhook_id: endpoint.id, status_code: outcome.status_code, error: outcome.error, next_attempt_at: settled.delivery.next_attempt_at });
-    if (settled.endpoint) await this.updateEndpoint(delivery, outcome, now);
+    if (outcome.kind === 'failed') this.d.log.info('webhook delivery attempt failed', { delivery_id: delivery.id, webhook_id: endpoint.id, status_code: outcome.status_code, error: outcome.error, next_attempt_at: settled.next_attempt_at });
+    await this.updateEndpoint(delivery.endpoint_id, outcome, sentAt, now);
+  }
+
+  /** Writes the delivery back and gives up its lease; false (logged) when another worker took it over meanwhile. */
+  private async settle(delivery: WebhookDeliveryRecord): Promise<boolean> {
+    if (await this.d.deliveries.settle(delivery, this.token)) return true;
+    this.d.log.warn('a webhook delivery outlived its lease; another worker owns it now', { delivery_id: delivery.id });
+    return false;
   }
 
   /** Signature headers for this attempt; null when the secret does not open (a key removed from BERTH_SECRET_KEYS): a failed attempt, so still bounded. */
@@ -112,18 +132,18 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Writes the endpoint's new streak or state on its latest version (the owner or another delivery may have written it meanwhile). */
-  private async updateEndpoint(delivery: WebhookDeliveryRecord, outcome: AttemptOutcome, now: string): Promise<void> {
+  /** Writes the endpoint's failure bookkeeping or state on its latest version (the owner or another delivery may have written it meanwhile). */
+  private async updateEndpoint(endpointId: string, outcome: AttemptOutcome, sentAt: string, now: string): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const current = await this.d.endpoints.getById(delivery.endpoint_id);
+      const current = await this.d.endpoints.getById(endpointId);
       if (!current) return;
-      const next = settleAttempt(delivery, current, outcome, now, this.d.options.policy).endpoint;
+      const next = endpointAfterAttempt(current, outcome, sentAt, now, this.d.options.policy);
       if (!next) return;
       try {
         await this.d.endpoints.update(next, current.version);
         if (next.state === 'disabled' && current.state === 'enabled') {
           this.d.metrics.disabled.inc({ reason: next.disabled_reason });
-          this.d.log.warn('webhook endpoint disabled', { webhook_id: next.id, reason: next.disabled_reason });
+          this.d.log.warn('webhook endpoint disabled', { webhook_id: next.id, reason: next.disabled_reason, failing_since: next.failing_since });
         }
         return;
       } catch (e) {

@@ -4,7 +4,7 @@ import type { WebhookMetrics } from '@berth/telemetry';
 import { planDeliveries, sessionWebhookEvents, sessionWebhookTypes } from '@berth/webhooks-domain';
 
 export type WebhookPlannerDeps = Readonly<{
-  endpoints: Pick<WebhookEndpointStore, 'enabledOf'>;
+  endpoints: Pick<WebhookEndpointStore, 'allOf'>;
   deliveries: Pick<WebhookDeliveryStore, 'enqueue'>;
   sessions: Pick<SessionReadModel, 'getById'>;
   journal: Pick<SessionJournal, 'readEvents'>;
@@ -14,9 +14,10 @@ export type WebhookPlannerDeps = Readonly<{
 
 /**
  * The first half of the delivery worker: a session event from the stream becomes outbox rows, one
- * per endpoint of the session's owner that subscribes to it. Acked only once the rows are stored,
- * so a crash before that redelivers the event; the rows' ids are deterministic, so a redelivered
- * event adds nothing. Only the owner's own endpoints are ever planned.
+ * per endpoint of the session's owner that subscribes to it (a disabled or failing one too: its
+ * deliveries wait for it). Acked only once the rows are stored, so a crash before that redelivers
+ * the event; the rows' ids are deterministic, so a redelivered event adds nothing. Only the
+ * owner's own endpoints are ever planned.
  */
 export class WebhookPlanner {
   constructor(private readonly d: WebhookPlannerDeps) {}
@@ -26,7 +27,7 @@ export class WebhookPlanner {
     if (sessionWebhookTypes(event).length === 0) return 0;
     const owner = await this.ownerOf(event);
     if (!owner) return 0;
-    const endpoints = await this.d.endpoints.enabledOf(owner);
+    const endpoints = await this.d.endpoints.allOf(owner);
     if (endpoints.length === 0) return 0;
     const events = sessionWebhookEvents(event, owner).map((e) => ({ ...e, subject: event.session_id }));
     const added = await this.d.deliveries.enqueue(planDeliveries(events, endpoints, this.d.now()));

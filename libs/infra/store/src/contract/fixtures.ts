@@ -1,4 +1,4 @@
-import { eventIdFor, type RecordedEvent } from '@berth/contracts';
+import { eventIdFor, type CredentialRecord, type RecordedEvent, type VaultRecord, type WebhookDeliveryRecord, type WebhookEndpointRecord } from '@berth/contracts';
 import type { AgentRecord, BerthStore, CommandCommit, EnvironmentRecord, FileRecord, SessionRecord } from '@berth/ports';
 
 /** Builders for contract-suite records: valid shapes, every field overridable. */
@@ -54,6 +54,67 @@ export const environment = (over: Partial<EnvironmentRecord> & { id: string }): 
   updated_at: at(0),
   archived_at: null,
   deleted: false,
+  ...over,
+});
+
+export const vault = (over: Partial<VaultRecord> & { id: string }): VaultRecord => ({
+  owner_id: 'owner_a',
+  display_name: `Vault ${over.id}`,
+  metadata: {},
+  created_at: at(1),
+  updated_at: at(1),
+  archived_at: null,
+  ...over,
+});
+
+export const credential = (over: Partial<CredentialRecord> & { id: string }): CredentialRecord => ({
+  owner_id: 'owner_a',
+  vault_id: 'vlt_1',
+  display_name: null,
+  metadata: {},
+  auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp' },
+  secret: { key_id: 'k1', iv: 'aXY=', ciphertext: 'Y3Q=', tag: 'dGFn' },
+  created_at: at(1),
+  updated_at: at(1),
+  archived_at: null,
+  ...over,
+});
+
+export const webhookEndpoint = (over: Partial<WebhookEndpointRecord> & { id: string }): WebhookEndpointRecord => ({
+  owner_id: 'owner_a',
+  url: 'https://hooks.example.com/berth',
+  name: '',
+  description: '',
+  enabled_events: ['session.status_idled'],
+  state: 'enabled',
+  disabled_reason: '',
+  secret: { key_id: 'k1', iv: 'aXY=', ciphertext: 'Y3Q=', tag: 'dGFn' },
+  consecutive_failures: 0,
+  failing_since: null,
+  next_retry_at: null,
+  version: 1,
+  created_at: at(1),
+  updated_at: at(1),
+  ...over,
+});
+
+export const webhookDelivery = (over: Partial<WebhookDeliveryRecord> & { id: string }): WebhookDeliveryRecord => ({
+  owner_id: 'owner_a',
+  endpoint_id: 'whk_1',
+  event_id: `wevt_${over.id}`,
+  event_type: 'session.status_idled',
+  subject: 'sesn_1',
+  position: 1,
+  payload: '{"type":"event"}',
+  state: 'pending',
+  attempt_count: 0,
+  own_failures: 0,
+  attempts: [],
+  next_attempt_at: at(0),
+  delivered_at: null,
+  created_at: at(0),
+  redelivery_of: null,
+  lease: null,
   ...over,
 });
 

@@ -15,9 +15,14 @@ import { webhooksContract } from './webhooks.contract';
  * A fresh, empty store per test, and how to throw it away afterwards. `failRowWrites` makes the
  * store itself refuse writes of session read-model rows (a SQLite trigger, a MongoDB validator, a
  * flag in memory) until the function it returns is called: how the suite fails a commit between
- * its writes without test-only code in the adapters.
+ * its writes without test-only code in the adapters. The store must also refuse to write a webhook
+ * delivery whose id is REFUSED_DELIVERY_ID (likewise), so a configuration change fails between
+ * its two writes.
  */
 export type StoreUnderTest = { store: BerthStore; failRowWrites: () => Promise<() => Promise<void>>; dispose?: () => Promise<void> };
+
+/** The webhook delivery id every store under test refuses to write. */
+export const REFUSED_DELIVERY_ID = 'whd_refused';
 export type StoreFactory = () => Promise<StoreUnderTest>;
 
 /**

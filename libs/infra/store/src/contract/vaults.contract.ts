@@ -1,29 +1,5 @@
-import type { CredentialRecord, VaultRecord } from '@berth/contracts';
 import type { BerthStore } from '@berth/ports';
-import { at } from './fixtures';
-
-const vault = (over: Partial<VaultRecord> & { id: string }): VaultRecord => ({
-  owner_id: 'owner_a',
-  display_name: `Vault ${over.id}`,
-  metadata: {},
-  created_at: at(1),
-  updated_at: at(1),
-  archived_at: null,
-  ...over,
-});
-
-const credential = (over: Partial<CredentialRecord> & { id: string }): CredentialRecord => ({
-  owner_id: 'owner_a',
-  vault_id: 'vlt_1',
-  display_name: null,
-  metadata: {},
-  auth: { type: 'static_bearer', mcp_server_url: 'https://mcp.example.com/mcp' },
-  secret: { key_id: 'k1', iv: 'aXY=', ciphertext: 'Y3Q=', tag: 'dGFn' },
-  created_at: at(1),
-  updated_at: at(1),
-  archived_at: null,
-  ...over,
-});
+import { at, credential, vault } from './fixtures';
 
 export function vaultsContract(store: () => BerthStore): void {
   describe('vaults and credentials', () => {

@@ -1,44 +1,13 @@
 import { ConcurrencyError } from '@berth/core';
-import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
-import type { BerthStore } from '@berth/ports';
-import { at } from './fixtures';
+import type { WebhookDeliveryRecord } from '@berth/contracts';
+import type { BerthStore, WebhookDeliveryClaim } from '@berth/ports';
+import { agent, at, credential, environment, vault, webhookDelivery as delivery, webhookEndpoint as endpoint } from './fixtures';
+import { REFUSED_DELIVERY_ID } from './store-contract';
 
-const sealed = { key_id: 'k1', iv: 'aXY=', ciphertext: 'Y3Q=', tag: 'dGFn' };
+/** A claim at minute `now` by `token`, leased one minute; nothing has expired unless `expiredBy` says so. */
+const claimAt = (now: number, token: string, limit = 10, expiredBy = -1): WebhookDeliveryClaim => ({ now: at(now), leaseUntil: at(now + 1), token, limit, expiredBy: at(expiredBy) });
 
-const endpoint = (over: Partial<WebhookEndpointRecord> & { id: string }): WebhookEndpointRecord => ({
-  owner_id: 'owner_a',
-  url: 'https://hooks.example.com/berth',
-  name: '',
-  description: '',
-  enabled_events: ['session.status_idled'],
-  state: 'enabled',
-  disabled_reason: '',
-  secret: sealed,
-  consecutive_failures: 0,
-  version: 1,
-  created_at: at(1),
-  updated_at: at(1),
-  ...over,
-});
-
-const delivery = (over: Partial<WebhookDeliveryRecord> & { id: string }): WebhookDeliveryRecord => ({
-  owner_id: 'owner_a',
-  endpoint_id: 'whk_1',
-  event_id: `wevt_${over.id}`,
-  event_type: 'session.status_idled',
-  subject: 'sesn_1',
-  position: 1,
-  payload: '{"type":"event"}',
-  state: 'pending',
-  attempt_count: 0,
-  attempts: [],
-  next_attempt_at: at(0),
-  delivered_at: null,
-  created_at: at(0),
-  redelivery_of: null,
-  lease: null,
-  ...over,
-});
+const ids = (claimed: readonly WebhookDeliveryRecord[]) => claimed.map((d) => d.id).sort();
 
 export function webhooksContract(store: () => BerthStore): void {
   describe('webhook endpoints', () => {
@@ -52,7 +21,7 @@ export function webhooksContract(store: () => BerthStore): void {
       expect((await endpoints.get('owner_a', 'whk_1'))?.url).toBe('https://hooks.example.com/berth');
       expect((await endpoints.getById('whk_3'))?.owner_id).toBe('owner_b');
       expect((await endpoints.list('owner_a', { limit: 10 })).data.map((e) => e.id)).toEqual(['whk_2', 'whk_1']);
-      expect((await endpoints.enabledOf('owner_a')).map((e) => e.id)).toEqual(['whk_1']);
+      expect((await endpoints.allOf('owner_a')).map((e) => e.id)).toEqual(['whk_1', 'whk_2']);
       expect(await endpoints.count('owner_a')).toBe(2);
       await expect(endpoints.insert(endpoint({ id: 'whk_1' }))).rejects.toBeInstanceOf(ConcurrencyError);
     });
@@ -105,7 +74,9 @@ export function webhooksContract(store: () => BerthStore): void {
     });
 
     it('claims due deliveries in order per endpoint and subject, one lease at a time', async () => {
-      const { webhookDeliveries: deliveries } = store();
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store();
+      await endpoints.insert(endpoint({ id: 'whk_1' }));
+      await endpoints.insert(endpoint({ id: 'whk_2' }));
       await deliveries.enqueue([
         delivery({ id: 'whd_a1', position: 1, subject: 'sesn_a' }),
         delivery({ id: 'whd_a2', position: 2, subject: 'sesn_a' }),
@@ -114,36 +85,85 @@ export function webhooksContract(store: () => BerthStore): void {
         delivery({ id: 'whd_x', position: 0, subject: null }),
         delivery({ id: 'whd_other_endpoint', endpoint_id: 'whk_2', position: 5, subject: 'sesn_a' }),
       ]);
-      const now = at(10);
-      const claimed = await deliveries.claimDue(now, at(11), 'worker-1', 10);
+      const claimed = await deliveries.claimDue(claimAt(10, 'worker-1'));
       // a2 waits for a1; b2 waits for b1, which is not due yet.
-      expect(claimed.map((d) => d.id).sort()).toEqual(['whd_a1', 'whd_other_endpoint', 'whd_x']);
+      expect(ids(claimed)).toEqual(['whd_a1', 'whd_other_endpoint', 'whd_x']);
       expect(claimed.every((d) => d.lease?.token === 'worker-1')).toBe(true);
-      expect(await deliveries.claimDue(now, at(11), 'worker-2', 10)).toEqual([]);
+      expect(await deliveries.claimDue(claimAt(10, 'worker-2'))).toEqual([]);
 
       const a1 = claimed.find((d) => d.id === 'whd_a1') as WebhookDeliveryRecord;
-      expect(await deliveries.settle({ ...a1, state: 'delivered', next_attempt_at: null, delivered_at: now, attempt_count: 1 }, 'worker-2')).toBe(false);
-      expect(await deliveries.settle({ ...a1, state: 'delivered', next_attempt_at: null, delivered_at: now, attempt_count: 1 }, 'worker-1')).toBe(true);
+      const done = { ...a1, state: 'delivered' as const, next_attempt_at: null, delivered_at: at(10), attempt_count: 1 };
+      expect(await deliveries.settle(done, 'worker-2')).toBe(false);
+      expect(await deliveries.settle(done, 'worker-1')).toBe(true);
       expect(await deliveries.get('owner_a', 'whk_1', 'whd_a1')).toMatchObject({ state: 'delivered', lease: null, attempt_count: 1 });
-      expect((await deliveries.claimDue(now, at(11), 'worker-2', 10)).map((d) => d.id)).toEqual(['whd_a2']);
+      expect(ids(await deliveries.claimDue(claimAt(10, 'worker-2')))).toEqual(['whd_a2']);
     });
 
     it('gives a crashed worker’s deliveries to another worker once the lease ran out', async () => {
-      const { webhookDeliveries: deliveries } = store();
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store();
+      await endpoints.insert(endpoint({ id: 'whk_1' }));
       await deliveries.enqueue([delivery({ id: 'whd_1' })]);
-      expect(await deliveries.claimDue(at(1), at(2), 'crashed', 5)).toHaveLength(1);
-      expect(await deliveries.claimDue(at(1), at(3), 'next', 5)).toHaveLength(0);
-      const again = await deliveries.claimDue(at(2), at(3), 'next', 5);
+      expect(await deliveries.claimDue(claimAt(1, 'crashed', 5))).toHaveLength(1);
+      expect(await deliveries.claimDue(claimAt(1, 'next', 5))).toHaveLength(0);
+      const again = await deliveries.claimDue(claimAt(2, 'next', 5));
       expect(again.map((d) => d.lease?.token)).toEqual(['next']);
       expect(await deliveries.settle({ ...(again[0] as WebhookDeliveryRecord), state: 'failed' }, 'crashed')).toBe(false);
     });
 
     it('never hands one delivery to two racing workers', async () => {
-      const { webhookDeliveries: deliveries } = store();
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store();
+      await endpoints.insert(endpoint({ id: 'whk_1' }));
       await deliveries.enqueue(Array.from({ length: 6 }, (_, i) => delivery({ id: `whd_${i}`, subject: null })));
-      const claims = await Promise.all(['w1', 'w2', 'w3'].map((w) => deliveries.claimDue(at(5), at(6), w, 6)));
-      const ids = claims.flat().map((d) => d.id);
-      expect(ids.sort()).toEqual(Array.from({ length: 6 }, (_, i) => `whd_${i}`).sort());
+      const claims = await Promise.all(['w1', 'w2', 'w3'].map((w) => deliveries.claimDue(claimAt(5, w, 6))));
+      expect(ids(claims.flat())).toEqual(Array.from({ length: 6 }, (_, i) => `whd_${i}`).sort());
+    });
+
+    it('holds a disabled endpoint’s deliveries (they stay pending) and claims them once it is enabled again', async () => {
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store();
+      await endpoints.insert(endpoint({ id: 'whk_1', state: 'disabled', disabled_reason: 'consecutive_failures' }));
+      await deliveries.enqueue([delivery({ id: 'whd_1', position: 1 }), delivery({ id: 'whd_2', position: 2 })]);
+      expect(await deliveries.claimDue(claimAt(10, 'w1'))).toEqual([]);
+      await endpoints.update(endpoint({ id: 'whk_1', version: 2 }), 1);
+      expect(ids(await deliveries.claimDue(claimAt(10, 'w1')))).toEqual(['whd_1']);
+    });
+
+    it('sends nothing to a failing endpoint before its next retry, then one delivery at a time across subjects and workers until it is settled', async () => {
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store();
+      await endpoints.insert(endpoint({ id: 'whk_1', failing_since: at(1), consecutive_failures: 3, next_retry_at: at(20) }));
+      await endpoints.insert(endpoint({ id: 'whk_2' }));
+      await deliveries.enqueue([
+        delivery({ id: 'whd_a', subject: 'sesn_a' }),
+        delivery({ id: 'whd_b', subject: 'sesn_b' }),
+        delivery({ id: 'whd_c', subject: null }),
+        delivery({ id: 'whd_healthy', endpoint_id: 'whk_2', subject: 'sesn_a' }),
+      ]);
+      const healthy = await deliveries.claimDue(claimAt(19, 'w1'));
+      expect(ids(healthy)).toEqual(['whd_healthy']);
+      await deliveries.settle({ ...(healthy[0] as WebhookDeliveryRecord), state: 'delivered', next_attempt_at: null }, 'w1');
+      const probe = await deliveries.claimDue(claimAt(20, 'w1'));
+      expect(probe).toHaveLength(1);
+      expect(await deliveries.claimDue(claimAt(20, 'w2'))).toEqual([]);
+      // The probe failed and was settled: the next one may go (the worker pushes next_retry_at out in between).
+      expect(await deliveries.settle(probe[0] as WebhookDeliveryRecord, 'w1')).toBe(true);
+      const next = await deliveries.claimDue(claimAt(20, 'w2'));
+      expect(next).toHaveLength(1);
+      // A worker that died with the probe gives it back when the lease runs out.
+      expect(await deliveries.claimDue(claimAt(20, 'w3'))).toEqual([]);
+      expect(await deliveries.claimDue(claimAt(21, 'w3'))).toHaveLength(1);
+    });
+
+    it('claims expired deliveries whatever holds them back (a disabled or backing-off endpoint, an earlier delivery, a later retry), for the worker to fail them', async () => {
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store();
+      await endpoints.insert(endpoint({ id: 'whk_1', state: 'disabled' }));
+      await endpoints.insert(endpoint({ id: 'whk_2', failing_since: at(1), consecutive_failures: 9, next_retry_at: at(90) }));
+      await deliveries.enqueue([
+        delivery({ id: 'whd_old_1', position: 1, created_at: at(1) }),
+        delivery({ id: 'whd_old_2', position: 2, created_at: at(2), next_attempt_at: at(80) }),
+        delivery({ id: 'whd_young', position: 3, created_at: at(5) }),
+        delivery({ id: 'whd_old_failing_1', endpoint_id: 'whk_2', position: 1, created_at: at(1) }),
+        delivery({ id: 'whd_old_failing_2', endpoint_id: 'whk_2', position: 2, created_at: at(2) }),
+      ]);
+      expect(ids(await deliveries.claimDue(claimAt(10, 'w1', 10, 2)))).toEqual(['whd_old_1', 'whd_old_2', 'whd_old_failing_1', 'whd_old_failing_2']);
     });
 
     it('prunes settled deliveries older than the cut-off, never pending ones', async () => {
@@ -156,6 +176,57 @@ export function webhooksContract(store: () => BerthStore): void {
       ]);
       expect(await deliveries.prune(at(5))).toBe(2);
       expect((await deliveries.list('owner_a', 'whk_1', { limit: 10 })).data.map((d) => d.id).sort()).toEqual(['whd_new_done', 'whd_old_pending']);
+    });
+  });
+
+  describe('configuration changes with their webhook deliveries (one write)', () => {
+    const hook = (id: string) => [delivery({ id, subject: null })];
+    const stored = async (...wanted: string[]) => {
+      const { webhookDeliveries: deliveries } = store();
+      const found = await Promise.all(wanted.map((id) => deliveries.get('owner_a', 'whk_1', id)));
+      return wanted.filter((_, i) => found[i] !== null);
+    };
+
+    it('stores each change’s deliveries with it, and none for a change that did not happen', async () => {
+      const { agents, environments, vaults } = store();
+      await agents.putVersion(agent({ id: 'agent_1', version: 1 }), 0, hook('whd_agent_created'));
+      await expect(agents.putVersion(agent({ id: 'agent_1', version: 1 }), 0, hook('whd_agent_conflict'))).rejects.toBeInstanceOf(ConcurrencyError);
+      await agents.archive('owner_a', 'agent_1', at(5), hook('whd_agent_archived'));
+      await agents.archive('owner_a', 'agent_1', at(6), hook('whd_agent_archived_again'));
+      await environments.put(environment({ id: 'env_1' }), hook('whd_env'));
+      await environments.put(environment({ id: 'env_1', owner_id: 'owner_b' }), hook('whd_env_other_owner'));
+      await vaults.put(vault({ id: 'vlt_1' }), hook('whd_vault'));
+      await vaults.putCredential(credential({ id: 'vcrd_1' }), hook('whd_credential'));
+      expect(await vaults.deleteCredential('owner_a', 'vlt_1', 'vcrd_1', hook('whd_credential_deleted'))).toBe(true);
+      expect(await vaults.deleteCredential('owner_a', 'vlt_1', 'vcrd_1', hook('whd_credential_gone'))).toBe(false);
+      expect(await vaults.delete('owner_a', 'vlt_1', hook('whd_vault_deleted'))).toBe(true);
+      expect(await vaults.delete('owner_a', 'vlt_1', hook('whd_vault_gone'))).toBe(false);
+
+      expect(await stored('whd_agent_created', 'whd_agent_conflict', 'whd_agent_archived', 'whd_agent_archived_again', 'whd_env', 'whd_env_other_owner')).toEqual(['whd_agent_created', 'whd_agent_archived', 'whd_env']);
+      expect(await stored('whd_vault', 'whd_credential', 'whd_credential_deleted', 'whd_credential_gone', 'whd_vault_deleted', 'whd_vault_gone')).toEqual(['whd_vault', 'whd_credential', 'whd_credential_deleted', 'whd_vault_deleted']);
+    });
+
+    it('when the deliveries cannot be written, the change is not stored either: no crash between the two can lose a webhook', async () => {
+      const { agents, environments, vaults } = store();
+      await vaults.put(vault({ id: 'vlt_keep' }));
+      // The store refuses the second write (this delivery); the first must go with it.
+      const refused = [...hook('whd_ok'), ...hook(REFUSED_DELIVERY_ID)];
+      // Whatever the store throws (its own error type, from its driver's realm), the write is refused.
+      const outcome = (write: Promise<unknown>) => write.then(() => 'stored', () => 'refused');
+      expect(await outcome(agents.putVersion(agent({ id: 'agent_1', version: 1 }), 0, refused))).toBe('refused');
+      expect(await outcome(environments.put(environment({ id: 'env_1' }), refused))).toBe('refused');
+      expect(await outcome(vaults.put(vault({ id: 'vlt_1' }), refused))).toBe('refused');
+      expect(await outcome(vaults.delete('owner_a', 'vlt_keep', refused))).toBe('refused');
+
+      expect(await agents.get('owner_a', 'agent_1')).toBeNull();
+      expect(await environments.get('owner_a', 'env_1')).toBeNull();
+      expect(await vaults.get('owner_a', 'vlt_1')).toBeNull();
+      expect(await vaults.get('owner_a', 'vlt_keep')).not.toBeNull();
+      expect(await stored('whd_ok')).toEqual([]);
+      // Written again (the request retried), change and delivery land together.
+      await agents.putVersion(agent({ id: 'agent_1', version: 1 }), 0, hook('whd_ok'));
+      expect(await agents.get('owner_a', 'agent_1')).not.toBeNull();
+      expect(await stored('whd_ok')).toEqual(['whd_ok']);
     });
   });
 }

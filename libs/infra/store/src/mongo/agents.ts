@@ -1,5 +1,5 @@
 import { ConcurrencyError } from '@berth/core';
-import type { AgentRecord, AgentStore, Page, PageQuery } from '@berth/ports';
+import type { AgentRecord, AgentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { ObjectId, type Filter } from 'mongodb';
 import { checkVersionStep } from '../shared/checks';
 import { recordJson } from '../shared/limits';
@@ -8,6 +8,7 @@ import { UNIQUE_KEYS, Unique, type AgentDoc, type AgentVersionDoc } from './coll
 import { PRIMARY, type MongoContext } from './context';
 import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
+import { insertDeliveries, writeWithWebhooks } from './webhooks';
 
 /** Archival and the latest update are agent-wide; every version reports them. */
 function recordOf(head: Pick<AgentDoc, 'latest_version' | 'updated_at' | 'archived_at'>, version: number, json: string): AgentRecord {
@@ -19,12 +20,13 @@ function recordOf(head: Pick<AgentDoc, 'latest_version' | 'updated_at' | 'archiv
  * An agent is a head document (agent-wide fields and its latest record, so lists read one
  * document each) plus one document per version, unique on (agent_id, version): any number of
  * versions fits, each at most StoreLimits.recordBytes. A new version moves the head from the
- * expected version and inserts the version document in one transaction.
+ * expected version and inserts the version document (and the change's webhook deliveries) in one
+ * transaction.
  */
 export class MongoAgents implements AgentStore {
   constructor(private readonly m: MongoContext) {}
 
-  async putVersion(agent: AgentRecord, expectedVersion: number): Promise<void> {
+  async putVersion(agent: AgentRecord, expectedVersion: number, webhooks: WebhookOutbox = []): Promise<void> {
     checkVersionStep(agent, expectedVersion);
     const json = recordJson(`agent ${agent.id} version ${agent.version}`, agent);
     const { c } = this.m;
@@ -45,6 +47,7 @@ export class MongoAgents implements AgentStore {
           if (moved.matchedCount !== 1) throw conflict();
         }
         await c.agentVersions.insertOne({ _id: new ObjectId(), agent_id: agent.id, owner_id: agent.owner_id, version: agent.version, record: json }, { session });
+        await insertDeliveries(c, webhooks, session);
       } catch (e) {
         // The agent id is taken (by this owner or another), or another writer added this version.
         if (isDuplicateOn(e, '_id_') || isDuplicateOn(e, Unique.agentVersion.name, UNIQUE_KEYS)) throw conflict();
@@ -88,8 +91,8 @@ export class MongoAgents implements AgentStore {
     return pageOf(list, order, limit, docs.map((d) => recordOf(head, d.version, d.record)), (a) => [a.version]);
   }
 
-  async archive(ownerId: string, id: string, at: string): Promise<AgentRecord | null> {
-    await this.m.c.agents.updateOne({ _id: id, owner_id: ownerId, archived_at: null }, { $set: { archived_at: at, updated_at: at } });
+  async archive(ownerId: string, id: string, at: string, webhooks: WebhookOutbox = []): Promise<AgentRecord | null> {
+    await writeWithWebhooks(this.m, webhooks, async (session) => (await this.m.c.agents.updateOne({ _id: id, owner_id: ownerId, archived_at: null }, { $set: { archived_at: at, updated_at: at } }, { session })).modifiedCount === 1);
     return this.get(ownerId, id);
   }
 }

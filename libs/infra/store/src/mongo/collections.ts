@@ -67,7 +67,8 @@ export type FileDoc = { _id: string; owner_id: string; scope_id: string | null; 
 
 /** `_id` is `<session_id>:<name>`; both are safe tokens. */
 export type SecretDoc = { _id: string; session_id: string; name: string; secret?: SealedSecret; value?: string };
-export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string };
+/** `probe_*`: the one delivery out to a failing endpoint (its probe), taken by a claim and given back by its settle; not part of the record. */
+export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string; probe_delivery?: string | null; probe_until?: string | null };
 
 export type WebhookDeliveryDoc = {
   _id: string;
@@ -159,6 +160,7 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
   webhookDeliveries: [
     { key: { endpoint_id: 1, created_at: 1, _id: 1 }, name: 'endpoint_created' },
     { key: { next_attempt_at: 1 }, name: 'due', partialFilterExpression: { state: 'pending' } },
+    { key: { created_at: 1 }, name: 'expiring', partialFilterExpression: { state: 'pending' } },
     { key: { endpoint_id: 1, subject: 1, position: 1 }, name: 'in_order', partialFilterExpression: { state: 'pending' } },
     { key: { state: 1, created_at: 1 }, name: 'settled' },
   ],

@@ -1,4 +1,4 @@
-import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
+import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { recordJson } from '../shared/limits';
@@ -6,18 +6,22 @@ import type { EnvironmentDoc } from './collections';
 import { PRIMARY, type MongoContext } from './context';
 import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
+import { writeWithWebhooks } from './webhooks';
 
 const recordOf = (doc: { record: string } | null): EnvironmentRecord | null => (doc ? (JSON.parse(doc.record) as EnvironmentRecord) : null);
 
 export class MongoEnvironments implements EnvironmentStore {
   constructor(private readonly m: MongoContext) {}
 
-  async put(env: EnvironmentRecord): Promise<void> {
+  async put(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const fields = { created_at: env.created_at, archived: env.archived_at !== null, deleted: env.deleted, record: recordJson(`environment ${env.id}`, env) };
     try {
-      await this.m.c.environments.updateOne({ _id: env.id, owner_id: env.owner_id }, { $set: fields }, { upsert: true });
+      await writeWithWebhooks(this.m, webhooks, async (session) => {
+        await this.m.c.environments.updateOne({ _id: env.id, owner_id: env.owner_id }, { $set: fields }, { upsert: true, session });
+        return true;
+      });
     } catch (e) {
-      // The id belongs to another owner: never overwrite it (same as SQLite's guarded upsert).
+      // The id belongs to another owner: never overwrite it (same as SQLite's guarded upsert); the transaction wrote nothing.
       if (!isDuplicateOn(e, '_id_')) throw e;
     }
   }

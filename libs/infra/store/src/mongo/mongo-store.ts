@@ -91,7 +91,7 @@ export class MongoStore implements BerthStore {
     this.secrets = withStoreErrors(new MongoSecrets(this.c));
     this.webhookEndpoints = withStoreErrors(new MongoWebhookEndpoints(this.c));
     this.webhookDeliveries = withStoreErrors(new MongoWebhookDeliveries(this.c));
-    this.vaults = withStoreErrors(new MongoVaults(this.c));
+    this.vaults = withStoreErrors(new MongoVaults(context));
     this.sandboxClaims = withStoreErrors(new MongoSandboxClaims(this.c));
     this.leases = withStoreErrors(new MongoLeases(this.c));
   }

@@ -1,20 +1,29 @@
 import type { CredentialRecord, VaultRecord } from '@berth/contracts';
-import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
+import type { Page, VaultListQuery, VaultStore, WebhookOutbox } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import type { Collections, VaultCredentialDoc, VaultDoc } from './collections';
+import type { MongoContext } from './context';
 import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
+import { writeWithWebhooks } from './webhooks';
 
 const parse = <T>(doc: { record: string } | null): T | null => (doc ? (JSON.parse(doc.record) as T) : null);
 
 export class MongoVaults implements VaultStore {
-  constructor(private readonly c: Collections) {}
+  private readonly c: Collections;
 
-  async put(vault: VaultRecord): Promise<void> {
+  constructor(private readonly m: MongoContext) {
+    this.c = m.c;
+  }
+
+  async put(vault: VaultRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const fields = { created_at: vault.created_at, archived: vault.archived_at !== null, record: JSON.stringify(vault) };
     try {
-      await this.c.vaults.updateOne({ _id: vault.id, owner_id: vault.owner_id }, { $set: fields }, { upsert: true });
+      await writeWithWebhooks(this.m, webhooks, async (session) => {
+        await this.c.vaults.updateOne({ _id: vault.id, owner_id: vault.owner_id }, { $set: fields }, { upsert: true, session });
+        return true;
+      });
     } catch (e) {
       // The id belongs to another owner: never overwrite it.
       if (!isDuplicateOn(e, '_id_')) throw e;
@@ -35,16 +44,21 @@ export class MongoVaults implements VaultStore {
     return pageOf('vaults', order, limit, docs.map((d) => parse<VaultRecord>(d) as VaultRecord), (v) => [v.created_at, v.id]);
   }
 
-  async delete(ownerId: string, id: string): Promise<boolean> {
-    const removed = (await this.c.vaults.deleteOne({ _id: id, owner_id: ownerId })).deletedCount === 1;
-    if (removed) await this.c.vaultCredentials.deleteMany({ vault_id: id, owner_id: ownerId });
-    return removed;
+  async delete(ownerId: string, id: string, webhooks: WebhookOutbox = []): Promise<boolean> {
+    return writeWithWebhooks(this.m, webhooks, async (session) => {
+      const removed = (await this.c.vaults.deleteOne({ _id: id, owner_id: ownerId }, { session })).deletedCount === 1;
+      if (removed) await this.c.vaultCredentials.deleteMany({ vault_id: id, owner_id: ownerId }, { session });
+      return removed;
+    });
   }
 
-  async putCredential(credential: CredentialRecord): Promise<void> {
+  async putCredential(credential: CredentialRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const fields = { created_at: credential.created_at, archived: credential.archived_at !== null, record: JSON.stringify(credential) };
     try {
-      await this.c.vaultCredentials.updateOne({ _id: credential.id, owner_id: credential.owner_id, vault_id: credential.vault_id }, { $set: fields }, { upsert: true });
+      await writeWithWebhooks(this.m, webhooks, async (session) => {
+        await this.c.vaultCredentials.updateOne({ _id: credential.id, owner_id: credential.owner_id, vault_id: credential.vault_id }, { $set: fields }, { upsert: true, session });
+        return true;
+      });
     } catch (e) {
       if (!isDuplicateOn(e, '_id_')) throw e;
     }
@@ -69,8 +83,8 @@ export class MongoVaults implements VaultStore {
     return this.c.vaultCredentials.countDocuments({ vault_id: vaultId, owner_id: ownerId });
   }
 
-  async deleteCredential(ownerId: string, vaultId: string, id: string): Promise<boolean> {
-    return (await this.c.vaultCredentials.deleteOne({ _id: id, vault_id: vaultId, owner_id: ownerId })).deletedCount === 1;
+  async deleteCredential(ownerId: string, vaultId: string, id: string, webhooks: WebhookOutbox = []): Promise<boolean> {
+    return writeWithWebhooks(this.m, webhooks, async (session) => (await this.c.vaultCredentials.deleteOne({ _id: id, vault_id: vaultId, owner_id: ownerId }, { session })).deletedCount === 1);
   }
 
   async activeCredentials(ownerId: string, vaultIds: readonly string[]): Promise<readonly CredentialRecord[]> {

@@ -1,9 +1,10 @@
 import { ConcurrencyError } from '@berth/core';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord } from '@berth/contracts';
-import type { Page, PageQuery, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore } from '@berth/ports';
-import type { Filter } from 'mongodb';
+import type { Page, PageQuery, WebhookDeliveryClaim, WebhookDeliveryListQuery, WebhookDeliveryStore, WebhookEndpointStore, WebhookOutbox } from '@berth/ports';
+import type { ClientSession, Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import type { Collections, WebhookDeliveryDoc, WebhookEndpointDoc } from './collections';
+import type { MongoContext } from './context';
 import { isDuplicateOn } from './errors';
 import { keysetPage } from './keyset';
 
@@ -31,6 +32,37 @@ const deliveryDoc = (d: WebhookDeliveryRecord): WebhookDeliveryDoc => ({
   created_at: d.created_at,
   record: JSON.stringify(d),
 });
+
+/** Inserts each delivery whose id is not stored yet (in `session`'s transaction, when given); how many were new. */
+export async function insertDeliveries(c: Collections, deliveries: WebhookOutbox, session?: ClientSession): Promise<number> {
+  let added = 0;
+  for (const d of deliveries) {
+    const { _id, ...fields } = deliveryDoc(d);
+    try {
+      added += (await c.webhookDeliveries.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true, session })).upsertedCount;
+    } catch (e) {
+      // A racing enqueue of the same delivery inserted it first.
+      if (!isDuplicateOn(e, '_id_')) throw e;
+    }
+  }
+  return added;
+}
+
+/**
+ * A configuration write and its webhook deliveries in one transaction: `write` says whether it
+ * changed anything, and only then are the deliveries stored. Without deliveries, no transaction.
+ */
+export async function writeWithWebhooks(m: MongoContext, webhooks: WebhookOutbox, write: (session?: ClientSession) => Promise<boolean>): Promise<boolean> {
+  if (webhooks.length === 0) return write();
+  return m.transaction(async (session) => {
+    const changed = await write(session);
+    if (changed) await insertDeliveries(m.c, webhooks, session);
+    return changed;
+  });
+}
+
+/** No probe is out, or it ran out. */
+const probeFree = (now: string): Filter<WebhookEndpointDoc> => ({ $or: [{ probe_until: null }, { probe_until: { $lte: now } }] });
 
 export class MongoWebhookEndpoints implements WebhookEndpointStore {
   constructor(private readonly c: Collections) {}
@@ -60,8 +92,8 @@ export class MongoWebhookEndpoints implements WebhookEndpointStore {
     return pageOf('webhooks', order, limit, docs.map((d) => parse<WebhookEndpointRecord>(d) as WebhookEndpointRecord), (e) => [e.created_at, e.id]);
   }
 
-  async enabledOf(ownerId: string): Promise<readonly WebhookEndpointRecord[]> {
-    const docs = await this.c.webhookEndpoints.find({ owner_id: ownerId, state: 'enabled' }).sort({ created_at: 1, _id: 1 }).toArray();
+  async allOf(ownerId: string): Promise<readonly WebhookEndpointRecord[]> {
+    const docs = await this.c.webhookEndpoints.find({ owner_id: ownerId }).sort({ created_at: 1, _id: 1 }).toArray();
     return docs.map((d) => parse<WebhookEndpointRecord>(d) as WebhookEndpointRecord);
   }
 
@@ -86,17 +118,7 @@ export class MongoWebhookDeliveries implements WebhookDeliveryStore {
   constructor(private readonly c: Collections) {}
 
   async enqueue(deliveries: readonly WebhookDeliveryRecord[]): Promise<number> {
-    let added = 0;
-    for (const d of deliveries) {
-      const { _id, ...fields } = deliveryDoc(d);
-      try {
-        added += (await this.c.webhookDeliveries.updateOne({ _id }, { $setOnInsert: fields }, { upsert: true })).upsertedCount;
-      } catch (e) {
-        // A racing enqueue of the same delivery inserted it first.
-        if (!isDuplicateOn(e, '_id_')) throw e;
-      }
-    }
-    return added;
+    return insertDeliveries(this.c, deliveries);
   }
 
   async get(ownerId: string, endpointId: string, id: string): Promise<WebhookDeliveryRecord | null> {
@@ -114,16 +136,32 @@ export class MongoWebhookDeliveries implements WebhookDeliveryStore {
     return pageOf(list, order, limit, docs.map((d) => parse<WebhookDeliveryRecord>(d) as WebhookDeliveryRecord), (d) => [d.created_at, d.id]);
   }
 
-  async claimDue(now: string, leaseUntil: string, token: string, limit: number): Promise<readonly WebhookDeliveryRecord[]> {
+  async claimDue(claim: WebhookDeliveryClaim): Promise<readonly WebhookDeliveryRecord[]> {
+    const { now, expiredBy, token, leaseUntil, limit } = claim;
     const free: Filter<WebhookDeliveryDoc> = { $or: [{ lease_until: null }, { lease_until: { $lte: now } }] };
-    const due: Filter<WebhookDeliveryDoc> = { $and: [{ state: 'pending', next_attempt_at: { $lte: now } }, free] };
-    const candidates = await this.c.webhookDeliveries.find(due).sort({ next_attempt_at: 1, position: 1 }).limit(limit * 4).toArray();
+    const open: Filter<WebhookDeliveryDoc> = { $and: [{ state: 'pending' }, free, { $or: [{ next_attempt_at: { $lte: now } }, { created_at: { $lte: expiredBy } }] }] };
+    const candidates = await this.c.webhookDeliveries.find(open).sort({ next_attempt_at: 1, position: 1 }).limit(limit * 4).toArray();
+    const endpoints = new Map<string, WebhookEndpointRecord | null>();
+    const endpointOf = async (id: string) => {
+      if (!endpoints.has(id)) endpoints.set(id, parse<WebhookEndpointRecord>(await this.c.webhookEndpoints.findOne({ _id: id })));
+      return endpoints.get(id) ?? null;
+    };
     const claimed: WebhookDeliveryRecord[] = [];
     for (const candidate of candidates) {
       if (claimed.length >= limit) break;
-      if (candidate.subject !== null) {
-        const earlier = { state: 'pending', endpoint_id: candidate.endpoint_id, subject: candidate.subject, position: { $lt: candidate.position } };
-        if ((await this.c.webhookDeliveries.countDocuments(earlier, { limit: 1 })) > 0) continue;
+      let probe = false;
+      // An expired delivery is claimed whatever holds it back, for the worker to fail it.
+      if (candidate.created_at > expiredBy) {
+        const endpoint = await endpointOf(candidate.endpoint_id);
+        if (endpoint?.state !== 'enabled') continue;
+        if (endpoint.next_retry_at && endpoint.next_retry_at > now) continue;
+        if (candidate.subject !== null) {
+          const earlier = { state: 'pending', endpoint_id: candidate.endpoint_id, subject: candidate.subject, position: { $lt: candidate.position } };
+          if ((await this.c.webhookDeliveries.countDocuments(earlier, { limit: 1 })) > 0) continue;
+        }
+        probe = Boolean(endpoint.next_retry_at);
+        // A failing endpoint's one delivery at a time: take its probe first (compare-and-set on the endpoint document).
+        if (probe && (await this.c.webhookEndpoints.updateOne({ $and: [{ _id: candidate.endpoint_id }, probeFree(now)] }, { $set: { probe_delivery: candidate._id, probe_until: leaseUntil } })).modifiedCount !== 1) continue;
       }
       const leased: WebhookDeliveryRecord = { ...(parse<WebhookDeliveryRecord>(candidate) as WebhookDeliveryRecord), lease: { token, until: leaseUntil } };
       const won = await this.c.webhookDeliveries.updateOne(
@@ -131,6 +169,7 @@ export class MongoWebhookDeliveries implements WebhookDeliveryStore {
         { $set: { lease_until: leaseUntil, lease_token: token, record: JSON.stringify(leased) } },
       );
       if (won.modifiedCount === 1) claimed.push(leased);
+      else if (probe) await this.giveBackProbe(candidate.endpoint_id, candidate._id);
     }
     return claimed;
   }
@@ -139,7 +178,13 @@ export class MongoWebhookDeliveries implements WebhookDeliveryStore {
     const settled: WebhookDeliveryRecord = { ...delivery, lease: null };
     const { _id, ...fields } = deliveryDoc(settled);
     const result = await this.c.webhookDeliveries.updateOne({ _id, lease_token: token }, { $set: fields });
-    return result.matchedCount === 1;
+    if (result.matchedCount !== 1) return false;
+    await this.giveBackProbe(delivery.endpoint_id, delivery.id);
+    return true;
+  }
+
+  private async giveBackProbe(endpointId: string, deliveryId: string): Promise<void> {
+    await this.c.webhookEndpoints.updateOne({ _id: endpointId, probe_delivery: deliveryId }, { $set: { probe_delivery: null, probe_until: null } });
   }
 
   async prune(before: string): Promise<number> {

@@ -1,10 +1,11 @@
 import { ConcurrencyError } from '@berth/core';
-import type { AgentRecord, AgentStore, Page, PageQuery } from '@berth/ports';
+import type { AgentRecord, AgentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { checkVersionStep } from '../shared/checks';
 import { recordJson } from '../shared/limits';
 import { checkLimit, decodeCursor, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import { isConstraintError, type SqliteDb } from './sqlite-db';
+import { insertDeliveries } from './webhooks';
 
 /** A version row joined with its agent head (archival and latest update are agent-wide). */
 type Row = { record: string; version: number; latest_version: number; updated_at: string; archived_at: string | null };
@@ -22,7 +23,7 @@ function recordOf(row: unknown): AgentRecord | null {
 export class SqliteAgents implements AgentStore {
   constructor(private readonly db: SqliteDb) {}
 
-  async putVersion(agent: AgentRecord, expectedVersion: number): Promise<void> {
+  async putVersion(agent: AgentRecord, expectedVersion: number, webhooks: WebhookOutbox = []): Promise<void> {
     checkVersionStep(agent, expectedVersion);
     const json = recordJson(`agent ${agent.id} version ${agent.version}`, agent);
     try {
@@ -38,6 +39,7 @@ export class SqliteAgents implements AgentStore {
           if (moved.changes !== 1) throw this.conflict(agent.id, expectedVersion);
         }
         this.db.stmt('INSERT INTO agent_versions (id, version, record) VALUES (?, ?, ?)').run(agent.id, agent.version, json);
+        insertDeliveries(this.db, webhooks);
       });
     } catch (e) {
       if (isConstraintError(e)) throw this.conflict(agent.id, expectedVersion);
@@ -79,8 +81,11 @@ export class SqliteAgents implements AgentStore {
     return pageOf(list, order, limit, rows.map((r) => recordOf(r) as AgentRecord), (a) => [a.version]);
   }
 
-  async archive(ownerId: string, id: string, at: string): Promise<AgentRecord | null> {
-    this.db.stmt('UPDATE agents SET archived_at = ?, updated_at = ? WHERE id = ? AND owner_id = ? AND archived_at IS NULL').run(at, at, id, ownerId);
+  async archive(ownerId: string, id: string, at: string, webhooks: WebhookOutbox = []): Promise<AgentRecord | null> {
+    this.db.write(() => {
+      const archived = this.db.stmt('UPDATE agents SET archived_at = ?, updated_at = ? WHERE id = ? AND owner_id = ? AND archived_at IS NULL').run(at, at, id, ownerId).changes === 1;
+      if (archived) insertDeliveries(this.db, webhooks);
+    });
     return this.get(ownerId, id);
   }
 

@@ -1,24 +1,28 @@
-import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery } from '@berth/ports';
+import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { recordJson } from '../shared/limits';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import type { SqliteDb } from './sqlite-db';
+import { insertDeliveries } from './webhooks';
 
 const recordOf = (row: unknown): EnvironmentRecord | null => (row ? (JSON.parse((row as { record: string }).record) as EnvironmentRecord) : null);
 
 export class SqliteEnvironments implements EnvironmentStore {
   constructor(private readonly db: SqliteDb) {}
 
-  async put(env: EnvironmentRecord): Promise<void> {
+  async put(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const json = recordJson(`environment ${env.id}`, env);
-    this.db
-      .stmt(
+    this.db.write(() => {
+      const written = this.db
+        .stmt(
         `INSERT INTO environments (id, owner_id, created_at, archived, deleted, record) VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, archived = excluded.archived,
            deleted = excluded.deleted, record = excluded.record
          WHERE environments.owner_id = excluded.owner_id`,
       )
-      .run(env.id, env.owner_id, env.created_at, env.archived_at === null ? 0 : 1, env.deleted ? 1 : 0, json);
+        .run(env.id, env.owner_id, env.created_at, env.archived_at === null ? 0 : 1, env.deleted ? 1 : 0, json).changes === 1;
+      if (written) insertDeliveries(this.db, webhooks);
+    });
   }
 
   async get(ownerId: string, id: string): Promise<EnvironmentRecord | null> {

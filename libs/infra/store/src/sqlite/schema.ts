@@ -147,8 +147,15 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 );
 CREATE INDEX IF NOT EXISTS webhook_deliveries_by_endpoint ON webhook_deliveries (endpoint_id, created_at, id);
 CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS webhook_deliveries_expiring ON webhook_deliveries (created_at) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS webhook_deliveries_in_order ON webhook_deliveries (endpoint_id, subject, position) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS webhook_deliveries_settled ON webhook_deliveries (created_at) WHERE state <> 'pending';
+-- A failing endpoint's one delivery out at a time (its probe), until it is settled or \`until\` passes.
+CREATE TABLE IF NOT EXISTS webhook_probes (
+  endpoint_id TEXT PRIMARY KEY,
+  delivery_id TEXT NOT NULL,
+  until       TEXT NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS vaults (
   id         TEXT    PRIMARY KEY,

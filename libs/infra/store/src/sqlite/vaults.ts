@@ -1,21 +1,25 @@
 import type { CredentialRecord, VaultRecord } from '@berth/contracts';
-import type { Page, VaultListQuery, VaultStore } from '@berth/ports';
+import type { Page, VaultListQuery, VaultStore, WebhookOutbox } from '@berth/ports';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
 import type { SqliteDb } from './sqlite-db';
+import { insertDeliveries } from './webhooks';
 
 const parse = <T>(row: unknown): T | null => (row ? (JSON.parse((row as { record: string }).record) as T) : null);
 
 export class SqliteVaults implements VaultStore {
   constructor(private readonly db: SqliteDb) {}
 
-  async put(vault: VaultRecord): Promise<void> {
-    this.db
-      .stmt(
-        `INSERT INTO vaults (id, owner_id, created_at, archived, record) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET archived = excluded.archived, record = excluded.record WHERE vaults.owner_id = excluded.owner_id`,
-      )
-      .run(vault.id, vault.owner_id, vault.created_at, vault.archived_at === null ? 0 : 1, JSON.stringify(vault));
+  async put(vault: VaultRecord, webhooks: WebhookOutbox = []): Promise<void> {
+    this.db.write(() => {
+      const written = this.db
+        .stmt(
+          `INSERT INTO vaults (id, owner_id, created_at, archived, record) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET archived = excluded.archived, record = excluded.record WHERE vaults.owner_id = excluded.owner_id`,
+        )
+        .run(vault.id, vault.owner_id, vault.created_at, vault.archived_at === null ? 0 : 1, JSON.stringify(vault)).changes === 1;
+      if (written) insertDeliveries(this.db, webhooks);
+    });
   }
 
   async get(ownerId: string, id: string): Promise<VaultRecord | null> {
@@ -31,22 +35,28 @@ export class SqliteVaults implements VaultStore {
     return pageOf('vaults', order, limit, rows.map((r) => parse<VaultRecord>(r) as VaultRecord), (v) => [v.created_at, v.id]);
   }
 
-  async delete(ownerId: string, id: string): Promise<boolean> {
+  async delete(ownerId: string, id: string, webhooks: WebhookOutbox = []): Promise<boolean> {
     return this.db.write(() => {
       const removed = this.db.stmt('DELETE FROM vaults WHERE id = ? AND owner_id = ?').run(id, ownerId).changes === 1;
-      if (removed) this.db.stmt('DELETE FROM vault_credentials WHERE vault_id = ? AND owner_id = ?').run(id, ownerId);
+      if (removed) {
+        this.db.stmt('DELETE FROM vault_credentials WHERE vault_id = ? AND owner_id = ?').run(id, ownerId);
+        insertDeliveries(this.db, webhooks);
+      }
       return removed;
     });
   }
 
-  async putCredential(credential: CredentialRecord): Promise<void> {
-    this.db
-      .stmt(
-        `INSERT INTO vault_credentials (id, owner_id, vault_id, created_at, archived, record) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET archived = excluded.archived, record = excluded.record
-         WHERE vault_credentials.owner_id = excluded.owner_id AND vault_credentials.vault_id = excluded.vault_id`,
-      )
-      .run(credential.id, credential.owner_id, credential.vault_id, credential.created_at, credential.archived_at === null ? 0 : 1, JSON.stringify(credential));
+  async putCredential(credential: CredentialRecord, webhooks: WebhookOutbox = []): Promise<void> {
+    this.db.write(() => {
+      const written = this.db
+        .stmt(
+          `INSERT INTO vault_credentials (id, owner_id, vault_id, created_at, archived, record) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (id) DO UPDATE SET archived = excluded.archived, record = excluded.record
+           WHERE vault_credentials.owner_id = excluded.owner_id AND vault_credentials.vault_id = excluded.vault_id`,
+        )
+        .run(credential.id, credential.owner_id, credential.vault_id, credential.created_at, credential.archived_at === null ? 0 : 1, JSON.stringify(credential)).changes === 1;
+      if (written) insertDeliveries(this.db, webhooks);
+    });
   }
 
   async getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null> {
@@ -67,8 +77,12 @@ export class SqliteVaults implements VaultStore {
     return (this.db.stmt('SELECT COUNT(*) AS n FROM vault_credentials WHERE vault_id = ? AND owner_id = ?').get(vaultId, ownerId) as { n: number }).n;
   }
 
-  async deleteCredential(ownerId: string, vaultId: string, id: string): Promise<boolean> {
-    return this.db.stmt('DELETE FROM vault_credentials WHERE id = ? AND vault_id = ? AND owner_id = ?').run(id, vaultId, ownerId).changes === 1;
+  async deleteCredential(ownerId: string, vaultId: string, id: string, webhooks: WebhookOutbox = []): Promise<boolean> {
+    return this.db.write(() => {
+      const removed = this.db.stmt('DELETE FROM vault_credentials WHERE id = ? AND vault_id = ? AND owner_id = ?').run(id, vaultId, ownerId).changes === 1;
+      if (removed) insertDeliveries(this.db, webhooks);
+      return removed;
+    });
   }
 
   async activeCredentials(ownerId: string, vaultIds: readonly string[]): Promise<readonly CredentialRecord[]> {
