@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
-  const { runtime, workspaces, snapshots, images, egressSocketOf, egressDir, close } = await openSandboxEngines(config, scopeLabels, log);
+  const { runtime, workspaces, snapshots, images, egressSocketOf, egressSockets, close } = await openSandboxEngines(config, scopeLabels, log);
   const { mirrors } = config;
   const packageMirrors = {
     apt: mirrors.apt === null ? null : { url: mirrors.apt, keyBase64: mirrors.aptKeyFile === null ? null : readFileSync(mirrors.aptKeyFile).toString('base64') },
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
     registry: telemetry.registry,
-    egressDir,
+    egressSockets,
   });
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },
