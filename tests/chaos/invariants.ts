@@ -18,8 +18,8 @@ export type AckedCommand = Readonly<{
   text?: string;
 }>;
 
-/** One container the engine reports, as the sandbox-manager named and labelled it. */
-export type ContainerView = Readonly<{ name: string; labels: Readonly<Record<string, string>> }>;
+/** One container an engine reports, as the sandbox-manager named and labelled it, and which engine (sandbox host) listed it. */
+export type ContainerView = Readonly<{ name: string; labels: Readonly<Record<string, string>>; host?: string }>;
 
 /**
  * How a turn ended, as a scenario states what it requires: `completed` (the harness finished the
@@ -45,7 +45,10 @@ export type InvariantInput = Readonly<{
   expectations?: readonly TurnExpectation[];
   /** Per session: every frame an SSE client saw (duplicates across reconnects included). */
   sse: ReadonlyMap<string, readonly Readonly<{ seq: number; data: unknown }>[]>;
+  /** The containers of every engine, each listed by that engine itself. */
   containers: readonly ContainerView[];
+  /** The sandbox hosts the managers place on (`BERTH_SANDBOX_HOSTS` names); with more than one, every binding must name its host. */
+  sandboxHosts?: readonly string[];
 }>;
 
 export type InvariantReport = Readonly<{
@@ -109,6 +112,7 @@ export function checkInvariants(input: InvariantInput): InvariantReport {
 
   for (const [sessionId, frames] of input.sse) violations.push(...sseMatchesJournal(sessionId, frames, input.journals.get(sessionId) ?? []));
   violations.push(...sandboxesExclusive(input.journals, input.containers));
+  violations.push(...bindingsOnTheirHosts(input.journals, input.containers, input.sandboxHosts ?? []));
   return { violations, lost, duplicated, turns };
 }
 
@@ -234,12 +238,7 @@ function sseMatchesJournal(sessionId: string, frames: readonly Readonly<{ seq: n
   return out;
 }
 
-/**
- * A sandbox id bound in two sessions' journals; a container whose name and labels disagree on its
- * session; or a session still bound (as the sandbox-manager folds its journal) to a container the
- * engine no longer has under that name although nothing released it: how one warm container
- * handed to two sessions by two managers shows (the second rename takes it from the first).
- */
+/** A sandbox id bound in two sessions' journals, or a container whose name and labels disagree on its session. */
 function sandboxesExclusive(journals: ReadonlyMap<string, readonly RecordedEvent[]>, containers: readonly ContainerView[]): string[] {
   const out: string[] = [];
   const owners = new Map<string, Set<string>>();
@@ -262,12 +261,49 @@ function sandboxesExclusive(journals: ReadonlyMap<string, readonly RecordedEvent
       if (bound && !bound.has(named[1])) out.push(`container ${c.name} serves session ${named[1]} but was bound to ${[...bound].join(', ')}`);
     }
   }
-  const names = new Set(containers.map((c) => c.name.replace(/^\//, '')));
+  return out;
+}
+
+const bareName = (c: ContainerView): string => c.name.replace(/^\//, '');
+type Binding = Readonly<{ sandbox_id: string; generation: number; host?: string }>;
+
+/**
+ * Bindings and containers across sandbox hosts (each engine's containers as that engine lists
+ * them): no sandbox name on two engines; with several hosts every binding names a known host; one
+ * (session, generation) never bound to two sandboxes or on two hosts; and a session's current
+ * binding is a container of that name on the host the binding names — nothing released it, so a
+ * missing one was taken by another session (one warm container handed to two sessions by two
+ * managers: the second rename takes it from the first) or started on another engine than recorded.
+ */
+function bindingsOnTheirHosts(journals: ReadonlyMap<string, readonly RecordedEvent[]>, containers: readonly ContainerView[], hosts: readonly string[]): string[] {
+  const out: string[] = [];
+  const hostsOf = new Map<string, Set<string>>();
+  for (const c of containers) if (c.host !== undefined) hostsOf.set(bareName(c), (hostsOf.get(bareName(c)) ?? new Set()).add(c.host));
+  for (const [name, on] of hostsOf) if (on.size > 1) out.push(`container ${name} exists on ${on.size} sandbox hosts: ${[...on].sort().join(', ')}`);
   for (const [sessionId, events] of journals) {
+    const bound = new Map<number, Binding>();
+    for (const e of events) {
+      if (e.type !== 'SandboxBound') continue;
+      const binding = e.data as Binding;
+      if (hosts.length > 1 && (binding.host === undefined || !hosts.includes(binding.host))) {
+        out.push(`session ${sessionId}: sandbox ${binding.sandbox_id} was bound ${binding.host === undefined ? 'without a host' : `on host ${binding.host}`}, with sandbox hosts ${hosts.join(', ')}`);
+      }
+      const before = bound.get(binding.generation);
+      if (before !== undefined && (before.sandbox_id !== binding.sandbox_id || before.host !== binding.host)) {
+        out.push(`session ${sessionId}: generation ${binding.generation} was bound twice: ${describeBinding(before)}, then ${describeBinding(binding)}`);
+      }
+      bound.set(binding.generation, binding);
+    }
     const current = events.reduce(foldSessionEvent, emptySessionView()).sandbox;
-    if (current !== null && !names.has(current.sandbox_id)) {
-      out.push(`session ${sessionId} is bound to ${current.sandbox_id}, which no container is named any more (handed to another session?)`);
+    if (current === null) continue;
+    const host = bound.get(current.generation)?.host;
+    const there = containers.filter((c) => bareName(c) === current.sandbox_id);
+    if (there.length === 0) out.push(`session ${sessionId} is bound to ${current.sandbox_id}, which no container is named any more (handed to another session?)`);
+    else if (host !== undefined && !there.some((c) => c.host === host)) {
+      out.push(`session ${sessionId} is bound to ${current.sandbox_id} on host ${host}, but that container is on ${there.map((c) => c.host ?? 'an unnamed host').join(', ')}`);
     }
   }
   return out;
 }
+
+const describeBinding = (b: Binding): string => `${b.sandbox_id}${b.host === undefined ? '' : ` on ${b.host}`}`;

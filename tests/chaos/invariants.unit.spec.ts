@@ -226,3 +226,38 @@ describe('chaos invariants: required outcome and full output', () => {
     expect(report.violations).toContain(`${S}: the message "hi" was recorded 2 times`);
   });
 });
+
+describe('chaos invariants: sandboxes across two Docker engines', () => {
+  const HOSTS = ['a', 'b'];
+  const sandbox = `berth-s-${S}-g1`;
+  /** The healthy journal, its binding recorded on `host` (none: the field left out). */
+  const boundOn = (host: string | undefined): RecordedEvent[] =>
+    healthyJournal().map((e) => (e.type === 'SandboxBound' ? ({ ...e, data: { ...e.data, ...(host === undefined ? {} : { host }) } } as RecordedEvent) : e));
+  const on = (host: string, name = sandbox): ContainerView => ({ name: `/${name}`, labels: { 'berth.session': S }, host });
+  const check = (events: RecordedEvent[], containers: ContainerView[]) => checkInvariants(input(events, { containers, sandboxHosts: HOSTS })).violations;
+
+  it('passes a session bound on b whose container engine b lists', () => {
+    expect(check(boundOn('b'), [on('b')])).toEqual([]);
+  });
+
+  it('reports one sandbox name on both engines', () => {
+    expect(check(boundOn('a'), [on('a'), on('b')])).toEqual([`container ${sandbox} exists on 2 sandbox hosts: a, b`]);
+  });
+
+  it('reports a binding without its host when the managers place on two', () => {
+    expect(check(boundOn(undefined), [on('a')])).toEqual([`session ${S}: sandbox ${sandbox} was bound without a host, with sandbox hosts a, b`]);
+  });
+
+  it('reports one generation bound twice, on another host', () => {
+    const events = boundOn('a');
+    const again = { ...events[1], id: 'sevt_bind_again', data: { ...events[1].data, host: 'b' } } as RecordedEvent;
+    const twice = [...events.slice(0, 2), again, ...events.slice(2)].map((e, i) => ({ ...e, seq: i + 1 }));
+    expect(checkInvariants(input(twice, { containers: [on('b')], sandboxHosts: HOSTS, sse: new Map([[S, seenAll(twice)]]) })).violations).toEqual([
+      `session ${S}: generation 1 was bound twice: ${sandbox} on a, then ${sandbox} on b`,
+    ]);
+  });
+
+  it('reports a current binding whose container is on another engine than the one it names', () => {
+    expect(check(boundOn('a'), [on('b')])).toEqual([`session ${S} is bound to ${sandbox} on host a, but that container is on b`]);
+  });
+});

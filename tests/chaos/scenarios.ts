@@ -280,21 +280,83 @@ const everyServiceKilled = completesMidTurn('kill -9 every service mid-turn', (c
 const replicasKilled: Scenario = {
   name: 'two replicas of every service, one of each killed mid-turn',
   requires: 'every turn completed with its whole output, carried by the surviving replicas',
-  run: (ctx, outcome) =>
-    turnUnderFault(ctx, outcome, {
-      beforeSession: async ({ sup }) => {
-        for (const name of REPLICATED) await sup.startReplica(name);
-      },
-      trigger: 'tool_use',
-      requires: COMPLETED,
-      inject: async ({ sup }, _sessionId, began) => {
-        const at = Date.now();
-        await Promise.all(REPLICATED.map((name) => sup.kill(name)));
-        began();
-        return { at, backAt: at };
-      },
-    }),
+  run: (ctx, outcome) => turnUnderFault(ctx, outcome, { beforeSession: startReplicas, trigger: 'tool_use', requires: COMPLETED, inject: killFirstReplicas() }),
 };
+
+const startReplicas = async ({ sup }: ScenarioContext): Promise<void> => {
+  for (const name of REPLICATED) await sup.startReplica(name);
+};
+
+/** SIGKILLs the first of each replicated service (they stay down while the turns run); `alsoAt` adds to the fault before it counts as on. */
+const killFirstReplicas =
+  (alsoAt: (ctx: ScenarioContext, sessionId: string) => Promise<void> = async () => undefined): TurnFault['inject'] =>
+  async (ctx, sessionId, began) => {
+    const at = Date.now();
+    await Promise.all([...REPLICATED.map((name) => ctx.sup.kill(name)), alsoAt(ctx, sessionId)]);
+    began();
+    return { at, backAt: at };
+  };
+
+/** The host a session's sandbox was bound on (`berth.sandbox_bound` host): its first binding, or its last. */
+async function boundHost(ctx: ScenarioContext, sessionId: string, which: 'first' | 'last'): Promise<string | null> {
+  const bindings = (await ctx.driver.journal(sessionId)).filter((e) => e.type === 'SandboxBound');
+  const binding = which === 'first' ? bindings[0] : bindings.at(-1);
+  return binding?.type === 'SandboxBound' ? (binding.data.host ?? null) : null;
+}
+
+/**
+ * Two Docker engines and two replicas of every service: mid-turn the first of each service is
+ * SIGKILLed (the engines stay up) and every turn must complete, on either engine, carried by the
+ * surviving replicas. The managers place each new sandbox on the engine with the most free places,
+ * so the three sessions land on both; a run whose sessions all landed on one engine tested nothing
+ * across engines and fails.
+ *
+ * With `freeze`, the engine running the first session's sandbox is frozen at the same moment
+ * (SIGSTOP of its dockerd: a host gone from the network, its containers running on): turns on it
+ * may end with the loss of their sandbox (`host_lost`), turns on the other engine must complete,
+ * and the first session's next message must bind on the engine that still answers. Here the
+ * sessions may all be on the frozen engine (a freeze empties it: the next run's sessions all go
+ * there); what crosses engines is the session moving to the other one.
+ */
+const twoEngines = (freeze: boolean): Scenario => ({
+  name: freeze ? "two engines, two replicas of every service: one of each killed and the first session's engine frozen mid-turn" : 'two engines, two replicas of every service, one of each killed mid-turn',
+  requires: freeze
+    ? "turns on the frozen engine completed or ended with the loss of their sandbox, every other turn completed with its whole output; the first session's next message bound on the other engine and completed"
+    : 'the sessions placed on both engines; every turn completed with its whole output, carried by the surviving replicas',
+  run: async (ctx, outcome) => {
+    const fault: { target: string | null; frozen: string | null } = { target: null, frozen: null };
+    await turnUnderFault(ctx, outcome, {
+      beforeSession: startReplicas,
+      trigger: 'tool_use',
+      requires: freeze ? ENGINE_LOSS : COMPLETED,
+      inject: killFirstReplicas(async ({ sup }, sessionId) => {
+        if (!freeze) return;
+        const host = await boundHost(ctx, sessionId, 'first');
+        const engine = sup.hosts.find((h) => h.name === host);
+        if (engine === undefined) throw new Error(`the first session's sandbox is bound on no engine of the suite (${String(host)})`);
+        await sup.freezeEngine(engine.name);
+        Object.assign(fault, { target: sessionId, frozen: engine.name });
+      }),
+    });
+    const placed = new Map<string, string | null>();
+    for (const sessionId of ctx.driver.recorders.keys()) placed.set(sessionId, await boundHost(ctx, sessionId, 'first'));
+    const onEngine = ctx.sup.hosts.map((h) => `${h.name} ${[...placed.values()].filter((p) => p === h.name).length}`);
+    outcome.notes.push(`sessions placed: ${onEngine.join(', ')}`);
+    if (!freeze) {
+      const used = new Set(placed.values());
+      if (ctx.sup.hosts.some((h) => !used.has(h.name))) outcome.problems.push(`nothing tested across engines: the sessions' sandboxes were placed ${onEngine.join(', ')}`);
+      return;
+    }
+    const { target, frozen } = fault;
+    if (target === null || frozen === null) return;
+    // Only the frozen engine's turns may end with the loss of their sandbox.
+    outcome.expectations.forEach((e, i) => {
+      if (placed.get(e.sessionId) !== frozen) outcome.expectations[i] = { ...e, allowed: COMPLETED };
+    });
+    const rebound = await boundHost(ctx, target, 'last');
+    if (rebound === frozen || rebound === null) outcome.problems.push(`the first session's next sandbox was bound on ${rebound ?? 'no host'}, not on the engine that answers (${frozen} was frozen)`);
+  },
+});
 
 const natsRestart = completesMidTurn('nats-server restart mid-turn', async ({ sup }, _sessionId, began) => {
   const at = Date.now();
@@ -563,3 +625,6 @@ export const SCENARIOS: readonly Scenario[] = [
   poisonMessage,
   clockSkew,
 ];
+
+/** The scenarios of the platform on two Docker engines (run on a platform of their own). */
+export const TWO_ENGINE_SCENARIOS: readonly Scenario[] = [twoEngines(false), twoEngines(true)];

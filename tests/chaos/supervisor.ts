@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DockerSandboxRuntime } from '@berth/docker';
 import { ensureDockerTestEngine, freePort, releaseWorkspaceMounts, startNatsServer, type NatsServerHandle } from '@berth/testing';
 import { GatewayBalancer } from './gateway-balancer';
-import { PrivateEngine } from './private-engine';
+import { PrivateEngine, type EngineName } from './private-engine';
 import { REPO_ROOT, startService, type ServiceProcess } from './service-process';
 
 /** The store's filesystem: a tmpfs this small, so a scenario can fill it. */
@@ -32,14 +32,27 @@ export type ReplicatedService = (typeof REPLICATED)[number];
 export type SupervisorOptions = Readonly<{
   /** The server-wide default model endpoint (each scenario's environment points at its own). */
   modelBaseUrl: string;
+  /**
+   * Docker engines of the suite's own (default 1). With 2 the sandbox-managers place sandboxes on
+   * both (`BERTH_SANDBOX_HOSTS`), and each engine has its own egress process and egress directory.
+   */
+  engines?: 1 | 2;
 }>;
 
+/** One Docker engine the sandbox-managers place sandboxes on, as the suite reads it directly. */
+export type SandboxHost = Readonly<{ name: EngineName; runtime: DockerSandboxRuntime; egressDir: string }>;
+
+/** How many sandboxes each engine may hold with two (far more than a run makes: placement goes by free places, so they alternate). */
+const MAX_SANDBOXES_PER_HOST = 50;
+/** The managers ping each engine this often with two; three misses in a row (each ping given 2 s) and it is lost: ~6 s after a freeze. */
+const HOST_PROBE_MS = 300;
+
 /**
- * The chaos suite's platform: one nats-server (own store dir), a Docker engine of its own (see
- * PrivateEngine), and the services as child processes on loopback over one fresh SQLite file
+ * The chaos suite's platform: one nats-server (own store dir), one or two Docker engines of its
+ * own (see PrivateEngine), and the services as child processes on loopback over one fresh SQLite file
  * on a small tmpfs; clients reach the gateway through a balancer, as in a deployment, so a second
  * gateway replica (`startReplica`) takes the connections of one that died. It can SIGKILL and restart any service (optionally with a crash point armed),
- * restart or SIGKILL the broker, restart the engine, hold the store's write lock or fill its disk
+ * restart or SIGKILL the broker, restart the engine (freeze one of two), hold the store's write lock or fill its disk
  * for a while, and skew one service's wall clock.
  */
 export class Supervisor {
@@ -47,7 +60,10 @@ export class Supervisor {
   readonly storeUrl: string;
   readonly egressDir: string;
   readonly gatewayUrl: string;
+  /** The first engine's sandboxes (the only engine unless the platform has two). */
   readonly runtime: DockerSandboxRuntime;
+  /** Every engine sandboxes are placed on, each read directly (its own runtime), in BERTH_SANDBOX_HOSTS order. */
+  readonly hosts: readonly SandboxHost[];
   apiKey = '';
 
   private readonly procs = new Map<ServiceName, ServiceProcess>();
@@ -58,11 +74,15 @@ export class Supervisor {
   /** Every process started, in order, for the logs. */
   private readonly started: ServiceProcess[] = [];
   private readonly clockFiles = new Map<ServiceName, string>();
+  /** The egress processes of the engines after the first (the first one's is the `egress` service). */
+  private readonly hostEgress = new Map<EngineName, ServiceProcess>();
+  /** Engines a scenario froze (`freezeEngine`): `settle()` and `stop()` thaw them. */
+  private readonly frozen = new Set<PrivateEngine>();
 
   private constructor(
     private readonly dir: string,
     readonly nats: NatsServerHandle,
-    private readonly engine: PrivateEngine,
+    private readonly engines: readonly PrivateEngine[],
     private readonly storeDir: string,
     private readonly harnessImage: string,
     private readonly gatewayPort: number,
@@ -75,7 +95,11 @@ export class Supervisor {
     this.egressDir = join(dir, 'egress');
     this.gatewayUrl = `http://127.0.0.1:${balancer.port}`;
     balancer.add(gatewayPort);
-    this.runtime = new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': this.scope }, egressRoot: this.egressDir });
+    this.hosts = engines.map((engine, i) => {
+      const egressDir = i === 0 ? this.egressDir : `${this.egressDir}-${engine.name}`;
+      return { name: engine.name, egressDir, runtime: new DockerSandboxRuntime({ dockerHost: engine.dockerHost, managedLabels: { 'berth.scope': this.scope }, egressRoot: egressDir }) };
+    });
+    this.runtime = (this.hosts[0] as SandboxHost).runtime;
     for (const name of SERVICES) {
       const file = join(dir, `${name}.clock`);
       writeFileSync(file, '0');
@@ -90,18 +114,20 @@ export class Supervisor {
     const built = preset ? null : ensureDockerTestEngine({ harness: true });
     if (built?.harnessImage === null) throw new Error('the harness image could not be built');
     const harnessImage = preset ?? (built?.harnessImage as string);
-    const engine = await PrivateEngine.start(built ? [built.baseImage, harnessImage] : [], built?.dockerHost ?? '');
+    const names: EngineName[] = options.engines === 2 ? ['a', 'b'] : ['a'];
+    const engines = await Promise.all(names.map((name) => PrivateEngine.start(name, built ? [built.baseImage, harnessImage] : [], built?.dockerHost ?? '')));
     const dir = mkdtempSync(join(tmpdir(), 'berth-chaos-'));
     const storeDir = join(dir, 'store');
     mkdirSync(storeDir);
     execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${STORE_FS_MB}m`, 'berth-chaos-store', storeDir]);
     const nats = await startNatsServer();
     const balancer = await new GatewayBalancer(await freePort()).start();
-    const supervisor = new Supervisor(dir, nats, engine, storeDir, harnessImage, await freePort(), await freePort(), balancer, options);
+    const supervisor = new Supervisor(dir, nats, engines, storeDir, harnessImage, await freePort(), await freePort(), balancer, options);
     try {
       // The kernel declares the streams; the others only attach to them.
       await supervisor.startService('session-kernel');
       await Promise.all((['egress', 'sandbox-manager', 'turn-reconciler', 'gateway'] as const).map((name) => supervisor.startService(name)));
+      for (const host of supervisor.hosts.slice(1)) await supervisor.startHostEgress(host);
       supervisor.apiKey = execFileSync(
         process.execPath,
         ['-r', '@swc-node/register', 'apps/gateway/src/cli/create-api-key.ts', '--owner', 'chaos', '--store', supervisor.storeUrl],
@@ -131,7 +157,7 @@ export class Supervisor {
       egress: {
         ...common,
         BERTH_EGRESS_DIR: this.egressDir,
-        BERTH_EGRESS_CA_DIR: join(this.egressDir, '..', 'egress-ca'),
+        BERTH_EGRESS_CA_DIR: `${this.egressDir}-ca`,
         BERTH_MODEL_BASE_URL: this.options.modelBaseUrl,
         BERTH_MODEL_API_KEY: 'sk-scripted-not-a-real-key',
         BERTH_MODEL_TRUSTED_HOSTS: '127.0.0.1',
@@ -140,18 +166,35 @@ export class Supervisor {
       'sandbox-manager': {
         ...common,
         ...delivery,
-        DOCKER_HOST: this.engine.dockerHost,
+        DOCKER_HOST: (this.engines[0] as PrivateEngine).dockerHost,
         BERTH_EGRESS_DIR: this.egressDir,
         BERTH_SANDBOX_IMAGE: this.harnessImage,
         BERTH_SANDBOX_SCOPE: this.scope,
         BERTH_LEASE_SWEEP_MS: '500',
         BERTH_WORKSPACE_DIR: join(this.dir, 'workspaces'),
+        ...(this.hosts.length > 1 ? this.sandboxHostsEnv() : {}),
       },
       // A stable identity across restarts (a container keeps its name): a restart takes its lease back at once.
       'turn-reconciler': { ...common, ...delivery, BERTH_RECONCILER_LEASE_MS: '3000', BERTH_INSTANCE_ID: 'chaos-a' },
       gateway: { ...common, PORT: String(this.gatewayPort), HOST: '127.0.0.1' },
     };
     return { ...defaults[name], ...extra };
+  }
+
+  /**
+   * Several engines: the managers place sandboxes on all of them, with loop workspaces (a session's
+   * workspace follows it to another engine) and a short host probe.
+   */
+  private sandboxHostsEnv(): Record<string, string> {
+    const hosts = this.hosts.map((h, i) => ({ name: h.name, docker_host: (this.engines[i] as PrivateEngine).dockerHost, egress_dir: h.egressDir, max_sandboxes: MAX_SANDBOXES_PER_HOST }));
+    return { BERTH_SANDBOX_HOSTS: JSON.stringify(hosts), BERTH_WORKSPACE_STORAGE: 'loop', BERTH_SANDBOX_HOST_PROBE_MS: String(HOST_PROBE_MS) };
+  }
+
+  /** The egress of an engine after the first: the same configuration on that engine's egress directory (and its own CA). */
+  private async startHostEgress(host: SandboxHost): Promise<void> {
+    const proc = await startService('egress', this.envFor('egress', { BERTH_EGRESS_DIR: host.egressDir, BERTH_EGRESS_CA_DIR: `${host.egressDir}-ca` }));
+    this.hostEgress.set(host.name, proc);
+    this.started.push(proc);
   }
 
   /** Starts a service (not running) and waits for its ready line. */
@@ -186,6 +229,8 @@ export class Supervisor {
    */
   async settle(): Promise<string[]> {
     const fixed: string[] = [];
+    // A service starting while an engine is frozen would wait on it forever.
+    await this.thawEngines();
     for (const name of SERVICES) {
       this.skewClock(name, 0);
       if (!this.alive(name)) {
@@ -195,6 +240,11 @@ export class Supervisor {
         fixed.push(`${name} still had its crash point armed`);
         await this.restart(name);
       }
+    }
+    for (const host of this.hosts.slice(1)) {
+      if (this.hostEgress.get(host.name)?.alive()) continue;
+      fixed.push(`the egress of engine ${host.name} was down`);
+      await this.startHostEgress(host);
     }
     // The replicas go once the first ones are back, so a client always has a gateway to reconnect to.
     for (const [name, replica] of this.replicas) {
@@ -243,9 +293,22 @@ export class Supervisor {
     await this.nats.restart();
   }
 
-  /** Restarts the suite's own Docker engine (every sandbox on it stops). */
+  /** Freezes one engine's dockerd (SIGSTOP): it stops answering while its sandboxes run on, as a host gone from the network. */
+  async freezeEngine(name: EngineName): Promise<void> {
+    const engine = this.engines.find((e) => e.name === name);
+    if (engine === undefined) throw new Error(`no engine ${name}`);
+    this.frozen.add(engine);
+    await engine.freeze();
+  }
+
+  private async thawEngines(): Promise<void> {
+    for (const engine of this.frozen) await engine.thaw();
+    this.frozen.clear();
+  }
+
+  /** Restarts the suite's (first) Docker engine (every sandbox on it stops). */
   restartEngine(onDown: () => void): Promise<{ downAt: number; upAt: number }> {
-    return this.engine.restart(onDown);
+    return (this.engines[0] as PrivateEngine).restart(onDown);
   }
 
   /**
@@ -319,19 +382,23 @@ export class Supervisor {
   }
 
   async stop(): Promise<void> {
+    await this.thawEngines();
     for (const replica of this.replicas.values()) await replica.stop();
+    for (const egress of this.hostEgress.values()) await egress.stop();
     for (const name of [...SERVICES].reverse()) await this.procs.get(name)?.stop();
     await this.balancer.stop();
     try {
-      for (const c of await this.runtime.list({ 'berth.scope': this.scope })) await this.runtime.remove(c.id);
+      for (const { runtime } of this.hosts) {
+        for (const c of await runtime.list({ 'berth.scope': this.scope })) await runtime.remove(c.id);
+        const { Volumes } = await runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.scope=${this.scope}`] }) });
+        for (const volume of Volumes ?? []) await runtime.docker.getVolume(volume.Name).remove();
+      }
       releaseWorkspaceMounts(join(this.dir, 'workspaces'));
-      const { Volumes } = await this.runtime.docker.listVolumes({ filters: JSON.stringify({ label: [`berth.scope=${this.scope}`] }) });
-      for (const volume of Volumes ?? []) await this.runtime.docker.getVolume(volume.Name).remove();
     } catch (error) {
       process.stderr.write(`chaos: could not remove sandboxes or workspaces of scope ${this.scope}: ${String(error)}\n`);
     }
     await this.nats.stop();
-    await this.engine.stop();
+    for (const engine of this.engines) await engine.stop();
     try {
       execFileSync('umount', [this.storeDir]);
     } catch (error) {

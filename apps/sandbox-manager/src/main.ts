@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
   // Several hosts: one placement at a time across the managers placing on them (the store's lease).
   const placementLock = new LeaseLock(store.leases, managerInstanceId(), systemClock);
-  const { runtime, workspaces, snapshots, images, egressSocketOf, egressDir, close } = await openSandboxEngines(config, scopeLabels, log, placementLock);
+  const { runtime, workspaces, snapshots, images, egressSocketOf, egressSockets, close } = await openSandboxEngines(config, scopeLabels, log, placementLock);
   const { mirrors } = config;
   const packageMirrors = {
     apt: mirrors.apt === null ? null : { url: mirrors.apt, keyBase64: mirrors.aptKeyFile === null ? null : readFileSync(mirrors.aptKeyFile).toString('base64') },
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
     leaseSweepMs: config.leaseSweepMs,
     poolSweepMs: config.poolSweepMs,
     registry: telemetry.registry,
-    egressDir,
+    egressSockets,
   });
   onShutdownSignals([
     { name: 'stop consuming and the watchers', run: () => manager.stop() },

@@ -82,8 +82,8 @@ export type SandboxManagerInput = Readonly<{
   bus?: CommandBus;
   /** Where the manager's metrics are registered (its /metrics). */
   registry: Registry;
-  /** The egress root the runtime makes each sandbox's platform directory under (custom tools sockets go there); null: none. */
-  egressDir: string | null;
+  /** Sandboxes have an egress socket on this machine (`egressSocketOf`): custom tools sockets are served beside it. False: none (an agent with custom tools is refused). */
+  egressSockets: boolean;
 }>;
 
 export type RunningSandboxManager = Readonly<{
@@ -160,7 +160,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     files,
     acquisitions: new AcquisitionLeases(new LeaseLock(store.leases, instance, clock)),
   });
-  const customTools: CustomToolSockets | null = input.egressDir === null ? null : new CustomToolSockets({ runtime, egressDir: input.egressDir, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log });
+  const customTools: CustomToolSockets | null = input.egressSockets ? new CustomToolSockets({ egressSocketOf: input.egressSocketOf, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log }) : null;
   const turns = new TurnExecutions({
     runtime,
     customTools,

@@ -73,7 +73,7 @@ describe('sandbox-manager with 64 turns held on tool confirmations (real NATS an
       poolSweepMs: 60_000,
       policy: { interruptDeadlineMs: 1_500 },
       registry: new Registry(),
-      egressDir: null,
+      egressSockets: false,
     });
   }, 120_000);
   afterAll(async () => {

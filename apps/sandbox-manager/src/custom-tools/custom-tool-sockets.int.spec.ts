@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RecordedEvent } from '@berth/contracts';
-import { EGRESS_DIR_LABEL, EGRESS_SOCKET_SUBDIR } from '@berth/docker';
+import { EGRESS_SOCKET_SUBDIR } from '@berth/docker';
 import { CUSTOM_TOOLS_CLIENT_JS, CUSTOM_TOOLS_SERVER_JS, CUSTOM_TOOLS_SOCKET_FILE } from '@berth/harness';
-import type { Logger, SandboxInfo } from '@berth/ports';
+import type { Logger } from '@berth/ports';
 import { emptySessionView, foldSessionEvent, type SessionView } from '@berth/sandbox-workflow';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -40,8 +40,8 @@ const view = async (): Promise<SessionView> => {
   onAsked = null;
   return v;
 };
-const runtime = { inspect: async (): Promise<SandboxInfo | null> => ({ id: 'c1', name: 'sbx', labels: { [EGRESS_DIR_LABEL]: DIR_ID }, running: true, exitCode: null, oomKilled: false, startedAt: null }) };
-const newSockets = () => new CustomToolSockets({ runtime, egressDir: root, view: () => view(), log: quiet, recheckMs: 60_000 });
+const egressSocketOf = async (sandboxId: string) => (sandboxId === 'sbx' ? join(root, DIR_ID, EGRESS_SOCKET_SUBDIR, 'egress.sock') : null);
+const newSockets = () => new CustomToolSockets({ egressSocketOf, view: () => view(), log: quiet, recheckMs: 60_000 });
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), 'berth-tools-'));

@@ -1,15 +1,17 @@
 import { stat, unlink } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { EGRESS_DIR_LABEL, EgressDirectories, listenForSandbox } from '@berth/docker';
+import { dirname, join } from 'node:path';
+import { listenForSandbox } from '@berth/docker';
 import { CUSTOM_TOOLS_SOCKET_FILE, CustomToolCallRequestSchema, MAX_CUSTOM_TOOL_REQUEST_BYTES, toMcpContent, type CustomToolCallAnswer, type CustomToolCallRequest } from '@berth/harness';
-import type { Logger, SandboxRuntime } from '@berth/ports';
+import type { Logger } from '@berth/ports';
 import { lookUpCustomToolCall, type SessionView } from '@berth/sandbox-workflow';
 
 export type CustomToolSocketsDeps = Readonly<{
-  runtime: Pick<SandboxRuntime, 'inspect'>;
-  /** The egress root: each sandbox's platform directory (bind-mounted read-only at /run/berth) is under it. */
-  egressDir: string;
+  /**
+   * The host path of a sandbox's egress socket, under its own host's egress directory (null: it has
+   * none). Its directory is the one bind-mounted read-only at /run/berth in the sandbox.
+   */
+  egressSocketOf: (sandboxId: string) => Promise<string | null>;
   /** The session as this manager knows it, caught up on the journal. */
   view: (sessionId: string) => Promise<SessionView>;
   log: Logger;
@@ -39,22 +41,19 @@ export class CustomToolSockets {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Event ids a connection was handed, per session (for calls matched by name and input). */
   private readonly handedOut = new Map<string, Set<string>>();
-  private readonly egress: EgressDirectories;
 
-  constructor(private readonly deps: CustomToolSocketsDeps) {
-    this.egress = new EgressDirectories(deps.egressDir);
-  }
+  constructor(private readonly deps: CustomToolSocketsDeps) {}
 
   /** Serves the sandbox's tools socket for the session (idempotent). A sandbox without an egress directory (`network: host`) gets none. */
   async serve(sessionId: string, sandboxId: string): Promise<void> {
     if (this.served.get(sandboxId)?.sessionId === sessionId) return;
     await this.close(sandboxId);
-    const dirId = (await this.deps.runtime.inspect(sandboxId))?.labels[EGRESS_DIR_LABEL];
-    if (dirId === undefined) {
+    const egressSocket = await this.deps.egressSocketOf(sandboxId);
+    if (egressSocket === null) {
       this.deps.log.warn('the sandbox has no platform directory: its custom tools cannot reach Berth', { session_id: sessionId, sandbox_id: sandboxId });
       return;
     }
-    const dir = this.egress.socketDir(dirId);
+    const dir = dirname(egressSocket);
     if (!(await stat(dir)).isDirectory()) throw new Error(`${dir} is not a directory`);
     const path = join(dir, CUSTOM_TOOLS_SOCKET_FILE);
     const sockets = new Set<Socket>();

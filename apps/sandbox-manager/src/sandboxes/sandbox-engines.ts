@@ -13,10 +13,14 @@ export type SandboxEngines = Readonly<{
   workspaces: SessionWorkspaces;
   snapshots: WorkspaceSnapshots;
   images: SandboxImages;
-  /** The host path of a sandbox's egress socket, on whichever host runs it (null: none has it). */
+  /**
+   * The host path of a sandbox's egress socket, under the egress directory of whichever host runs
+   * it (null: none has it). Its directory is what the sandbox sees at /run/berth: custom tools
+   * sockets go beside it.
+   */
   egressSocketOf(sandboxId: string): Promise<string | null>;
-  /** The egress root sandboxes' platform directories are under (custom tools sockets); null: sandboxes have none. */
-  egressDir: string | null;
+  /** False when sandboxes have no egress socket on this machine (Kubernetes): custom tools are refused. */
+  egressSockets: boolean;
   close(): void;
 }>;
 
@@ -45,7 +49,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     log.info('sandboxes: Kubernetes (agents.x-k8s.io Sandboxes)', { server: cluster.server, namespace: config.kubernetes.namespace, egress: `${cluster.egress.host}:${cluster.egress.port}`, workspaces: 'claim' });
     log.warn('Kubernetes sandboxes: no per-turn workspace snapshots (sessions cannot be forked), no environment packages, no custom tools, no repository resources yet; each is refused where it is asked for');
     // No egress socket on this machine: a repository clone (which goes out through the sandbox's egress) is refused with a message.
-    return { runtime: cluster.runtime, workspaces: cluster.workspaces, snapshots: NO_WORKSPACE_SNAPSHOTS, images: NO_IMAGE_BUILDS, egressSocketOf: async () => null, egressDir: null, close: () => undefined };
+    return { runtime: cluster.runtime, workspaces: cluster.workspaces, snapshots: NO_WORKSPACE_SNAPSHOTS, images: NO_IMAGE_BUILDS, egressSocketOf: async () => null, egressSockets: false, close: () => undefined };
   }
   const hosts = config.sandboxHosts.length > 0 ? config.sandboxHosts : [{ name: 'default', dockerHost: config.dockerHost, egressDir: config.egressDir, maxSandboxes: null }];
   const engines = hosts.map((h) => ({ ...h, runtime: new DockerSandboxRuntime({ dockerHost: h.dockerHost, managedLabels, egressRoot: h.egressDir }) }));
@@ -63,11 +67,11 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);
     if (kind.kind === 'volume') {
       log.warn('workspaces: volume; Docker volumes have no size limit, so resources.workspace_mb is a soft limit (measured before each turn, a turn that finds the workspace over it is refused), and no per-turn snapshots are taken, so sessions cannot be forked', { reason: kind.reason });
-      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, egressDir: config.egressDir, close: () => undefined };
+      return { runtime: first.runtime, workspaces: new VolumeWorkspaces(first.runtime.docker, scopeLabels), snapshots: NO_WORKSPACE_SNAPSHOTS, images: images(first), egressSocketOf, egressSockets: true, close: () => undefined };
     }
     log.info('workspaces: loop', { reason: kind.reason, dir: resolve(config.workspaceDir) });
     const loop = new LoopWorkspaces(resolve(config.workspaceDir));
-    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), egressSocketOf, egressDir: config.egressDir, close: () => undefined };
+    return { runtime: first.runtime, workspaces: loop, snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop), images: images(first), egressSocketOf, egressSockets: true, close: () => undefined };
   }
   const volume = engines.findIndex((_, i) => detected[i]?.kind !== 'loop');
   if (volume >= 0) {
@@ -94,14 +98,13 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     workspaces: loop,
     snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop),
     images: new MultiHostSandboxImages(engines.map((e) => ({ name: e.name, images: images(e) }))),
+    // Looked up on the sandbox's own host (its egress directory is that host's), found through the
+    // runtime, which asks only the hosts that answer.
     egressSocketOf: async (id) => {
-      for (const engine of engines) {
-        const socket = await engine.runtime.egressSocketPath(id).catch(() => null);
-        if (socket !== null) return socket;
-      }
-      return null;
+      const host = await runtime.hostOf(id);
+      return (await engines.find((e) => e.name === host)?.runtime.egressSocketPath(id)) ?? null;
     },
-    egressDir: config.egressDir,
+    egressSockets: true,
     close: () => runtime.close(),
   };
 }

@@ -204,7 +204,11 @@ export class MultiHostRuntime implements SandboxRuntime {
     const host = await this.require(nameOrId);
     const handle = await host.guard(() => host.def.runtime.exec(nameOrId, spec));
     // A harness on a host that is lost mid-turn ends with the host, not never.
-    return { ...handle, lines: guardedLines(host, handle.lines), exit: host.guard(() => handle.exit) };
+    const exit = host.guard(() => handle.exit);
+    // As the engine's own exec: a caller may never await `exit` (it stopped at the lines, which
+    // fail with the host too); the loss must not become an unhandled rejection that ends the process.
+    exit.catch(() => undefined);
+    return { ...handle, lines: guardedLines(host, handle.lines), exit };
   }
 
   async relabel(nameOrId: string, newName: string): Promise<void> {
