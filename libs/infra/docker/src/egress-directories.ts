@@ -23,6 +23,10 @@ export const EGRESS_BUILD_DENIALS_FILE = 'denied.jsonl';
 const DIR_ID = /^[0-9a-f]{16}$/;
 /** A removed directory on its way out: not a sandbox's (the egress serves `DIR_ID` names only). */
 const GONE_PREFIX = '.gone-';
+/** A directory being made, renamed to its id once whole. */
+const NEW_PREFIX = '.new-';
+/** A staged directory older than this is a leftover of a manager that died while making it. */
+const STAGED_GRACE_MS = 60_000;
 
 // A unix socket path is at most 107 bytes: <root>/<16 hex>/socket/egress.sock must fit.
 const SOCKET_PATH_TAIL = 1 + 16 + 1 + EGRESS_SOCKET_SUBDIR.length + 1 + SOCKET_FILE.length;
@@ -63,24 +67,39 @@ export class EgressDirectories {
   }
 
   /** Makes (or keeps) the directory of a container about to be created; returns its id. */
-  async prepare(createdName: string): Promise<string> {
-    const id = this.idFor(createdName);
-    await mkdir(this.socketDir(id), { recursive: true, mode: 0o755 });
-    await this.rename(id, createdName);
-    return id;
+  prepare(createdName: string): Promise<string> {
+    return this.make(createdName, {});
   }
 
   /**
    * Makes the directory of an image build's container: its grant is written before the container
    * exists, so the egress never serves the build without it.
    */
-  async prepareBuild(createdName: string, grant: ImageBuildGrant): Promise<string> {
+  prepareBuild(createdName: string, grant: ImageBuildGrant): Promise<string> {
+    const granted = JSON.stringify({ environment_id: grant.environmentId, ecosystems: grant.ecosystems, allowed_hosts: grant.allowedHosts });
+    return this.make(createdName, { [EGRESS_BUILD_GRANT_FILE]: granted });
+  }
+
+  /**
+   * The directory appears whole, in one rename: the egress, which watches the root, would
+   * otherwise find `<id>` before its `socket/` (and a build's before its grant) and wait for its
+   * next rescan. A directory already there (the same container prepared again) is kept, with its
+   * name rewritten.
+   */
+  private async make(createdName: string, files: Readonly<Record<string, string>>): Promise<string> {
     const id = this.idFor(createdName);
-    await mkdir(join(this.root, id), { recursive: true, mode: 0o755 });
-    const file = join(this.root, id, EGRESS_BUILD_GRANT_FILE);
-    await writeFile(`${file}.tmp`, JSON.stringify({ environment_id: grant.environmentId, ecosystems: grant.ecosystems, allowed_hosts: grant.allowedHosts }), { mode: 0o644 });
-    await rename(`${file}.tmp`, file);
-    return this.prepare(createdName);
+    const staged = join(this.root, `${NEW_PREFIX}${id}-${randomBytes(4).toString('hex')}`);
+    await mkdir(join(staged, EGRESS_SOCKET_SUBDIR), { recursive: true, mode: 0o755 });
+    for (const [file, content] of Object.entries({ ...files, [EGRESS_NAME_FILE]: createdName })) await writeFile(join(staged, file), content, { mode: 0o644 });
+    try {
+      await rename(staged, join(this.root, id));
+    } catch (error) {
+      await rm(staged, { recursive: true, force: true });
+      if (!isCode(error, 'ENOTEMPTY') && !isCode(error, 'EEXIST')) throw error;
+      for (const [file, content] of Object.entries(files)) await replaceFile(join(this.root, id, file), content);
+      await this.rename(id, createdName);
+    }
+    return id;
   }
 
   /** The egress's refusals of a build so far (its words), oldest first. */
@@ -102,11 +121,8 @@ export class EgressDirectories {
   }
 
   /** Records the container's new name (a warm-pool claim renamed it for its session). */
-  async rename(id: string, name: string): Promise<void> {
-    const file = join(this.root, id, EGRESS_NAME_FILE);
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, name, { mode: 0o644 });
-    await rename(temp, file);
+  rename(id: string, name: string): Promise<void> {
+    return replaceFile(join(this.root, id, EGRESS_NAME_FILE), name);
   }
 
   /**
@@ -142,7 +158,10 @@ export class EgressDirectories {
     const ages = await Promise.all(unused.map((id) => stat(join(this.root, id)).then((s) => s.mtimeMs, () => 0)));
     const stale = unused.filter((_, i) => olderThanMs === 0 || (ages[i] as number) < cutoff);
     await Promise.all(stale.map((id) => this.remove(id)));
-    const leftovers = entries.filter((name) => name.startsWith(GONE_PREFIX));
+    // A staged directory is another manager's prepare in flight unless it is old.
+    const staged = entries.filter((name) => name.startsWith(NEW_PREFIX));
+    const stagedAges = await Promise.all(staged.map((name) => stat(join(this.root, name)).then((s) => s.mtimeMs, () => 0)));
+    const leftovers = [...entries.filter((name) => name.startsWith(GONE_PREFIX)), ...staged.filter((_, i) => (stagedAges[i] as number) < Date.now() - STAGED_GRACE_MS)];
     await Promise.all(leftovers.map((name) => rm(join(this.root, name), { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined)));
     return stale.length;
   }
@@ -169,4 +188,15 @@ export async function listenForSandbox(server: Server, path: string): Promise<vo
     });
   });
   await chmod(path, 0o666);
+}
+
+/** Replaces a file in one rename, so a reader sees the old content or the new, never a part. */
+async function replaceFile(file: string, content: string): Promise<void> {
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, content, { mode: 0o644 });
+  await rename(temp, file);
+}
+
+function isCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }
