@@ -3,9 +3,10 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '@berth/testing';
-import { webhookMetrics } from '@berth/telemetry';
+import { vaultMetrics, webhookMetrics } from '@berth/telemetry';
 import { Registry } from 'prom-client';
 import { AesGcmSecretBox, UnconfiguredSecretBox, parseSecretKeys } from '@berth/secrets';
+import { defaultRefreshPolicy, type RefreshPolicy } from '@berth/vaults-domain';
 import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
@@ -24,6 +25,9 @@ import { InProcessCommandBus } from './in-process-command-bus';
 import { WebhookDispatcher } from '../../src/webhooks/delivery/webhook-dispatcher';
 import { WebhookPlanner } from '../../src/webhooks/delivery/webhook-planner';
 import { HttpWebhookSender } from '../../src/webhooks/delivery/webhook-sender';
+import { ResourceWebhooks } from '../../src/webhooks/delivery/resource-webhooks';
+import { CredentialRefresher } from '../../src/vaults/refresh/credential-refresher';
+import { HttpTokenEndpoint } from '../../src/vaults/refresh/http-token-endpoint';
 
 /** Retries in milliseconds, so a test sees a delivery through its whole life. */
 const TEST_DELIVERY_POLICY: DeliveryPolicy = { retryDelaysMs: [50, 100], jitter: 0, maxAgeMs: 10 * 60 * 1000, disableAfterMs: 10 * 60 * 1000, attemptsKept: 20 };
@@ -40,6 +44,8 @@ export type GatewayHarness = Readonly<{
   keyB: string;
   /** The webhook delivery worker, composed as main.ts composes it (planner on the event feed, dispatcher ticking). */
   dispatcher: WebhookDispatcher;
+  /** The vault credential refresher, composed as main.ts composes it (ticking unless `refresher.start` is false). */
+  refresher: CredentialRefresher;
   /** The box that seals secrets at rest (tests open what the API stored). */
   secrets: SecretBox;
   /** A loopback receiver that answers 204 to every webhook. */
@@ -64,6 +70,8 @@ export type GatewayHarnessOptions = {
   storeUrl?: string;
   /** Changes to the delivery worker's test policy (retries after 50 and 100 ms, 10 minutes to live). */
   deliveryPolicy?: Partial<DeliveryPolicy>;
+  /** The refresher: its policy (default: Berth's), and whether it ticks by itself (every 20 ms) or only when a test calls `tick()`. */
+  refresher?: { policy?: Partial<RefreshPolicy>; start?: boolean };
 };
 
 /**
@@ -98,6 +106,19 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     metrics,
     options: { policy: { ...TEST_DELIVERY_POLICY, ...options.deliveryPolicy }, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
   });
+  const refreshPolicy: RefreshPolicy = { ...defaultRefreshPolicy, ...options.refresher?.policy };
+  const refresher = new CredentialRefresher({
+    vaults: store.vaults,
+    leases: store.leases,
+    secrets,
+    // Token endpoints in tests are IP literals on loopback, like webhook receivers.
+    endpoint: new HttpTokenEndpoint({ policy: targets, timeoutMs: 2_000, maxBytes: 64 * 1024, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
+    webhooks: new ResourceWebhooks({ endpoints: store.webhookEndpoints, now: () => systemClock.now().toISOString() }),
+    clock: systemClock,
+    log: silentLogger,
+    metrics: vaultMetrics(new Registry()),
+    options: { policy: refreshPolicy, leaseMs: 5_000, batchSize: 8 },
+  });
   const sink: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   const app = await createGatewayApp({
@@ -112,9 +133,11 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     log: silentLogger,
     secrets,
     webhookTargets: targets,
+    vaultRefresh: refreshPolicy,
   });
   await app.listen(0, '127.0.0.1');
   dispatcher.start(20);
+  if (options.refresher?.start !== false) refresher.start(20);
   const address = app.getHttpServer().address() as { port: number };
   const key = async (owner: string) => {
     const issued = issueApiKey({ ownerId: owner, name: 'test', id: randomIds.next('bk'), now: new Date() });
@@ -131,6 +154,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     keyA: await key('owner_a'),
     keyB: await key('owner_b'),
     dispatcher,
+    refresher,
     secrets,
     sinkUrl: `http://127.0.0.1:${(sink.address() as { port: number }).port}/hook`,
     async close() {
@@ -138,6 +162,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       unplan();
       await Promise.all(planning);
       await dispatcher.stop();
+      await refresher.stop();
       await new Promise((resolve) => sink.close(resolve));
       await app.close();
       await store.close();
