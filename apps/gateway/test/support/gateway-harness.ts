@@ -10,7 +10,7 @@ import { defaultRefreshPolicy, type RefreshPolicy } from '@berth/vaults-domain';
 import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
-import type { BerthStore, SecretBox } from '@berth/ports';
+import type { BerthStore, Logger, SecretBox } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../src/app/create-gateway-app';
@@ -64,14 +64,16 @@ export type GatewayHarnessOptions = {
   allowPrivateWebhookTargets?: boolean;
   /** Reads of sessions' workspaces; without one, no session has a workspace to read. */
   workspace?: (store: BerthStore) => WorkspaceReads;
-  /** false: no BERTH_SECRET_KEYS, as on a server that never set one. */
-  secretKeys?: boolean;
+  /** false: no BERTH_SECRET_KEYS, as on a server that never set one; a string: that key ring (replicas share one). */
+  secretKeys?: boolean | string;
   /** The store (default: SQLite in memory). */
   storeUrl?: string;
   /** Changes to the delivery worker's test policy (retries after 50 and 100 ms, 10 minutes to live). */
   deliveryPolicy?: Partial<DeliveryPolicy>;
   /** The refresher: its policy (default: Berth's), and whether it ticks by itself (every 20 ms) or only when a test calls `tick()`. */
   refresher?: { policy?: Partial<RefreshPolicy>; start?: boolean };
+  /** Where the gateway, its delivery worker and its refresher log (nowhere by default). */
+  log?: Logger;
 };
 
 /**
@@ -86,7 +88,10 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener), options.checkpoints ? store.transcripts : null);
   const issuer = new FakeSubscriberIssuer();
-  const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
+  const secrets: SecretBox =
+    options.secretKeys === false
+      ? new UnconfiguredSecretBox()
+      : new AesGcmSecretBox(parseSecretKeys(typeof options.secretKeys === 'string' ? options.secretKeys : `test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };
   const metrics = webhookMetrics(new Registry());
   const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString(), metrics });
@@ -102,7 +107,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     // Receivers in tests are IP literals on loopback; a name (hooks.example.com in route samples) is never looked up.
     sender: new HttpWebhookSender({ policy: targets, timeoutMs: 2_000, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
     clock: systemClock,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     metrics,
     options: { policy: { ...TEST_DELIVERY_POLICY, ...options.deliveryPolicy }, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
   });
@@ -115,7 +120,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     endpoint: new HttpTokenEndpoint({ policy: targets, timeoutMs: 2_000, maxBytes: 64 * 1024, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
     webhooks: new ResourceWebhooks({ endpoints: store.webhookEndpoints, now: () => systemClock.now().toISOString() }),
     clock: systemClock,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     metrics: vaultMetrics(new Registry()),
     options: { policy: refreshPolicy, leaseMs: 5_000, batchSize: 8 },
   });
@@ -130,7 +135,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     subscriberIssuer: options.subscriberIssuer === false ? null : issuer,
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     secrets,
     webhookTargets: targets,
     vaultRefresh: refreshPolicy,
