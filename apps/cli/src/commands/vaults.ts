@@ -1,3 +1,4 @@
+import { TOKEN_ENDPOINT_AUTH_TYPES } from '@berth/contracts';
 import { intOption, requiredOption, type OptionValues } from '../args';
 import { UsageError } from '../exit-codes';
 import { details, display, table } from '../output/format';
@@ -98,8 +99,6 @@ const secretOptions = {
 
 const secretGiven = (o: OptionValues): boolean => o['secret-stdin'] === true || typeof o['secret-env'] === 'string';
 
-const CLIENT_AUTH = ['none', 'client_secret_basic', 'client_secret_post'] as const;
-
 const refreshCreateOptions = {
   'refresh-token-endpoint': { type: 'string', help: 'mcp_oauth: Berth refreshes the token at this OAuth token endpoint (https://…)' },
   'refresh-client-id': { type: 'string', help: 'mcp_oauth: the OAuth client id used to refresh' },
@@ -128,7 +127,7 @@ function refreshCreate(o: OptionValues, env: Readonly<Record<string, string | un
   const refresh_token = secretFromEnv(o, 'refresh-token-env', env);
   if (!refresh_token) throw new UsageError('give the refresh token with --refresh-token-env VAR (never as an argument)');
   const method = str(o, 'refresh-client-auth') ?? 'none';
-  if (!(CLIENT_AUTH as readonly string[]).includes(method)) throw new UsageError(`--refresh-client-auth must be ${CLIENT_AUTH.join(', ')}; got "${method}"`);
+  if (!(TOKEN_ENDPOINT_AUTH_TYPES as readonly string[]).includes(method)) throw new UsageError(`--refresh-client-auth must be ${TOKEN_ENDPOINT_AUTH_TYPES.join(', ')}; got "${method}"`);
   const client_secret = secretFromEnv(o, 'refresh-client-secret-env', env);
   if (method === 'none' && client_secret) throw new UsageError('--refresh-client-secret-env goes with --refresh-client-auth client_secret_basic or client_secret_post');
   if (method !== 'none' && !client_secret) throw new UsageError(`--refresh-client-auth ${method} needs the client secret: --refresh-client-secret-env VAR`);

@@ -36,7 +36,7 @@ export type VaultsServiceDeps = Readonly<{
   clock: Clock;
   ids: IdGenerator;
   webhooks: Pick<ResourceWebhooks, 'plan'>;
-  /** When a refreshing credential's token is refreshed (the refresher's policy: a new token is planned by it). */
+  /** The refresher's policy: a new or updated credential's next refresh is planned by it. */
   refresh: RefreshPolicy;
   /** Where a token endpoint may point: the rule webhook deliveries follow. */
   targets: TargetPolicy;
@@ -207,10 +207,14 @@ export class VaultsService {
     return this.d.secrets.seal(encodeCredentialSecret(secret), credentialId);
   }
 
+  private sealRefreshSecret(credentialId: string, name: keyof RefreshSecrets, value: string) {
+    return this.d.secrets.seal(value, refreshSecretAad(credentialId, name));
+  }
+
   private sealedRefresh(credentialId: string, secrets: RefreshSecrets, state: CredentialRefresh['state']): CredentialRefresh {
     return {
-      refresh_token: this.d.secrets.seal(secrets.refresh_token, refreshSecretAad(credentialId, 'refresh_token')),
-      client_secret: secrets.client_secret === null ? null : this.d.secrets.seal(secrets.client_secret, refreshSecretAad(credentialId, 'client_secret')),
+      refresh_token: this.sealRefreshSecret(credentialId, 'refresh_token', secrets.refresh_token),
+      client_secret: secrets.client_secret === null ? null : this.sealRefreshSecret(credentialId, 'client_secret', secrets.client_secret),
       state,
     };
   }
@@ -229,8 +233,8 @@ export class VaultsService {
       auth: change.auth,
       secret,
       refresh: {
-        refresh_token: refresh_token ? this.d.secrets.seal(refresh_token, refreshSecretAad(current.id, 'refresh_token')) : refresh.refresh_token,
-        client_secret: client_secret ? this.d.secrets.seal(client_secret, refreshSecretAad(current.id, 'client_secret')) : refresh.client_secret,
+        refresh_token: refresh_token ? this.sealRefreshSecret(current.id, 'refresh_token', refresh_token) : refresh.refresh_token,
+        client_secret: client_secret ? this.sealRefreshSecret(current.id, 'client_secret', client_secret) : refresh.client_secret,
         state: startedRefreshState(change.auth.expires_at, refresh.state, this.d.refresh),
       },
     };

@@ -34,7 +34,7 @@ const TokenEndpointAuthSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('client_secret_basic'), client_secret: clientSecretRequired('client_secret_basic') }),
     z.strictObject({ type: z.literal('client_secret_post'), client_secret: clientSecretRequired('client_secret_post') }),
   ],
-  { error: 'type must be one of none, client_secret_basic, client_secret_post' },
+  { error: `type must be one of ${TOKEN_ENDPOINT_AUTH_TYPES.join(', ')}` },
 );
 
 /**
