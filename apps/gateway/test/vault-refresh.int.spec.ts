@@ -43,6 +43,9 @@ describe('mcp_oauth credentials refreshed by the gateway, used by the egress', (
   let upstream: ScriptedUpstreamProxy;
   let egress: EgressHarness;
   let hooks: Server;
+  /** The owner's webhook endpoint, subscribed to vault_credential.refresh_failed, and its signing secret. */
+  let hookId: string;
+  let signingSecret: string;
   const received: Received[] = [];
 
   beforeAll(async () => {
@@ -62,6 +65,10 @@ describe('mcp_oauth credentials refreshed by the gateway, used by the egress', (
       });
     });
     await new Promise<void>((resolve) => hooks.listen(0, '127.0.0.1', resolve));
+    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${(hooks.address() as { port: number }).port}/hooks`, enabled_events: ['vault_credential.refresh_failed'] });
+    expect(hook.status).toBe(200);
+    hookId = hook.json.id;
+    signingSecret = hook.json.signing_secret;
   });
   afterAll(async () => {
     await egress?.stop();
@@ -140,7 +147,8 @@ describe('mcp_oauth credentials refreshed by the gateway, used by the egress', (
       [true, 'client_secret_post', true, 200],
     ]);
     expect((await view(vault.id, credential.id)).berth.refresh).toMatchObject({ status: 'scheduled', last_error: null });
-    expect(received).toEqual([]);
+    // A failure is planned with the credential's write: none was.
+    expect((await call(gw.url, gw.keyA, 'GET', `/v1/webhooks/${hookId}/deliveries`)).json.data).toEqual([]);
     await flaky.close();
   });
 
@@ -148,15 +156,13 @@ describe('mcp_oauth credentials refreshed by the gateway, used by the egress', (
     const RT = secret('rt-revoked');
     const revoked = await new ScriptedTokenEndpoint({ clientId: 'berth-public', method: 'none', refreshToken: RT, accessToken: AT0 }).start();
     revoked.revoke();
-    const hook = await call(gw.url, gw.keyA, 'POST', '/v1/webhooks', { url: `http://127.0.0.1:${(hooks.address() as { port: number }).port}/hooks`, enabled_events: ['vault_credential.refresh_failed'] });
-    expect(hook.status).toBe(200);
     const vault = await client.beta.vaults.create({ display_name: 'revoked' });
     const credential = await client.beta.vaults.credentials.create(vault.id, {
       auth: { type: 'mcp_oauth', mcp_server_url: 'http://mcp.revoked.test/mcp', access_token: AT0, expires_at: soon(), refresh: { token_endpoint: revoked.url, client_id: 'berth-public', refresh_token: RT, token_endpoint_auth: { type: 'none' } } },
     });
 
     await waitFor(() => received.length === 1, 5_000, 'the refresh_failed delivery');
-    const event = new Anthropic({ apiKey: 'unused', webhookKey: hook.json.signing_secret }).beta.webhooks.unwrap((received[0] as Received).body, { headers: (received[0] as Received).headers as Record<string, string> });
+    const event = new Anthropic({ apiKey: 'unused', webhookKey: signingSecret }).beta.webhooks.unwrap((received[0] as Received).body, { headers: (received[0] as Received).headers as Record<string, string> });
     expect(event).toMatchObject({ type: 'event', data: { type: 'vault_credential.refresh_failed', id: credential.id, vault_id: vault.id, organization_id: 'owner_a', workspace_id: 'default' } });
     expect(revoked.requests.map((r) => [r.refreshToken === RT, r.method, r.clientId, r.clientSecret, r.answered])).toEqual([[true, 'none', 'berth-public', null, 400]]);
 
