@@ -32,6 +32,7 @@ const frameworkFreeSources = [
   'libs/sandbox/workflow/**/*.ts',
   'libs/turns/domain/**/*.ts',
   'libs/webhooks/domain/**/*.ts',
+  'libs/vaults/domain/**/*.ts',
 ];
 const ioBuiltins = ['fs', 'node:fs', 'fs/promises', 'node:fs/promises', 'child_process', 'node:child_process'];
 const deepImportPatterns = ['@berth/*/src/*', '**/libs/*/src/*'];

@@ -38,7 +38,8 @@ Knobs (environment variables, all optional):
                          on the first run and kept in $BERTH_HOME/secret-keys)
   BERTH_EGRESS_CA_DIR    the egress's CA for vault credentials over HTTPS (default: made on the
                          first run and kept in $BERTH_HOME/egress-ca; its key never enters a sandbox)
-  BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS  true: webhooks may go to loopback/private addresses
+  BERTH_WEBHOOK_ALLOW_PRIVATE_TARGETS  true: webhooks and OAuth token endpoints (vault credential
+                         refresh) may be loopback/private addresses, token endpoints plain http
   OTEL_EXPORTER_OTLP_ENDPOINT  send traces over OTLP/HTTP to this collector (default: off)
 
 Logs: $BERTH_HOME/logs/ (setup.log for the preparation steps; one JSON-lines file per service).

@@ -30,9 +30,13 @@ export class RecordingBus implements CommandBus {
 
 const silent = silentLogger;
 
+/** A gateway's store and key ring the egress shares (it reads what that gateway wrote), and the owner of the sessions made here. */
+export type SharedPlatform = Readonly<{ store: BerthStore; secrets: SecretBox; owner: string }>;
+
 /**
- * An egress over a real SQLite store and real unix sockets, with sessions made through the real
- * kernel: what the sandbox-manager and gateway would have written, without them.
+ * An egress over a real SQLite store (its own, or a gateway's: `shared`) and real unix sockets,
+ * with sessions made through the real kernel: what the sandbox-manager and gateway would have
+ * written, without them.
  */
 export class EgressHarness {
   readonly dir = mkdtempSync('/tmp/bge-');
@@ -40,19 +44,29 @@ export class EgressHarness {
   readonly dirs = new EgressDirectories(this.root);
   readonly bus = new RecordingBus();
   /** The key ring the gateway would seal vault credentials with; the egress opens them with it. */
-  readonly secrets: SecretBox = new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
-  readonly owner = 'owner_e';
+  readonly secrets: SecretBox;
+  readonly owner: string;
   store!: BerthStore;
   egress!: RunningEgress;
   /** The egress's CA (made in the harness's directory): a client standing in for a sandbox trusts it. */
   ca!: CertificateAuthority;
   private counter = 0;
 
-  constructor(private readonly options: Partial<EgressInput> & Pick<EgressInput, 'model' | 'keys'>) {}
+  constructor(
+    private readonly options: Partial<EgressInput> & Pick<EgressInput, 'model' | 'keys'>,
+    private readonly shared?: SharedPlatform,
+  ) {
+    this.secrets = shared?.secrets ?? new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
+    this.owner = shared?.owner ?? 'owner_e';
+  }
 
   async start(): Promise<this> {
-    this.store = createStore(`sqlite:${join(this.dir, 'berth.db')}`);
-    await this.store.init();
+    if (this.shared) {
+      this.store = this.shared.store;
+    } else {
+      this.store = createStore(`sqlite:${join(this.dir, 'berth.db')}`);
+      await this.store.init();
+    }
     this.ca = await loadOrCreateCertificateAuthority(join(this.dir, 'ca'), 'Berth egress CA test');
     await this.startEgress();
     return this;
@@ -79,7 +93,7 @@ export class EgressHarness {
 
   async stop(): Promise<void> {
     await this.egress?.stop();
-    await this.store?.close();
+    if (!this.shared) await this.store?.close();
     rmSync(this.dir, { recursive: true, force: true });
   }
 

@@ -1,6 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { Agent, createServer, request, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -158,6 +160,23 @@ describe('vault credentials injected by the egress', () => {
     expect(mcp.authorizations.at(-1)).toBe(`Bearer ${TOKEN}`);
   });
 
+  it('reads a token that looks expired again from the store before refusing it: a refreshed one is sent at once, whatever the context cache holds', async () => {
+    const cached = await new EgressHarness({ model: { baseUrl: null, trustedHosts: [] }, keys: {}, upstreamProxy: upstream.url, contextCacheMs: 60_000 }).start();
+    try {
+      const { vault, credential } = await cached.vault('http://echo.vault.test/mcp', 'tok-lapsed', cached.owner, '2020-01-01T00:00:00.000Z');
+      const { socket } = await cached.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+      const from = recorder.seen.length;
+      expect((await viaSocket(socket, 'http://echo.vault.test/mcp')).status).toBe(403);
+      // What the refresher writes: a new token, a new expiry, one version more.
+      const fresh = { ...credential, auth: { ...credential.auth, expires_at: new Date(Date.now() + 3_600_000).toISOString() }, secret: cached.secrets.seal(JSON.stringify({ value: 'tok-refreshed' }), credential.id), version: 1 };
+      await cached.store.vaults.updateCredential(fresh, 0);
+      expect((await viaSocket(socket, 'http://echo.vault.test/mcp')).status).toBe(200);
+      expect(recorder.seen.slice(from).map((r) => r.authorization)).toEqual(['Bearer tok-refreshed']);
+    } finally {
+      await cached.stop();
+    }
+  });
+
   it('leaves out a credential that does not open (tampered with, or sealed under a key the egress lacks), logging its id and never a secret', async () => {
     const { vault, credential } = await egress.vault(MCP_URL, TOKEN);
     await egress.store.vaults.putCredential({ ...credential, secret: { ...credential.secret, key_id: 'gone' } });
@@ -238,6 +257,22 @@ describe('vault credentials for https:// servers: the egress terminates TLS for 
     const reported = egress.bus.dispatched.filter((c) => c.type === 'ReportEgressDenied' && c.meta.session_id === sessionId);
     expect(reported.map((c) => c.data)).toEqual([expect.objectContaining({ host: HOST, port: 443, reason: 'vault_credential_expired' })]);
     expect(answer.body + JSON.stringify(reported)).not.toContain(TOKEN);
+  });
+
+  it('a token replaced while a terminated tunnel stays open (a refresh mid-session) is what the next request in it carries', async () => {
+    const { vault, credential } = await egress.vault('https://echo.tls.test/mcp', 'tok-before', egress.owner, new Date(Date.now() + 3_600_000).toISOString());
+    const { socket } = await egress.sandbox({ type: 'cloud' }, {}, 'claude-code', [vault.id]);
+    const tls = await openTunnel(socket, 'echo.tls.test', egress.ca.certPem);
+    let connections = 0;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    (agent as unknown as { createConnection: () => TLSSocket }).createConnection = () => (connections++, tls);
+    const from = recorder.seen.length;
+    expect(await getVia(agent, 'echo.tls.test', '/mcp')).toBe(200);
+    await egress.store.vaults.updateCredential({ ...credential, secret: egress.secrets.seal(JSON.stringify({ value: 'tok-after' }), credential.id), version: 1 }, 0);
+    expect(await getVia(agent, 'echo.tls.test', '/mcp')).toBe(200);
+    agent.destroy();
+    expect(connections).toBe(1);
+    expect(recorder.seen.slice(from).map((r) => r.authorization)).toEqual(['Bearer tok-before', 'Bearer tok-after']);
   });
 
   it('puts the CA certificate (alone, and after the public roots) beside the socket, never its key', async () => {
@@ -402,6 +437,32 @@ describe('environment_variable credentials: the secret in place of its placehold
     expect(plain.bodies.at(-1)?.length).toBe(big.length);
   });
 });
+
+/** CONNECT host:443 through a sandbox socket and TLS inside it, trusting only `ca`: one tunnel, for as many requests as a client sends. */
+async function openTunnel(socketPath: string, host: string, ca: string): Promise<TLSSocket> {
+  const raw = await new Promise<Socket>((resolve, reject) => {
+    const req = request({ socketPath, method: 'CONNECT', path: `${host}:443` });
+    req.on('connect', (res, socket: Socket) => (res.statusCode === 200 ? resolve(socket) : reject(new Error(`CONNECT answered ${res.statusCode}`))));
+    req.on('error', reject);
+    req.end();
+  });
+  return new Promise((resolve, reject) => {
+    const tls = tlsConnect({ socket: raw, servername: host, ca: [ca], ALPNProtocols: ['http/1.1'] }, () => resolve(tls));
+    tls.once('error', reject);
+  });
+}
+
+/** A GET through a keep-alive agent (its one connection); the status. */
+function getVia(agent: Agent, host: string, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host, path }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 function initializeRequest(headers: Record<string, string> = {}): { method: string; headers: Record<string, string>; body: string } {
   return { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: initialize };

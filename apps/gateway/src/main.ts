@@ -7,7 +7,7 @@ import { JetStreamPublisher, NatsCommandBus, applyTopology, berthTopology, conne
 import { JetStreamTransport, createJetStreamMicroservice, loadConfig, onShutdownSignals } from '@berth/nest';
 import { secretBoxFromEnv } from '@berth/secrets';
 import { createStore } from '@berth/store';
-import { consumerMetrics, failedToStart, startServiceTelemetry, webhookMetrics } from '@berth/telemetry';
+import { consumerMetrics, failedToStart, startServiceTelemetry, vaultMetrics, webhookMetrics } from '@berth/telemetry';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { createGatewayApp } from './app/create-gateway-app';
 import { consoleBuildExists } from './console/serve-console';
@@ -20,8 +20,14 @@ import { WebhookEventsModule } from './webhooks/delivery/webhook-events.controll
 import { WebhookPlanner } from './webhooks/delivery/webhook-planner';
 import { HttpWebhookSender } from './webhooks/delivery/webhook-sender';
 import { NatsWorkspaceReads } from './workspace/nats-workspace-reads';
+import { CredentialRefresher } from './vaults/refresh/credential-refresher';
+import { HttpTokenEndpoint } from './vaults/refresh/http-token-endpoint';
+import { ResourceWebhooks } from './webhooks/delivery/resource-webhooks';
 
-/** Composition root: the store, NATS (commands out, live events in, sandbox probes), HTTP, and the webhook delivery worker. */
+/** The most of a token endpoint's answer the refresher reads. */
+const TOKEN_ANSWER_MAX_BYTES = 64 * 1024;
+
+/** Composition root: the store, NATS (commands out, live events in, sandbox probes), HTTP, the webhook delivery worker and the vault credential refresher. */
 async function main(): Promise<void> {
   // The gateway serves /metrics on its own HTTP port.
   const telemetry = await startServiceTelemetry('gateway', { metricsPort: false });
@@ -70,6 +76,7 @@ async function main(): Promise<void> {
     consoleDir: config.consoleDir,
     secrets,
     webhookTargets: config.webhooks.targets,
+    vaultRefresh: config.vaultRefresh.policy,
   });
 
   // Webhooks: session events into the outbox (a durable consumer), and the outbox out to endpoints.
@@ -96,10 +103,23 @@ async function main(): Promise<void> {
     metrics: hookMetrics,
     options: { policy: config.webhooks.policy, leaseMs: config.webhooks.leaseMs, batchSize: config.webhooks.batchSize, retentionMs: config.webhooks.retentionMs },
   });
+  // OAuth refreshes of mcp_oauth credentials: every gateway runs one, the holder of the store lease acts.
+  const refresher = new CredentialRefresher({
+    vaults: store.vaults,
+    leases: store.leases,
+    secrets,
+    endpoint: new HttpTokenEndpoint({ policy: config.webhooks.targets, timeoutMs: config.vaultRefresh.timeoutMs, maxBytes: TOKEN_ANSWER_MAX_BYTES }),
+    webhooks: new ResourceWebhooks({ endpoints: store.webhookEndpoints, now: () => systemClock.now().toISOString() }),
+    clock: systemClock,
+    log: log.child({ component: 'vault-refresh' }),
+    metrics: vaultMetrics(telemetry.registry),
+    options: { policy: config.vaultRefresh.policy, leaseMs: config.vaultRefresh.leaseMs, batchSize: config.vaultRefresh.batchSize },
+  });
   onShutdownSignals([
     { name: 'stop serving HTTP', run: () => app.close() },
     { name: 'stop planning webhook deliveries', run: () => webhookEvents.close() },
     { name: 'stop delivering webhooks and wait for attempts in flight', run: () => dispatcher.stop() },
+    { name: 'stop refreshing vault credentials and give the lease up', run: () => refresher.stop() },
     { name: 'stop waiting for command outcomes', run: async () => commandBus.close() },
     { name: 'close the subscriber issuer', run: async () => {
       if (revocationSync) clearInterval(revocationSync);
@@ -112,6 +132,7 @@ async function main(): Promise<void> {
   await app.listen(config.port, config.host);
   await webhookEvents.listen();
   dispatcher.start(config.webhooks.tickMs);
+  refresher.start(config.vaultRefresh.tickMs);
   const address = app.getHttpServer().address() as { port: number };
   log.info(`ready: http://${config.host}:${address.port}`, {
     store: config.storeUrl,

@@ -88,26 +88,83 @@ describe('vaults and credentials', () => {
     expect(await client.beta.vaults.credentials.delete(first.id, { vault_id: vault.id })).toEqual({ id: first.id, type: 'vault_credential_deleted' });
   });
 
-  it("mcp_oauth: a refresh configuration is refused with its own code, an expiry must lie ahead, and a new token cannot keep one that has passed", async () => {
+  it('mcp_oauth: a refresh configuration is kept (its secrets sealed, never answered) and checked with clear 400s; an expiry must lie ahead', async () => {
     const vault = await client.beta.vaults.create({ display_name: 'oauth' });
     const mcp_server_url = 'https://mcp.oauth.example/mcp';
-    const refresh = { token_endpoint: 'https://auth.oauth.example/token', client_id: 'berth', refresh_token: 'rt_secret-refresh', token_endpoint_auth: { type: 'none' as const } };
-    const withRefresh = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', refresh } });
-    expect([withRefresh.status, withRefresh.json.error.code, withRefresh.json.error.details]).toEqual([400, 'VAULT_CREDENTIAL_REFRESH_NOT_SUPPORTED', { field: 'auth.refresh' }]);
-    expect(withRefresh.json.error.message).toMatch(/^auth\.refresh: Berth does not refresh OAuth tokens.*update the credential with a new access_token and its expires_at/);
-    expect(withRefresh.text).not.toContain('rt_secret-refresh');
-    await expect(client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', refresh } })).rejects.toMatchObject({ status: 400 });
-    expect((await call(gw.url, gw.keyA, 'GET', `/v1/vaults/${vault.id}/credentials`)).json.data).toEqual([]);
+    const refresh = {
+      token_endpoint: 'https://auth.oauth.example/token',
+      client_id: 'berth',
+      refresh_token: 'rt_secret-refresh',
+      token_endpoint_auth: { type: 'client_secret_post' as const, client_secret: 'cs_secret-client' },
+      scope: 'mcp',
+    };
+    const expires_at = new Date(Date.now() + 3_600_000).toISOString();
+    const withRefresh = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', expires_at, refresh } });
+    expect(withRefresh.auth).toEqual({
+      type: 'mcp_oauth',
+      mcp_server_url,
+      expires_at,
+      refresh: { token_endpoint: 'https://auth.oauth.example/token', client_id: 'berth', token_endpoint_auth: { type: 'client_secret_post' }, scope: 'mcp', resource: null },
+    });
+    expect((withRefresh as unknown as { berth: unknown }).berth).toEqual({
+      refresh: { status: 'scheduled', next_attempt_at: new Date(Date.parse(expires_at) - 5 * 60_000).toISOString(), last_attempt_at: null, last_refreshed_at: null, last_error: null },
+    });
+    const stored = await gw.store.vaults.getCredential('owner_a', vault.id, withRefresh.id);
+    const answers = JSON.stringify(withRefresh) + (await call(gw.url, gw.keyA, 'GET', `/v1/vaults/${vault.id}/credentials/${withRefresh.id}`)).text + JSON.stringify(stored);
+    for (const secret of ['rt_secret-refresh', 'cs_secret-client', 'at_1']) expect(answers).not.toContain(secret);
+    if (!stored?.refresh?.client_secret) throw new Error('refresh secrets not stored');
+    expect(gw.secrets.open(stored.refresh.refresh_token, `${withRefresh.id}:refresh_token`)).toBe('rt_secret-refresh');
+    expect(gw.secrets.open(stored.refresh.client_secret, `${withRefresh.id}:client_secret`)).toBe('cs_secret-client');
+    expect(() => gw.secrets.open(stored.refresh?.refresh_token ?? stored.secret, withRefresh.id)).toThrow();
+
+    const create = (over: Record<string, unknown>) =>
+      call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'mcp_oauth', mcp_server_url: 'https://mcp.other.example/mcp', access_token: 'at', refresh: { ...refresh, ...over } } });
+    const relative = await create({ token_endpoint: '/token' });
+    expect([relative.status, relative.json.error.code, relative.json.error.message]).toEqual([400, 'VALIDATION_ERROR', 'auth.refresh.token_endpoint: must be an http(s) URL']);
+    const noSecret = await create({ token_endpoint_auth: { type: 'client_secret_basic' } });
+    expect([noSecret.status, noSecret.json.error.message]).toEqual([400, 'auth.refresh.token_endpoint_auth.client_secret: is required for client_secret_basic (the secret Berth sends to the token endpoint)']);
+    for (const answer of [relative, noSecret]) expect(answer.text).not.toContain('rt_secret-refresh');
+    // Where the operator has not allowed private targets (this harness has, for its loopback receivers).
+    const strict = await startGateway({ turnRunner: false, allowPrivateWebhookTargets: false });
+    const strictVault = await call(strict.url, strict.keyA, 'POST', '/v1/vaults', { display_name: 'strict' });
+    for (const [token_endpoint, rule] of [
+      ['http://auth.oauth.example/token', /^auth\.refresh\.token_endpoint: must be an https:\/\/ URL/],
+      ['https://127.0.0.1/token', /^auth\.refresh\.token_endpoint: 127\.0\.0\.1 is not a public address \(loopback\); token endpoints must be public addresses/],
+      ['https://169.254.169.254/token', /is not a public address \(linkLocal\)/],
+    ] as const) {
+      const refused = await call(strict.url, strict.keyA, 'POST', `/v1/vaults/${strictVault.json.id}/credentials`, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at', refresh: { ...refresh, token_endpoint } } });
+      expect([token_endpoint, refused.status, refused.json.error.code, refused.json.error.details]).toEqual([token_endpoint, 400, 'VAULT_TOKEN_ENDPOINT_NOT_ALLOWED', { field: 'auth.refresh.token_endpoint' }]);
+      expect(refused.json.error.message).toMatch(rule);
+    }
+    await strict.close();
 
     const past = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials`, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', expires_at: '2020-01-01T00:00:00Z' } });
     expect([past.status, past.json.error.code, past.json.error.message]).toEqual([400, 'VALIDATION_ERROR', 'auth.expires_at must be in the future (2020-01-01T00:00:00Z has passed)']);
 
-    const expires_at = new Date(Date.now() + 3_600_000).toISOString();
-    const created = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', expires_at, refresh: null } });
-    expect(created.auth).toEqual({ type: 'mcp_oauth', mcp_server_url, expires_at });
-    const refreshUpdate = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${created.id}`, { auth: { type: 'mcp_oauth', refresh: { refresh_token: 'rt_2' } } });
-    expect([refreshUpdate.status, refreshUpdate.json.error.code]).toEqual([400, 'VAULT_CREDENTIAL_REFRESH_NOT_SUPPORTED']);
+    const created = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url: 'https://mcp.plain.example/mcp', access_token: 'at_1', expires_at, refresh: null } });
+    expect(created.auth).toEqual({ type: 'mcp_oauth', mcp_server_url: 'https://mcp.plain.example/mcp', expires_at, refresh: null });
+    expect((created as unknown as { berth: unknown }).berth).toEqual({ refresh: null });
+    const addRefresh = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vault.id}/credentials/${created.id}`, { auth: { type: 'mcp_oauth', refresh: { refresh_token: 'rt_2' } } });
+    expect([addRefresh.status, addRefresh.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(addRefresh.json.error.message).toMatch(/^auth\.refresh: this credential was created without a refresh configuration/);
 
+    // An update of the refresh secrets reseals them and plans refreshing afresh.
+    const rotated = await client.beta.vaults.credentials.update(withRefresh.id, {
+      vault_id: vault.id,
+      auth: { type: 'mcp_oauth', refresh: { refresh_token: 'rt_new-refresh', scope: '', token_endpoint_auth: { type: 'client_secret_basic', client_secret: 'cs_new-client' } } },
+    });
+    expect(rotated.auth).toMatchObject({ refresh: { token_endpoint_auth: { type: 'client_secret_post' }, scope: null } });
+    const after = await gw.store.vaults.getCredential('owner_a', vault.id, withRefresh.id);
+    if (!after?.refresh?.client_secret) throw new Error('refresh secrets not stored');
+    expect([gw.secrets.open(after.refresh.refresh_token, `${withRefresh.id}:refresh_token`), gw.secrets.open(after.refresh.client_secret, `${withRefresh.id}:client_secret`)]).toEqual(['rt_new-refresh', 'cs_new-client']);
+    expect(after.version).toBe(1);
+  });
+
+  it('mcp_oauth: a new token cannot keep an expiry that has passed', async () => {
+    const vault = await client.beta.vaults.create({ display_name: 'oauth-expiry' });
+    const mcp_server_url = 'https://mcp.oauth.example/mcp';
+    const expires_at = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'mcp_oauth', mcp_server_url, access_token: 'at_1', expires_at } });
     // The stored expiry passes: a new token alone would inherit it and never be sent.
     const stored = await gw.store.vaults.getCredential('owner_a', vault.id, created.id);
     if (!stored || stored.auth.type !== 'mcp_oauth') throw new Error('credential not stored');
@@ -116,7 +173,7 @@ describe('vaults and credentials', () => {
     expect([inherits.status, inherits.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
     expect(inherits.json.error.message).toMatch(/^auth\.expires_at: the stored expiry \(2020-01-01T00:00:00\.000Z\) has passed, so the new access_token would never be sent/);
     const renewed = await client.beta.vaults.credentials.update(created.id, { vault_id: vault.id, auth: { type: 'mcp_oauth', access_token: 'at_2', expires_at } });
-    expect(renewed.auth).toEqual({ type: 'mcp_oauth', mcp_server_url, expires_at });
+    expect(renewed.auth).toEqual({ type: 'mcp_oauth', mcp_server_url, expires_at, refresh: null });
   });
 
   it('mcp_oauth_validate answers in the SDK\'s shape from the expiry (the server is not called); other credential types get CREDENTIAL_NOT_MCP_OAUTH', async () => {

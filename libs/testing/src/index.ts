@@ -1,6 +1,7 @@
 export * from './nats';
 export * from './model-servers';
 export * from './mcp';
+export * from './oauth';
 export * from './sandbox';
 export * from './store';
 export * from './egress';

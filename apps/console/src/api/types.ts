@@ -156,16 +156,35 @@ export const WEBHOOK_EVENT_TYPES = [
   'vault_credential.created',
   'vault_credential.archived',
   'vault_credential.deleted',
+  'vault_credential.refresh_failed',
 ] as const;
 
 export type Vault = { id: string; display_name: string; created_at: string; archived_at: string | null };
+
+/** Where Berth's refreshing of an mcp_oauth token stands (`berth.refresh`). */
+export type CredentialRefreshState = {
+  status: 'scheduled' | 'retrying' | 'failed';
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_refreshed_at: string | null;
+  last_error: string | null;
+};
 
 /** A credential as the API shows it: never its secret. */
 export type VaultCredential = {
   id: string;
   vault_id: string;
   display_name: string | null;
-  auth: { type: 'static_bearer' | 'mcp_oauth' | 'environment_variable'; mcp_server_url?: string; expires_at?: string | null; secret_name?: string; networking?: { type: string; allowed_hosts?: string[] } };
+  auth: {
+    type: 'static_bearer' | 'mcp_oauth' | 'environment_variable';
+    mcp_server_url?: string;
+    expires_at?: string | null;
+    /** An mcp_oauth credential Berth refreshes: where and as which client (never the refresh token or client secret). */
+    refresh?: { token_endpoint: string; client_id: string; token_endpoint_auth: { type: string }; scope?: string | null } | null;
+    secret_name?: string;
+    networking?: { type: string; allowed_hosts?: string[] };
+  };
+  berth?: { refresh: CredentialRefreshState | null };
   created_at: string;
   archived_at: string | null;
 };

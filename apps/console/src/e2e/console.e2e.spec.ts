@@ -323,6 +323,27 @@ describe('Berth console in Chromium', () => {
     await byTest('credential-save').click();
     await waitForText('credential-row', 'api.githubcopilot.com');
     expect(await page.content()).not.toContain('ghp_console-secret');
+
+    // An OAuth credential Berth refreshes, whose token endpoint refuses the grant: the row says so.
+    const refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}')));
+    await new Promise<void>((done) => refusing.listen(0, '127.0.0.1', done));
+    const vaultId = (await call(gw.url, gw.keyA, 'GET', '/v1/vaults')).json.data[0].id;
+    const oauth = await call(gw.url, gw.keyA, 'POST', `/v1/vaults/${vaultId}/credentials`, {
+      auth: {
+        type: 'mcp_oauth',
+        mcp_server_url: 'https://mcp.console.test/mcp',
+        access_token: 'at_console-secret',
+        expires_at: new Date(Date.now() + 4 * 60_000).toISOString(),
+        refresh: { token_endpoint: `http://127.0.0.1:${(refusing.address() as { port: number }).port}/token`, client_id: 'console', refresh_token: 'rt_console-secret', token_endpoint_auth: { type: 'none' } },
+      },
+    });
+    expect(oauth.status).toBe(200);
+    await waitFor(async () => (await call(gw.url, gw.keyA, 'GET', `/v1/vaults/${vaultId}/credentials/${oauth.json.id}`)).json.berth.refresh.status === 'failed', 10_000, 'the refresh failed');
+    await byTest('nav-sessions').click();
+    await byTest('nav-vaults').click();
+    await waitForText('credential-refresh', 'refresh failed (not tried again: give it a new refresh token or access token): the token endpoint answered 400 invalid_grant');
+    expect(await page.content()).not.toMatch(/at_console-secret|rt_console-secret/);
+    await new Promise((done) => refusing.close(done));
     await shot('13-vaults');
 
     await byTest('nav-sessions').click();
@@ -332,7 +353,6 @@ describe('Berth console in Chromium', () => {
     await byTest('session-create').click();
     await page.waitForURL(/#\/sessions\/sesn_/);
     const sessionId = /sesn_[A-Za-z0-9_-]+/.exec(page.url())?.[0] ?? '';
-    const vaultId = (await call(gw.url, gw.keyA, 'GET', '/v1/vaults')).json.data[0].id;
     expect((await call(gw.url, gw.keyA, 'GET', `/v1/sessions/${sessionId}`)).json.vault_ids).toEqual([vaultId]);
   });
 

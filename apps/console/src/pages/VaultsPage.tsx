@@ -4,6 +4,9 @@ import type { Vault, VaultCredential } from '../api/types';
 import { Empty, ErrorBanner, Field, Loading, when } from '../components/ui';
 import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
+import { refreshLine, type RefreshLine } from './credential-refresh';
+
+const TONE_CLASS: Record<RefreshLine['tone'], string> = { muted: 'muted', warning: 'tone-waiting', danger: 'tone-failed' };
 
 const target = (c: VaultCredential) =>
   c.auth.mcp_server_url ?? `$${c.auth.secret_name ?? ''} → ${c.auth.networking?.type === 'limited' ? (c.auth.networking.allowed_hosts ?? []).join(', ') : 'any host'}`;
@@ -34,7 +37,10 @@ export function VaultsPage({ api }: { api: Api }) {
           </button>
         </form>
       </div>
-      <p className="muted">Credentials are stored encrypted and never shown again. Sessions cannot use them yet: injection by the egress proxy is still to come.</p>
+      <p className="muted">
+        Credentials are stored encrypted and never shown again. A session that names the vault gets them added to its requests by the egress, never inside its sandbox; OAuth tokens
+        created with a refresh configuration (API or CLI) are refreshed by Berth before they expire.
+      </p>
       <ErrorBanner error={creating.error} />
       <ErrorBanner error={vaults.error} onRetry={vaults.reload} />
       {vaults.loading && !vaults.data && <Loading what="vaults" />}
@@ -84,8 +90,7 @@ function VaultCard({ api, vault, onArchived }: { api: Api; vault: Vault; onArchi
                 </td>
                 <td className="mono">
                   {target(c)}
-                  {/* Berth does not refresh OAuth tokens: past this the egress refuses the server's requests. */}
-                  {c.auth.expires_at && <div className="muted">token expires {when(c.auth.expires_at)}</div>}
+                  <RefreshStatus credential={c} />
                 </td>
                 <td className="mono">••••••</td>
                 <td>{when(c.created_at)}</td>
@@ -99,6 +104,16 @@ function VaultCard({ api, vault, onArchived }: { api: Api; vault: Vault; onArchi
           </tbody>
         </table>
       )}
+    </div>
+  );
+}
+
+/** An OAuth token's expiry and refresh: past the expiry, without a refresh, the egress refuses the server's requests. */
+function RefreshStatus({ credential }: { credential: VaultCredential }) {
+  const line = refreshLine(credential);
+  return line === null ? null : (
+    <div className={TONE_CLASS[line.tone]} data-testid="credential-refresh">
+      {line.text}
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import { credentialPlaceholder, type CredentialSecret } from '@berth/contracts';
+import { credentialPlaceholder, decodeCredentialSecret, type CredentialSecret } from '@berth/contracts';
 import {
   egressPolicyFrom,
   imageBuildPolicy,
@@ -107,6 +107,12 @@ export class SandboxContexts {
     this.cache.delete(identity);
   }
 
+  /** The context read from the store now, whatever is cached (a credential that looked expired may have been refreshed meanwhile). */
+  reread(identity: string): Promise<SandboxContext | BuildContext | Unbound> {
+    this.forget(identity);
+    return this.resolve(identity);
+  }
+
   private async load(identity: string): Promise<SandboxContext | BuildContext | Unbound> {
     const named = await this.deps.names.nameOf(identity);
     if ('unbound' in named) return named;
@@ -159,7 +165,7 @@ export class SandboxContexts {
     for (const record of await this.deps.vaults.activeCredentials(ownerId, vaultIds)) {
       let secret: CredentialSecret;
       try {
-        secret = JSON.parse(this.deps.secrets.open(record.secret, record.id)) as CredentialSecret;
+        secret = decodeCredentialSecret(this.deps.secrets.open(record.secret, record.id));
       } catch (error) {
         this.deps.log.warn('a vault credential does not open: it is not injected', { session_id: sessionId, vault_id: record.vault_id, credential_id: record.id, code: (error as { code?: string }).code ?? null });
         continue;
@@ -169,7 +175,14 @@ export class SandboxContexts {
         const hosts = auth.networking.type === 'limited' ? auth.networking.allowed_hosts : null;
         variables.push({ credentialId: record.id, placeholder: credentialPlaceholder(record.id), secret: secret.value, hosts, header: auth.injection_location.header, body: auth.injection_location.body });
       } else {
-        credentials.push({ credentialId: record.id, vaultId: record.vault_id, mcpServerUrl: auth.mcp_server_url, token: secret.value, expiresAt: auth.type === 'mcp_oauth' ? auth.expires_at : null });
+        credentials.push({
+          credentialId: record.id,
+          vaultId: record.vault_id,
+          mcpServerUrl: auth.mcp_server_url,
+          token: secret.value,
+          expiresAt: auth.type === 'mcp_oauth' ? auth.expires_at : null,
+          refreshes: auth.type === 'mcp_oauth' && Boolean(auth.refresh),
+        });
       }
     }
     return { credentials, variables };

@@ -2,11 +2,9 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
-  credentialFor,
   describeBuildDenial,
   describeDenial,
   endToEndHeaders,
-  expiredCredentialDenial,
   modelUpstreamUrl,
   parseAbsoluteTarget,
   parseAuthority,
@@ -20,6 +18,7 @@ import {
   type EgressDenial,
   type VariableCredential,
 } from '@berth/egress-domain';
+import { contextReader, credentialNow } from '../context/current-credential';
 import { isUnbound, type BuildContext, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Clock } from '@berth/core';
 import type { Logger } from '@berth/ports';
@@ -96,14 +95,13 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
     const denial = refusal(identity, deps, context, verdict.denial);
     return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
   }
-  const sandbox = context.kind === 'sandbox' ? context : null;
-  const credential = sandbox === null ? null : credentialFor(sandbox.credentials, target);
-  const expired = sandbox === null || credential === null ? null : expiredCredentialDenial(credential, target, deps.clock.now());
-  if (sandbox !== null && expired !== null) {
-    reportDenial(deps, sandbox, expired);
-    return answerText(res, 403, expired.message, { [DENIED_HEADER]: expired.reason });
+  if (context.kind === 'build') return forwardPlain(verdict.route, target, null, [], req, res, deps.connectTimeoutMs);
+  const now = (await credentialNow(contextReader(deps.contexts, identity), target, () => deps.clock.now())) ?? { context, credential: null, expired: null };
+  if (now.expired !== null) {
+    reportDenial(deps, now.context, now.expired);
+    return answerText(res, 403, now.expired.message, { [DENIED_HEADER]: now.expired.reason });
   }
-  return forwardPlain(verdict.route, target, credential, sandbox?.variables ?? [], req, res, deps.connectTimeoutMs);
+  return forwardPlain(verdict.route, target, now.credential, now.context.variables, req, res, deps.connectTimeoutMs);
 }
 
 async function handleConnect(identity: string, deps: SandboxProxyDeps, req: IncomingMessage, socket: Socket, head: Buffer): Promise<void> {
@@ -127,7 +125,7 @@ async function handleConnect(identity: string, deps: SandboxProxyDeps, req: Inco
   }
   if (context.kind === 'sandbox' && (terminatesTls(context.credentials, target) || variableTerminatesTls(context.variables, target))) {
     try {
-      const grant = { sessionId: context.sessionId, target, route: verdict.route, credentials: context.credentials, variables: context.variables, report: (denial: EgressDenial) => reportDenial(deps, context, denial) };
+      const grant = { sessionId: context.sessionId, target, route: verdict.route, context: contextReader(deps.contexts, identity), report: (denial: EgressDenial) => reportDenial(deps, context, denial) };
       return await deps.tunnels.terminate(socket, head, grant);
     } catch (error) {
       return endTunnel(socket, 502, `Berth egress could not open a TLS tunnel to ${target.host}:${target.port}: ${messageOf(error)}`);

@@ -2,35 +2,26 @@ import { Agent, createServer, request as httpRequest, type ClientRequestArgs, ty
 import { isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, createSecureContext, rootCertificates, TLSSocket, type SecureContext } from 'node:tls';
-import {
-  credentialFor,
-  endToEndHeaders,
-  expiredCredentialDenial,
-  parseTunnelledTarget,
-  withCredential,
-  withVariables,
-  type BoundCredential,
-  type EgressDenial,
-  type Target,
-  type VariableCredential,
-} from '@berth/egress-domain';
+import { endToEndHeaders, parseTunnelledTarget, withCredential, withVariables, type EgressDenial, type Target } from '@berth/egress-domain';
 import type { Clock } from '@berth/core';
 import type { Logger } from '@berth/ports';
+import { credentialNow, type ContextReader } from '../context/current-credential';
 import type { Destinations, Route } from '../proxy/destinations';
 import { answerText, DENIED_HEADER, relayRequest } from '../proxy/relay-request';
 import { bodyWithVariables, tooLargeMessage } from '../proxy/variable-body';
 import type { LeafCertificates } from './leaf-certificates';
 
 /**
- * What a terminated tunnel was allowed for: read at CONNECT time, before the sandbox got its 200.
- * `report` tells the session about a request refused inside it (an expired credential's).
+ * What a terminated tunnel was allowed for: its destination and route, decided at CONNECT time
+ * before the sandbox got its 200. The credentials are the session's as each request inside finds
+ * them (`context`: a token refreshed while the tunnel is open is the next request's). `report`
+ * tells the session about a request refused inside it (an expired credential's).
  */
 export type TunnelGrant = Readonly<{
   sessionId: string;
   target: Target;
   route: Route;
-  credentials: readonly BoundCredential[];
-  variables: readonly VariableCredential[];
+  context: ContextReader;
   report: (denial: EgressDenial) => void;
 }>;
 
@@ -40,7 +31,7 @@ export type TerminatedTunnelsDeps = Readonly<{
   /** Extra CAs an upstream's certificate may chain to besides the public roots (`BERTH_EGRESS_UPSTREAM_CA_FILE`: tests, an internal CA). */
   upstreamCa: readonly string[];
   connectTimeoutMs: number;
-  /** Tells an `mcp_oauth` token past its `expires_at` (checked per request: a tunnel outlives the grant's read). */
+  /** Tells an `mcp_oauth` token past its `expires_at` (checked per request: a tunnel outlives its CONNECT). */
   clock: Clock;
   log: Logger;
 }>;
@@ -109,15 +100,16 @@ export class TerminatedTunnels {
     const authority = grant.target.port === 443 ? grant.target.host : `${grant.target.host}:${grant.target.port}`;
     const target = parseTunnelledTarget(grant.target, req.url ?? '');
     if (target === null) return answerText(res, 400, `Berth egress: a request inside the tunnel to ${authority} needs an origin-form path.`);
-    const credential = credentialFor(grant.credentials, target);
-    const expired = credential === null ? null : expiredCredentialDenial(credential, grant.target, this.deps.clock.now());
+    const now = await credentialNow(grant.context, target, () => this.deps.clock.now());
+    if (now === null) return answerText(res, 403, `Berth egress: the sandbox is no longer the session's bound sandbox.`, { [DENIED_HEADER]: 'unbound_sandbox', connection: 'close' });
+    const { credential, expired, context } = now;
     if (expired !== null) {
       grant.report(expired);
       return answerText(res, 403, expired.message, { [DENIED_HEADER]: expired.reason });
     }
-    const body = await bodyWithVariables(req, grant.variables, grant.target.host);
+    const body = await bodyWithVariables(req, context.variables, grant.target.host);
     if (body === 'too_large') return answerText(res, 413, tooLargeMessage, { connection: 'close' });
-    const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), grant.variables, grant.target.host), host: authority, ...(body === null ? {} : { 'content-length': String(body.length) }) };
+    const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), context.variables, grant.target.host), host: authority, ...(body === null ? {} : { 'content-length': String(body.length) }) };
     const headers = credential === null ? sent : withCredential(sent, credential);
     const upstream = httpRequest({ host: grant.target.host, port: grant.target.port, path: target.pathAndQuery, method: req.method, headers, agent });
     relayRequest(upstream, req, res, {

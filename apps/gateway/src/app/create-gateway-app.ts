@@ -5,6 +5,7 @@ import { nestLogger } from '@berth/nest';
 import type { CommandBus, Logger, SecretBox } from '@berth/ports';
 import { UnconfiguredSecretBox } from '@berth/secrets';
 import { httpMetrics } from '@berth/telemetry';
+import { defaultRefreshPolicy, type RefreshPolicy } from '@berth/vaults-domain';
 import type { TargetPolicy } from '@berth/webhooks-domain';
 import type { Logger as Pino } from 'pino';
 import { Registry } from 'prom-client';
@@ -41,8 +42,10 @@ export type CreateGatewayAppInput = Readonly<{
   consoleDir?: string;
   /** Seals webhook and vault secrets; without one, creating them answers 503 SECRETS_NOT_CONFIGURED. */
   secrets?: SecretBox;
-  /** Where webhook endpoints may point; public addresses only by default. */
+  /** Where webhook endpoints and OAuth token endpoints may point; public addresses only by default. */
   webhookTargets?: TargetPolicy;
+  /** When mcp_oauth tokens are refreshed (as the refresher the composition root runs is told); `defaultRefreshPolicy` when absent. */
+  vaultRefresh?: RefreshPolicy;
 }>;
 
 /** The gateway, composed from its ports: production wires NATS and the store (main.ts), tests wire in-memory pieces. */
@@ -63,6 +66,7 @@ export async function createGatewayApp(input: CreateGatewayAppInput): Promise<Ne
     metrics: httpMetrics(registry),
     secrets: input.secrets ?? new UnconfiguredSecretBox(),
     webhookTargets: input.webhookTargets ?? { allowPrivateTargets: false },
+    vaultRefresh: input.vaultRefresh ?? defaultRefreshPolicy,
   };
   const app = await NestFactory.create<NestExpressApplication>(GatewayModule.with(deps, input.pino), new ExpressAdapter(), {
     bodyParser: false,

@@ -1,6 +1,7 @@
 import type { Clock, IdGenerator } from '@berth/core';
 import type { BerthStore, CommandBus, Logger, SecretBox } from '@berth/ports';
 import type { HttpMetrics } from '@berth/telemetry';
+import type { RefreshPolicy } from '@berth/vaults-domain';
 import type { TargetPolicy } from '@berth/webhooks-domain';
 import type { EventFeed } from '../stream/event-feed.port';
 import type { SandboxProbe } from '@berth/session-use-cases';
@@ -44,6 +45,8 @@ export type GatewayDeps = Readonly<{
   metrics: HttpMetrics;
   /** Seals webhook signing secrets and vault credentials at rest. */
   secrets: SecretBox;
-  /** Where webhook endpoints may point. */
+  /** Where webhook endpoints and OAuth token endpoints may point. */
   webhookTargets: TargetPolicy;
+  /** When the refresher refreshes an mcp_oauth credential's token (a new or updated credential is planned with it). */
+  vaultRefresh: RefreshPolicy;
 }>;

@@ -156,7 +156,8 @@ export class GatewayModule {
         },
         {
           provide: VaultsService,
-          useFactory: (d: GatewayDeps, webhooks: ResourceWebhooks) => new VaultsService({ vaults: d.store.vaults, secrets: d.secrets, clock: d.clock, ids: d.ids, webhooks }),
+          useFactory: (d: GatewayDeps, webhooks: ResourceWebhooks) =>
+            new VaultsService({ vaults: d.store.vaults, secrets: d.secrets, clock: d.clock, ids: d.ids, webhooks, refresh: d.vaultRefresh, targets: d.webhookTargets }),
           inject: [DEPS, ResourceWebhooks],
         },
         RouteTable,

@@ -1,3 +1,4 @@
+import { defaultRefreshPolicy } from '@berth/vaults-domain';
 import { defaultDeliveryPolicy } from '@berth/webhooks-domain';
 import { z } from 'zod';
 
@@ -56,10 +57,28 @@ export const GatewayConfigSchema = z
     BERTH_WEBHOOK_MAX_AGE_HOURS: hours(defaultDeliveryPolicy.maxAgeMs),
     /** How long an endpoint may fail without a break before it is disabled. */
     BERTH_WEBHOOK_DISABLE_AFTER_HOURS: hours(defaultDeliveryPolicy.disableAfterMs),
+    /** mcp_oauth credentials are refreshed once less than this remains of their token… */
+    BERTH_VAULT_REFRESH_MARGIN_MS: int(defaultRefreshPolicy.marginMs),
+    /** …or less than this share of its lifetime (when the token endpoint gave one). */
+    BERTH_VAULT_REFRESH_LIFETIME_SHARE: z.coerce.number().gt(0).lt(1).default(defaultRefreshPolicy.lifetimeShare),
+    /** Waits after failed refreshes in a row, comma-separated; the last repeats. */
+    BERTH_VAULT_REFRESH_RETRY_DELAYS_MS: z
+      .string()
+      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
+      .default(defaultRefreshPolicy.retryDelaysMs.join(','))
+      .transform((list) => list.split(',').map(Number)),
+    BERTH_VAULT_REFRESH_TIMEOUT_MS: int(10_000),
+    BERTH_VAULT_REFRESH_TICK_MS: int(1_000),
+    BERTH_VAULT_REFRESH_LEASE_MS: int(30_000),
+    BERTH_VAULT_REFRESH_BATCH: int(16),
   })
   .refine((env) => env.BERTH_WEBHOOK_LEASE_MS > env.BERTH_WEBHOOK_TIMEOUT_MS, {
     message: 'must exceed BERTH_WEBHOOK_TIMEOUT_MS (an attempt still running must not be claimed again)',
     path: ['BERTH_WEBHOOK_LEASE_MS'],
+  })
+  .refine((env) => env.BERTH_VAULT_REFRESH_LEASE_MS > env.BERTH_VAULT_REFRESH_TIMEOUT_MS, {
+    message: 'must exceed BERTH_VAULT_REFRESH_TIMEOUT_MS (the refresher renews its lease before each token request, which must end within it)',
+    path: ['BERTH_VAULT_REFRESH_LEASE_MS'],
   })
   .refine((env) => env.BERTH_WEBHOOK_RETENTION_DAYS * 24 > env.BERTH_WEBHOOK_MAX_AGE_HOURS, {
     message: 'must be longer than BERTH_WEBHOOK_MAX_AGE_HOURS (a failed delivery stays in the log, to be redelivered)',
@@ -99,5 +118,12 @@ export const GatewayConfigSchema = z
         maxAgeMs: Math.round(env.BERTH_WEBHOOK_MAX_AGE_HOURS * HOUR_MS),
         disableAfterMs: Math.round(env.BERTH_WEBHOOK_DISABLE_AFTER_HOURS * HOUR_MS),
       },
+    },
+    vaultRefresh: {
+      policy: { marginMs: env.BERTH_VAULT_REFRESH_MARGIN_MS, lifetimeShare: env.BERTH_VAULT_REFRESH_LIFETIME_SHARE, retryDelaysMs: env.BERTH_VAULT_REFRESH_RETRY_DELAYS_MS },
+      timeoutMs: env.BERTH_VAULT_REFRESH_TIMEOUT_MS,
+      tickMs: env.BERTH_VAULT_REFRESH_TICK_MS,
+      leaseMs: env.BERTH_VAULT_REFRESH_LEASE_MS,
+      batchSize: env.BERTH_VAULT_REFRESH_BATCH,
     },
   }));

@@ -3,29 +3,44 @@ import {
   credentialAfterUpdate,
   credentialFromCreate,
   credentialMcpServerUrl,
-  mcpOAuthValidation,
+  credentialVersion,
+  encodeCredentialSecret,
   patchMetadata,
-  refreshRefusal,
+  refreshSecretAad,
   type CredentialAuth,
-  type CredentialAuthCreate,
-  type CredentialAuthUpdate,
+  type CredentialChange,
   type CredentialCreateParams,
   type CredentialRecord,
+  type CredentialRefresh,
   type CredentialSecret,
   type CredentialUpdateParams,
+  type RefreshSecrets,
   type VaultCreateParams,
   type VaultRecord,
   type VaultUpdateParams,
 } from '@berth/contracts';
-import { BerthError, IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
-import type { SecretBox, VaultStore } from '@berth/ports';
+import { BerthError, ConcurrencyError, IllegalStateError, NotFoundError, ValidationError, type Clock, type IdGenerator } from '@berth/core';
+import type { SecretBox, VaultStore, WebhookOutbox } from '@berth/ports';
+import { mcpOAuthValidation, startedRefreshState, type RefreshPolicy } from '@berth/vaults-domain';
+import type { TargetPolicy } from '@berth/webhooks-domain';
 import { DEFAULT_PAGE_LIMIT } from '../http/schemas';
 import type { RouteInput } from '../http/route';
 import type { ResourceWebhooks } from '../webhooks/delivery/resource-webhooks';
+import { tokenEndpointRefusal } from './refresh/token-endpoint-policy';
 import { renderCredential, renderValidation, renderVault } from './vault.render';
 import type { VaultRoutes } from './vaults.schemas';
 
-export type VaultsServiceDeps = Readonly<{ vaults: VaultStore; secrets: SecretBox; clock: Clock; ids: IdGenerator; webhooks: Pick<ResourceWebhooks, 'plan'> }>;
+export type VaultsServiceDeps = Readonly<{
+  vaults: VaultStore;
+  secrets: SecretBox;
+  clock: Clock;
+  ids: IdGenerator;
+  webhooks: Pick<ResourceWebhooks, 'plan'>;
+  /** The refresher's policy: a new or updated credential's next refresh is planned by it. */
+  refresh: RefreshPolicy;
+  /** Where a token endpoint may point: the rule webhook deliveries follow. */
+  targets: TargetPolicy;
+}>;
 
 const vaultNotFound = () => new NotFoundError('vault not found', 'VAULT_NOT_FOUND');
 const credentialNotFound = () => new NotFoundError('credential not found', 'CREDENTIAL_NOT_FOUND');
@@ -33,11 +48,8 @@ const credentialNotFound = () => new NotFoundError('credential not found', 'CRED
 /** What a credential is unique by within a vault: its MCP server, or its variable name. */
 const credentialKey = (auth: CredentialAuth): string => credentialMcpServerUrl(auth) ?? `env:${auth.type === 'environment_variable' ? auth.secret_name : ''}`;
 
-/** Refuses a `refresh` configuration with its own code: Berth does not refresh OAuth tokens. */
-function refuseRefresh(auth: CredentialAuthCreate | CredentialAuthUpdate): void {
-  const refusal = refreshRefusal(auth);
-  if (refusal !== null) throw new BerthError('VAULT_CREDENTIAL_REFRESH_NOT_SUPPORTED', 400, refusal, { field: 'auth.refresh' });
-}
+/** Writes of one credential retried on a version conflict (the refresher, or another request, wrote it meanwhile) before answering 409. */
+const WRITE_ATTEMPTS = 5;
 
 /** Turns a contract rule's message into a 400 on `auth`. */
 function asBadInput<T>(f: () => T): T {
@@ -49,9 +61,11 @@ function asBadInput<T>(f: () => T): T {
 }
 
 /**
- * Vaults and credentials are configuration, written straight to the store. A credential's secret
- * is sealed here (AES-256-GCM, bound to the credential id, under the active server key) and never
- * answered again, not even in the create response; only the egress opens it.
+ * Vaults and credentials are configuration, written straight to the store. A credential's secrets
+ * are sealed here (AES-256-GCM, bound to the credential id, under the active server key) and never
+ * answered again, not even in the create response; the egress opens the access token, the
+ * refresher (`CredentialRefresher`) the refresh token and client secret. A credential is written
+ * at the version it was read at, so an update and a refresh never overwrite each other.
  */
 export class VaultsService {
   constructor(private readonly d: VaultsServiceDeps) {}
@@ -101,8 +115,8 @@ export class VaultsService {
 
   async createCredential(owner: string, vaultId: string, body: CredentialCreateParams) {
     this.live(await this.vault(owner, vaultId));
-    refuseRefresh(body.auth);
-    const { auth, secret } = asBadInput(() => credentialFromCreate(body.auth, this.d.clock.now()));
+    const { auth, secret, refresh } = asBadInput(() => credentialFromCreate(body.auth, this.d.clock.now()));
+    if (auth.type === 'mcp_oauth' && auth.refresh) this.allowedTokenEndpoint(auth.refresh.token_endpoint);
     if ((await this.d.vaults.countCredentials(owner, vaultId)) >= MAX_VAULT_CREDENTIALS) {
       throw new IllegalStateError('VAULT_CREDENTIAL_LIMIT_REACHED', `a vault holds at most ${MAX_VAULT_CREDENTIALS} credentials`);
     }
@@ -118,6 +132,8 @@ export class VaultsService {
       metadata: body.metadata ?? {},
       auth,
       secret: this.seal(secret, id),
+      refresh: refresh === null || auth.type !== 'mcp_oauth' ? null : this.sealedRefresh(id, refresh, startedRefreshState(auth.expires_at, null, this.d.refresh)),
+      version: 0,
       created_at: now,
       updated_at: now,
       archived_at: null,
@@ -138,20 +154,18 @@ export class VaultsService {
 
   async updateCredential(owner: string, vaultId: string, id: string, body: CredentialUpdateParams) {
     this.live(await this.vault(owner, vaultId));
-    const current = await this.credential(owner, vaultId, id);
-    if (current.archived_at) throw new IllegalStateError('CREDENTIAL_ARCHIVED', 'this credential is archived and read-only');
-    const update = body.auth;
-    if (update) refuseRefresh(update);
-    const changed = update ? asBadInput(() => credentialAfterUpdate(current.auth, update, this.d.clock.now())) : { auth: current.auth, secret: null };
-    const next: CredentialRecord = {
-      ...current,
-      auth: changed.auth,
-      secret: changed.secret ? this.seal(changed.secret, id) : current.secret,
-      display_name: body.display_name === undefined ? current.display_name : body.display_name,
-      metadata: body.metadata === null ? {} : patchMetadata(current.metadata, body.metadata),
-      updated_at: this.now(),
-    };
-    await this.d.vaults.putCredential(next);
+    const next = await this.write(owner, vaultId, id, [], (current) => {
+      if (current.archived_at) throw new IllegalStateError('CREDENTIAL_ARCHIVED', 'this credential is archived and read-only');
+      const update = body.auth;
+      const change = update ? asBadInput(() => credentialAfterUpdate(current.auth, update, this.d.clock.now())) : null;
+      return {
+        ...current,
+        ...(change === null ? {} : this.changed(current, change)),
+        display_name: body.display_name === undefined ? current.display_name : body.display_name,
+        metadata: body.metadata === null ? {} : patchMetadata(current.metadata, body.metadata),
+        updated_at: this.now(),
+      };
+    });
     return renderCredential(next);
   }
 
@@ -168,7 +182,7 @@ export class VaultsService {
       throw new BerthError('CREDENTIAL_NOT_MCP_OAUTH', 400, `credential ${id} is a ${auth.type} credential; mcp_oauth_validate checks mcp_oauth credentials only`, { field: 'credential_id' });
     }
     const now = this.d.clock.now();
-    return renderValidation(credential, mcpOAuthValidation(auth, now), now.toISOString());
+    return renderValidation(credential, mcpOAuthValidation(auth, credential.refresh?.state ?? null, now), now.toISOString());
   }
 
   async archiveCredential(owner: string, vaultId: string, id: string) {
@@ -176,8 +190,9 @@ export class VaultsService {
     const current = await this.credential(owner, vaultId, id);
     if (current.archived_at) return renderCredential(current);
     const now = this.now();
-    const next: CredentialRecord = { ...current, archived_at: now, updated_at: now };
-    await this.d.vaults.putCredential(next, await this.d.webhooks.plan({ type: 'vault_credential.archived', id, ownerId: owner, vaultId, at: now }));
+    const webhooks = await this.d.webhooks.plan({ type: 'vault_credential.archived', id, ownerId: owner, vaultId, at: now });
+    // Archived by another request meanwhile: that one sent the event.
+    const next = await this.write(owner, vaultId, id, webhooks, (latest) => (latest.archived_at ? null : { ...latest, archived_at: now, updated_at: now }));
     return renderCredential(next);
   }
 
@@ -189,7 +204,66 @@ export class VaultsService {
   }
 
   private seal(secret: CredentialSecret, credentialId: string) {
-    return this.d.secrets.seal(JSON.stringify(secret), credentialId);
+    return this.d.secrets.seal(encodeCredentialSecret(secret), credentialId);
+  }
+
+  private sealRefreshSecret(credentialId: string, name: keyof RefreshSecrets, value: string) {
+    return this.d.secrets.seal(value, refreshSecretAad(credentialId, name));
+  }
+
+  private sealedRefresh(credentialId: string, secrets: RefreshSecrets, state: CredentialRefresh['state']): CredentialRefresh {
+    return {
+      refresh_token: this.sealRefreshSecret(credentialId, 'refresh_token', secrets.refresh_token),
+      client_secret: secrets.client_secret === null ? null : this.sealRefreshSecret(credentialId, 'client_secret', secrets.client_secret),
+      state,
+    };
+  }
+
+  /**
+   * The fields an auth update changes: the public auth, the secrets sent (sealed), and for a
+   * credential that refreshes, refreshing started afresh (a new token, expiry or refresh token
+   * gives a credential whose refresh failed a new start).
+   */
+  private changed(current: CredentialRecord, change: CredentialChange): Pick<CredentialRecord, 'auth' | 'secret' | 'refresh'> {
+    const secret = change.secret ? this.seal(change.secret, current.id) : current.secret;
+    const refresh = current.refresh ?? null;
+    if (refresh === null || change.auth.type !== 'mcp_oauth') return { auth: change.auth, secret, refresh };
+    const { refresh_token, client_secret } = change.refresh;
+    return {
+      auth: change.auth,
+      secret,
+      refresh: {
+        refresh_token: refresh_token ? this.sealRefreshSecret(current.id, 'refresh_token', refresh_token) : refresh.refresh_token,
+        client_secret: client_secret ? this.sealRefreshSecret(current.id, 'client_secret', client_secret) : refresh.client_secret,
+        state: startedRefreshState(change.auth.expires_at, refresh.state, this.d.refresh),
+      },
+    };
+  }
+
+  /**
+   * Reads the credential, applies `change` and writes the result at the version read (one more),
+   * with `webhooks`; read again and applied again when it changed meanwhile. `change` answering
+   * null writes nothing (the credential as read is the answer).
+   */
+  private async write(owner: string, vaultId: string, id: string, webhooks: WebhookOutbox, change: (current: CredentialRecord) => CredentialRecord | null): Promise<CredentialRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.credential(owner, vaultId, id);
+      const changed = change(current);
+      if (changed === null) return current;
+      const next = { ...changed, version: credentialVersion(current) + 1 };
+      try {
+        await this.d.vaults.updateCredential(next, credentialVersion(current), webhooks);
+        return next;
+      } catch (e) {
+        if (!(e instanceof ConcurrencyError) || attempt >= WRITE_ATTEMPTS) throw e;
+      }
+    }
+  }
+
+  /** A token endpoint Berth may send the refresh token to, else a 400 naming the rule. */
+  private allowedTokenEndpoint(url: string): void {
+    const refusal = tokenEndpointRefusal(url, this.d.targets);
+    if (refusal !== null) throw new BerthError('VAULT_TOKEN_ENDPOINT_NOT_ALLOWED', 400, `auth.refresh.token_endpoint: ${refusal}`, { field: 'auth.refresh.token_endpoint' });
   }
 
   private async vault(owner: string, id: string): Promise<VaultRecord> {

@@ -3,13 +3,14 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { silentLogger } from '@berth/testing';
-import { webhookMetrics } from '@berth/telemetry';
+import { vaultMetrics, webhookMetrics } from '@berth/telemetry';
 import { Registry } from 'prom-client';
 import { AesGcmSecretBox, UnconfiguredSecretBox, parseSecretKeys } from '@berth/secrets';
+import { defaultRefreshPolicy, type RefreshPolicy } from '@berth/vaults-domain';
 import type { DeliveryPolicy } from '@berth/webhooks-domain';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomIds, systemClock } from '@berth/core';
-import type { BerthStore, SecretBox } from '@berth/ports';
+import type { BerthStore, Logger, SecretBox } from '@berth/ports';
 import { createSessionKernel } from '@berth/session-kernel';
 import { createStore } from '@berth/store';
 import { createGatewayApp } from '../../src/app/create-gateway-app';
@@ -24,6 +25,9 @@ import { InProcessCommandBus } from './in-process-command-bus';
 import { WebhookDispatcher } from '../../src/webhooks/delivery/webhook-dispatcher';
 import { WebhookPlanner } from '../../src/webhooks/delivery/webhook-planner';
 import { HttpWebhookSender } from '../../src/webhooks/delivery/webhook-sender';
+import { ResourceWebhooks } from '../../src/webhooks/delivery/resource-webhooks';
+import { CredentialRefresher } from '../../src/vaults/refresh/credential-refresher';
+import { HttpTokenEndpoint } from '../../src/vaults/refresh/http-token-endpoint';
 
 /** Retries in milliseconds, so a test sees a delivery through its whole life. */
 const TEST_DELIVERY_POLICY: DeliveryPolicy = { retryDelaysMs: [50, 100], jitter: 0, maxAgeMs: 10 * 60 * 1000, disableAfterMs: 10 * 60 * 1000, attemptsKept: 20 };
@@ -40,6 +44,8 @@ export type GatewayHarness = Readonly<{
   keyB: string;
   /** The webhook delivery worker, composed as main.ts composes it (planner on the event feed, dispatcher ticking). */
   dispatcher: WebhookDispatcher;
+  /** The vault credential refresher, composed as main.ts composes it (ticking unless `refresher.start` is false). */
+  refresher: CredentialRefresher;
   /** The box that seals secrets at rest (tests open what the API stored). */
   secrets: SecretBox;
   /** A loopback receiver that answers 204 to every webhook. */
@@ -58,12 +64,16 @@ export type GatewayHarnessOptions = {
   allowPrivateWebhookTargets?: boolean;
   /** Reads of sessions' workspaces; without one, no session has a workspace to read. */
   workspace?: (store: BerthStore) => WorkspaceReads;
-  /** false: no BERTH_SECRET_KEYS, as on a server that never set one. */
-  secretKeys?: boolean;
+  /** false: no BERTH_SECRET_KEYS, as on a server that never set one; a string: that key ring (replicas share one). */
+  secretKeys?: boolean | string;
   /** The store (default: SQLite in memory). */
   storeUrl?: string;
   /** Changes to the delivery worker's test policy (retries after 50 and 100 ms, 10 minutes to live). */
   deliveryPolicy?: Partial<DeliveryPolicy>;
+  /** The refresher: its policy (default: Berth's), and whether it ticks by itself (every 20 ms) or only when a test calls `tick()`. */
+  refresher?: { policy?: Partial<RefreshPolicy>; start?: boolean };
+  /** Where the gateway, its delivery worker and its refresher log (nowhere by default). */
+  log?: Logger;
 };
 
 /**
@@ -78,7 +88,10 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
   const bus = new InProcessCommandBus(kernel, store.journal, feed);
   const runner = options.turnRunner === false ? null : new FakeTurnRunner(bus, (listener) => feed.onEvent(listener), options.checkpoints ? store.transcripts : null);
   const issuer = new FakeSubscriberIssuer();
-  const secrets: SecretBox = options.secretKeys === false ? new UnconfiguredSecretBox() : new AesGcmSecretBox(parseSecretKeys(`test:${randomBytes(32).toString('base64')}`));
+  const secrets: SecretBox =
+    options.secretKeys === false
+      ? new UnconfiguredSecretBox()
+      : new AesGcmSecretBox(parseSecretKeys(typeof options.secretKeys === 'string' ? options.secretKeys : `test:${randomBytes(32).toString('base64')}`));
   const targets = { allowPrivateTargets: options.allowPrivateWebhookTargets ?? true };
   const metrics = webhookMetrics(new Registry());
   const planner = new WebhookPlanner({ endpoints: store.webhookEndpoints, deliveries: store.webhookDeliveries, sessions: store.sessions, journal: store.journal, now: () => systemClock.now().toISOString(), metrics });
@@ -94,9 +107,22 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     // Receivers in tests are IP literals on loopback; a name (hooks.example.com in route samples) is never looked up.
     sender: new HttpWebhookSender({ policy: targets, timeoutMs: 2_000, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
     clock: systemClock,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     metrics,
     options: { policy: { ...TEST_DELIVERY_POLICY, ...options.deliveryPolicy }, leaseMs: 5_000, batchSize: 8, retentionMs: 24 * 60 * 60 * 1000 },
+  });
+  const refreshPolicy: RefreshPolicy = { ...defaultRefreshPolicy, ...options.refresher?.policy };
+  const refresher = new CredentialRefresher({
+    vaults: store.vaults,
+    leases: store.leases,
+    secrets,
+    // Token endpoints in tests are IP literals on loopback, like webhook receivers.
+    endpoint: new HttpTokenEndpoint({ policy: targets, timeoutMs: 2_000, maxBytes: 64 * 1024, resolve: async (host) => Promise.reject(new Error(`tests resolve no names (${host})`)) }),
+    webhooks: new ResourceWebhooks({ endpoints: store.webhookEndpoints, now: () => systemClock.now().toISOString() }),
+    clock: systemClock,
+    log: options.log ?? silentLogger,
+    metrics: vaultMetrics(new Registry()),
+    options: { policy: refreshPolicy, leaseMs: 5_000, batchSize: 8 },
   });
   const sink: Server = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
@@ -109,12 +135,14 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     subscriberIssuer: options.subscriberIssuer === false ? null : issuer,
     readiness: [{ name: 'store', check: async () => void (await store.sessions.getById('sesn_readiness')) }],
     options: options.gateway,
-    log: silentLogger,
+    log: options.log ?? silentLogger,
     secrets,
     webhookTargets: targets,
+    vaultRefresh: refreshPolicy,
   });
   await app.listen(0, '127.0.0.1');
   dispatcher.start(20);
+  if (options.refresher?.start !== false) refresher.start(20);
   const address = app.getHttpServer().address() as { port: number };
   const key = async (owner: string) => {
     const issued = issueApiKey({ ownerId: owner, name: 'test', id: randomIds.next('bk'), now: new Date() });
@@ -131,6 +159,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
     keyA: await key('owner_a'),
     keyB: await key('owner_b'),
     dispatcher,
+    refresher,
     secrets,
     sinkUrl: `http://127.0.0.1:${(sink.address() as { port: number }).port}/hook`,
     async close() {
@@ -138,6 +167,7 @@ export async function startGateway(options: GatewayHarnessOptions = {}): Promise
       unplan();
       await Promise.all(planning);
       await dispatcher.stop();
+      await refresher.stop();
       await new Promise((resolve) => sink.close(resolve));
       await app.close();
       await store.close();

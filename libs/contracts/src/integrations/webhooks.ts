@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { OutboundUrlSchema } from './outbound-url';
 import type { SealedSecret } from './secrets';
 
 /**
@@ -24,7 +25,11 @@ export const SESSION_WEBHOOK_EVENT_TYPES = [
   'session.error',
 ] as const;
 
-/** Configuration changes, as Managed Agents names them (it has no `vault.updated`; Berth serves no agent delete, so no `agent.deleted`). */
+/**
+ * Configuration changes, as Managed Agents names them (it has no `vault.updated`; Berth serves no
+ * agent delete, so no `agent.deleted`), and `vault_credential.refresh_failed`: Berth's refresher
+ * could not keep an `mcp_oauth` credential's token alive.
+ */
 export const RESOURCE_WEBHOOK_EVENT_TYPES = [
   'agent.created',
   'agent.updated',
@@ -39,12 +44,13 @@ export const RESOURCE_WEBHOOK_EVENT_TYPES = [
   'vault_credential.created',
   'vault_credential.archived',
   'vault_credential.deleted',
+  'vault_credential.refresh_failed',
 ] as const;
 export type ResourceWebhookEventType = (typeof RESOURCE_WEBHOOK_EVENT_TYPES)[number];
 
 /**
  * Every type Berth delivers. Types of the Managed Agents API that Berth does not emit (threads,
- * outcomes, deployments, memory stores, `vault_credential.refresh_failed`, …) are refused, not
+ * outcomes, deployments, memory stores, …) are refused, not
  * silently accepted.
  */
 export const WEBHOOK_EVENT_TYPES = [...SESSION_WEBHOOK_EVENT_TYPES, ...RESOURCE_WEBHOOK_EVENT_TYPES] as const;
@@ -73,13 +79,7 @@ export type WebhookEndpointState = (typeof WEBHOOK_ENDPOINT_STATES)[number];
  */
 export type WebhookDisabledReason = '' | 'consecutive_failures' | 'target_not_allowed' | 'redirect';
 
-export const WebhookUrlSchema = z
-  .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-  .max(2048)
-  .refine((u) => {
-    const url = new URL(u);
-    return url.username === '' && url.password === '' && url.hash === '';
-  }, 'must not hold credentials or a fragment');
+export const WebhookUrlSchema = OutboundUrlSchema;
 
 const EnabledEventsSchema = z
   .array(WebhookEventTypeSchema)

@@ -27,6 +27,6 @@ export {
   type ModelKeyHeader,
   type ServerModelSettings,
 } from './model-route';
-export { credentialFor, expiredCredentialDenial, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
+export { credentialExpired, credentialFor, expiredCredentialDenial, terminatesTls, withCredential, type BoundCredential } from './vault-credentials';
 export { bodyVariablesFor, variableTerminatesTls, withVariables, withVariablesInBody, type VariableCredential } from './variable-credentials';
 export { describeBuildDenial, imageBuildGrantFrom, imageBuildHosts, imageBuildPolicy, type ImageBuildGrant } from './image-build-policy';

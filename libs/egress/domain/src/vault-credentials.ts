@@ -4,10 +4,11 @@ import type { AbsoluteTarget, Target } from './targets';
 
 /**
  * A vault credential of the session, opened by the egress: the MCP server URL it is bound to, its
- * token and when that expires (an `mcp_oauth` credential's `expires_at`; null: not known to). Only
- * the egress holds one, and only for the second it caches a sandbox's context.
+ * token, when that expires (an `mcp_oauth` credential's `expires_at`; null: not known to) and
+ * whether Berth refreshes it (an `mcp_oauth` credential with a refresh configuration). Only the
+ * egress holds one, and only for the second it caches a sandbox's context.
  */
-export type BoundCredential = Readonly<{ credentialId: string; vaultId: string; mcpServerUrl: string; token: string; expiresAt: string | null }>;
+export type BoundCredential = Readonly<{ credentialId: string; vaultId: string; mcpServerUrl: string; token: string; expiresAt: string | null; refreshes: boolean }>;
 
 type Scope = Readonly<{ protocol: 'http:' | 'https:'; host: string; port: number; path: string }>;
 
@@ -70,15 +71,22 @@ export function withCredential(headers: Readonly<Record<string, string | string[
   return { ...headers, authorization: `Bearer ${credential.token}` };
 }
 
+/** Whether the credential's token has expired at `now` (then it is not sent). */
+export const credentialExpired = (credential: BoundCredential, now: Date): boolean => tokenExpired(credential.expiresAt, now);
+
 /**
  * The refusal of a request a credential covers whose token has expired at `now`, or null while it
- * has not. Berth does not refresh OAuth tokens: rather than send a dead token (or none, which an
- * MCP client may take as a cue to start an OAuth flow of its own), the egress refuses the request
- * and says which credential to update.
+ * has not. Rather than send a dead token (or none, which an MCP client may take as a cue to start
+ * an OAuth flow of its own), the egress refuses the request and says what to do: for a credential
+ * Berth refreshes, look at why its refresh failed; for one it does not, update its token.
  */
 export function expiredCredentialDenial(credential: BoundCredential, target: Target, now: Date): EgressDenial | null {
-  if (!tokenExpired(credential.expiresAt, now)) return null;
+  if (!credentialExpired(credential, now)) return null;
   const where = target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
+  const path = `/v1/vaults/${credential.vaultId}/credentials/${credential.credentialId}`;
+  const remedy = credential.refreshes
+    ? `and Berth could not refresh it: GET ${path} says why (berth.refresh). Update the credential with a new refresh_token, or a new access_token and expires_at (POST ${path}); the session uses it within a second.`
+    : `and the credential has no refresh configuration. Update it with a new access_token and expires_at (POST ${path}); the session uses it within a second.`;
   return {
     host: target.host,
     port: target.port,
@@ -86,7 +94,6 @@ export function expiredCredentialDenial(credential: BoundCredential, target: Tar
     setting: null,
     message:
       `Berth egress did not send the request to ${where}: the access token of vault credential ${credential.credentialId} (vault ${credential.vaultId}) ` +
-      `for ${credential.mcpServerUrl} expired at ${credential.expiresAt}, and Berth does not refresh OAuth tokens. ` +
-      `Update the credential with a new access_token and expires_at (POST /v1/vaults/${credential.vaultId}/credentials/${credential.credentialId}); the session uses it within a second.`,
+      `for ${credential.mcpServerUrl} expired at ${credential.expiresAt}, ${remedy}`,
   };
 }

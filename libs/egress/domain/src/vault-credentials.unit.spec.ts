@@ -6,7 +6,14 @@ const target = (url: string): AbsoluteTarget => {
   if (t === null) throw new Error(`not a target: ${url}`);
   return t;
 };
-const cred = (credentialId: string, mcpServerUrl: string, expiresAt: string | null = null): BoundCredential => ({ credentialId, vaultId: 'vlt_1', mcpServerUrl, token: `tok-${credentialId}`, expiresAt });
+const cred = (credentialId: string, mcpServerUrl: string, expiresAt: string | null = null, refreshes = false): BoundCredential => ({
+  credentialId,
+  vaultId: 'vlt_1',
+  mcpServerUrl,
+  token: `tok-${credentialId}`,
+  expiresAt,
+  refreshes,
+});
 const tunnelled = (host: string, port: number, path: string): AbsoluteTarget => {
   const t = parseTunnelledTarget({ host, port }, path);
   if (t === null) throw new Error(`not a path: ${path}`);
@@ -102,8 +109,16 @@ describe('an mcp_oauth token past its expires_at', () => {
       setting: null,
       message:
         'Berth egress did not send the request to mcp.docs.test:443: the access token of vault credential docs (vault vlt_1) for https://mcp.docs.test/mcp expired at 2026-05-01T12:00:00Z, ' +
-        'and Berth does not refresh OAuth tokens. Update the credential with a new access_token and expires_at (POST /v1/vaults/vlt_1/credentials/docs); the session uses it within a second.',
+        'and the credential has no refresh configuration. Update it with a new access_token and expires_at (POST /v1/vaults/vlt_1/credentials/docs); the session uses it within a second.',
     });
+  });
+
+  it('for a credential Berth refreshes, points at why its refresh failed', () => {
+    expect(expiredCredentialDenial(cred('docs', 'https://mcp.docs.test/mcp', '2026-05-01T12:00:00Z', true), target, at)?.message).toBe(
+      'Berth egress did not send the request to mcp.docs.test:443: the access token of vault credential docs (vault vlt_1) for https://mcp.docs.test/mcp expired at 2026-05-01T12:00:00Z, ' +
+        'and Berth could not refresh it: GET /v1/vaults/vlt_1/credentials/docs says why (berth.refresh). Update the credential with a new refresh_token, or a new access_token and expires_at ' +
+        '(POST /v1/vaults/vlt_1/credentials/docs); the session uses it within a second.',
+    );
   });
 
   it('never carries the token into its words', () => {

@@ -166,6 +166,17 @@ export const webhookMetrics = (registry: Registry) => ({
   }),
 });
 
+/** The vault credential refresher's figures (in the gateway holding its lease). */
+export const vaultMetrics = (registry: Registry) => ({
+  refreshes: new Counter({
+    name: 'berth_vault_refreshes_total',
+    help: 'OAuth token refreshes of mcp_oauth vault credentials, by outcome (refreshed, retrying, failed; superseded: the credential changed meanwhile)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  }),
+});
+export type VaultMetrics = ReturnType<typeof vaultMetrics>;
+
 export const reconcilerMetrics = (registry: Registry) => ({
   verdicts: new Counter({
     name: 'berth_reconciler_verdicts_total',

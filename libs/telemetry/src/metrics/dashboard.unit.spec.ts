@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { consumerMetrics, egressMetrics, httpMetrics, kernelMetrics, reconcilerMetrics, sandboxMetrics, webhookMetrics } from './berth-metrics';
+import { consumerMetrics, egressMetrics, httpMetrics, kernelMetrics, reconcilerMetrics, sandboxMetrics, vaultMetrics, webhookMetrics } from './berth-metrics';
 
 /** The Grafana dashboard in deploy/ and the metrics the services export cannot drift apart. */
 describe('deploy/grafana/berth-dashboard.json', () => {
@@ -19,6 +19,7 @@ describe('deploy/grafana/berth-dashboard.json', () => {
   reconcilerMetrics(registry);
   egressMetrics(registry);
   webhookMetrics(registry);
+  vaultMetrics(registry);
   const exported = new Set(registry.getMetricsAsArray().map((m) => m.name));
 
   it('charts every metric Berth exports', () => {

@@ -17,8 +17,11 @@ export interface TestMcpServerOptions {
   readonly host?: string;
   /** The server's name in its `initialize` answer. */
   readonly name?: string;
-  /** Answer only requests carrying `Authorization: Bearer <token>`, everything else 401 (as a server behind a vault credential). */
-  readonly bearerToken?: string;
+  /**
+   * Answer only requests carrying `Authorization: Bearer <token>`, everything else 401 (as a server
+   * behind a vault credential); a function gives the token valid now (an OAuth server's current one).
+   */
+  readonly bearerToken?: string | (() => string);
   /** Serve HTTPS with this key and certificate (e.g. from `TestCertificates`) instead of plain HTTP. */
   readonly tls?: Readonly<{ keyPem: string; certPem: string }>;
 }
@@ -105,7 +108,8 @@ export class TestMcpServer {
       return;
     }
     this.recordedAuthorizations.push(req.headers.authorization ?? null);
-    if (this.options.bearerToken !== undefined && req.headers.authorization !== `Bearer ${this.options.bearerToken}`) {
+    const bearer = typeof this.options.bearerToken === 'function' ? this.options.bearerToken() : this.options.bearerToken;
+    if (bearer !== undefined && req.headers.authorization !== `Bearer ${bearer}`) {
       req.resume();
       res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ error: 'invalid_token' }));
       return;

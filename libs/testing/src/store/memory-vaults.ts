@@ -1,4 +1,5 @@
-import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import { credentialVersion, type CredentialRecord, type VaultRecord } from '@berth/contracts';
+import { ConcurrencyError } from '@berth/core';
 import type { Page, VaultListQuery, VaultStore, WebhookOutbox } from '@berth/ports';
 import { pageRows } from './paging';
 import type { MemoryWebhooks } from './memory-webhooks';
@@ -47,6 +48,17 @@ export class MemoryVaults implements VaultStore {
     });
   }
 
+  async updateCredential(credential: CredentialRecord, expectedVersion: number, webhooks: WebhookOutbox = []): Promise<void> {
+    const stored = this.credentials.get(credential.id);
+    if (!stored || stored.owner_id !== credential.owner_id || stored.vault_id !== credential.vault_id || credentialVersion(stored) !== expectedVersion) {
+      throw new ConcurrencyError(`credential ${credential.id} is not at version ${expectedVersion} (changed meanwhile, or gone)`);
+    }
+    this.webhooks.withDeliveries(webhooks, () => {
+      this.credentials.set(credential.id, structuredClone(credential));
+      return true;
+    });
+  }
+
   async getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null> {
     const c = this.credentials.get(id);
     return c && c.owner_id === ownerId && c.vault_id === vaultId ? structuredClone(c) : null;
@@ -74,5 +86,17 @@ export class MemoryVaults implements VaultStore {
       if (!vault || vault.owner_id !== ownerId || vault.archived_at !== null) return [];
       return [...this.credentials.values()].filter((c) => c.vault_id === vaultId && c.owner_id === ownerId && c.archived_at === null).sort(order).map((c) => structuredClone(c));
     });
+  }
+
+  async refreshDue(now: string, limit: number): Promise<readonly CredentialRecord[]> {
+    const dueAt = (c: CredentialRecord) => c.refresh?.state.next_attempt_at ?? null;
+    return [...this.credentials.values()]
+      .filter((c) => {
+        const at = dueAt(c);
+        return at !== null && at <= now && c.archived_at === null && this.vaults.get(c.vault_id)?.archived_at === null;
+      })
+      .sort((a, b) => ((dueAt(a) as string) + a.id < (dueAt(b) as string) + b.id ? -1 : 1))
+      .slice(0, limit)
+      .map((c) => structuredClone(c));
   }
 }

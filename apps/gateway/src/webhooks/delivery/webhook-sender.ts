@@ -1,9 +1,8 @@
-import type { LookupAddress } from 'node:dns';
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { addressRefusal, urlRefusal, type AttemptOutcome, type TargetPolicy } from '@berth/webhooks-domain';
+import { urlRefusal, type AttemptOutcome, type TargetPolicy } from '@berth/webhooks-domain';
+import { guardedLookup, TargetRefused, type Resolve } from '../../outbound/guarded-lookup';
 
 /** Sends one signed delivery; the outcome is what the pure rules settle. */
 export interface WebhookSender {
@@ -15,21 +14,20 @@ export type HttpWebhookSenderOptions = Readonly<{
   /** The whole attempt (connect, send, answer) must end within this. */
   timeoutMs: number;
   /** Name resolution (the system resolver by default; tests map a name to loopback). */
-  resolve?: (hostname: string) => Promise<LookupAddress[]>;
+  resolve?: Resolve;
 }>;
 
-const systemResolve = (hostname: string) => dnsLookup(hostname, { all: true });
-
-class TargetRefused extends Error {}
-
 /**
- * Node's own HTTP client, because the address check must sit where the connection is made: the
- * lookup below refuses every resolved address the target policy does not allow, so a name that
- * resolves inward (or is rebound to do so after registration) is never connected to. Redirects
- * are not followed (a redirect could point anywhere); the answer's body is read and dropped.
+ * Node's own HTTP client, because the address check must sit where the connection is made
+ * (`guardedLookup`). Redirects are not followed (a redirect could point anywhere); the answer's
+ * body is read and dropped.
  */
 export class HttpWebhookSender implements WebhookSender {
-  constructor(private readonly options: HttpWebhookSenderOptions) {}
+  private readonly guardedLookup: LookupFunction;
+
+  constructor(private readonly options: HttpWebhookSenderOptions) {
+    this.guardedLookup = guardedLookup(options.policy, options.resolve);
+  }
 
   async send(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<AttemptOutcome> {
     const started = Date.now();
@@ -73,19 +71,4 @@ export class HttpWebhookSender implements WebhookSender {
       req.end(body);
     });
   }
-
-  private readonly guardedLookup: LookupFunction = (hostname, options, callback) => {
-    (this.options.resolve ?? systemResolve)(hostname).then(
-      (found) => {
-        const addresses = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : found;
-        const refusal = addresses.map((a) => addressRefusal(a.address, this.options.policy)).find((r) => r !== null);
-        if (refusal) return callback(new TargetRefused(`${hostname}: ${refusal}`), '', 0);
-        const [first] = addresses;
-        if (!first) return callback(new Error(`${hostname} has no address`), '', 0);
-        if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-        callback(null, first.address, first.family);
-      },
-      (error: NodeJS.ErrnoException) => callback(error, '', 0),
-    );
-  };
 }

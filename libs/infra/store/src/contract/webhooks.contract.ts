@@ -197,18 +197,27 @@ export function webhooksContract(store: () => BerthStore): void {
       await environments.put(environment({ id: 'env_1', owner_id: 'owner_b' }), hook('whd_env_other_owner'));
       await vaults.put(vault({ id: 'vlt_1' }), hook('whd_vault'));
       await vaults.putCredential(credential({ id: 'vcrd_1' }), hook('whd_credential'));
+      await vaults.updateCredential(credential({ id: 'vcrd_1', version: 1 }), 0, hook('whd_credential_updated'));
+      await expect(vaults.updateCredential(credential({ id: 'vcrd_1', version: 1 }), 0, hook('whd_credential_stale'))).rejects.toBeInstanceOf(ConcurrencyError);
       expect(await vaults.deleteCredential('owner_a', 'vlt_1', 'vcrd_1', hook('whd_credential_deleted'))).toBe(true);
       expect(await vaults.deleteCredential('owner_a', 'vlt_1', 'vcrd_1', hook('whd_credential_gone'))).toBe(false);
       expect(await vaults.delete('owner_a', 'vlt_1', hook('whd_vault_deleted'))).toBe(true);
       expect(await vaults.delete('owner_a', 'vlt_1', hook('whd_vault_gone'))).toBe(false);
 
       expect(await stored('whd_agent_created', 'whd_agent_conflict', 'whd_agent_archived', 'whd_agent_archived_again', 'whd_env', 'whd_env_other_owner')).toEqual(['whd_agent_created', 'whd_agent_archived', 'whd_env']);
-      expect(await stored('whd_vault', 'whd_credential', 'whd_credential_deleted', 'whd_credential_gone', 'whd_vault_deleted', 'whd_vault_gone')).toEqual(['whd_vault', 'whd_credential', 'whd_credential_deleted', 'whd_vault_deleted']);
+      expect(await stored('whd_vault', 'whd_credential', 'whd_credential_updated', 'whd_credential_stale', 'whd_credential_deleted', 'whd_credential_gone', 'whd_vault_deleted', 'whd_vault_gone')).toEqual([
+        'whd_vault',
+        'whd_credential',
+        'whd_credential_updated',
+        'whd_credential_deleted',
+        'whd_vault_deleted',
+      ]);
     });
 
     it('when the deliveries cannot be written, the change is not stored either: no crash between the two can lose a webhook', async () => {
       const { agents, environments, vaults } = store();
       await vaults.put(vault({ id: 'vlt_keep' }));
+      await vaults.putCredential(credential({ id: 'vcrd_keep', vault_id: 'vlt_keep' }));
       // The store refuses the second write (this delivery); the first must go with it.
       const refused = [...hook('whd_ok'), ...hook(REFUSED_DELIVERY_ID)];
       // Whatever the store throws (its own error type, from its driver's realm), the write is refused.
@@ -216,12 +225,14 @@ export function webhooksContract(store: () => BerthStore): void {
       expect(await outcome(agents.putVersion(agent({ id: 'agent_1', version: 1 }), 0, refused))).toBe('refused');
       expect(await outcome(environments.put(environment({ id: 'env_1' }), refused))).toBe('refused');
       expect(await outcome(vaults.put(vault({ id: 'vlt_1' }), refused))).toBe('refused');
+      expect(await outcome(vaults.updateCredential(credential({ id: 'vcrd_keep', vault_id: 'vlt_keep', display_name: 'changed', version: 1 }), 0, refused))).toBe('refused');
       expect(await outcome(vaults.delete('owner_a', 'vlt_keep', refused))).toBe('refused');
 
       expect(await agents.get('owner_a', 'agent_1')).toBeNull();
       expect(await environments.get('owner_a', 'env_1')).toBeNull();
       expect(await vaults.get('owner_a', 'vlt_1')).toBeNull();
       expect(await vaults.get('owner_a', 'vlt_keep')).not.toBeNull();
+      expect(await vaults.getCredential('owner_a', 'vlt_keep', 'vcrd_keep')).toMatchObject({ display_name: null });
       expect(await stored('whd_ok')).toEqual([]);
       // Written again (the request retried), change and delivery land together.
       await agents.putVersion(agent({ id: 'agent_1', version: 1 }), 0, hook('whd_ok'));

@@ -86,7 +86,20 @@ export type WebhookDeliveryDoc = {
 
 export type VaultDoc = { _id: string; owner_id: string; created_at: string; archived: boolean; record: string };
 
-export type VaultCredentialDoc = { _id: string; owner_id: string; vault_id: string; created_at: string; archived: boolean; record: string };
+/**
+ * `version` (absent on documents from before versions: 0) is what an update compares and sets;
+ * `refresh_due_at` the record's `refresh.state.next_attempt_at`, for the refresher's scan.
+ */
+export type VaultCredentialDoc = {
+  _id: string;
+  owner_id: string;
+  vault_id: string;
+  created_at: string;
+  archived: boolean;
+  version?: number;
+  refresh_due_at?: string | null;
+  record: string;
+};
 
 /** `_id` is the sandbox id (a container id). */
 export type SandboxClaimDoc = { _id: string; claimant: string; claimed_at: string };
@@ -165,7 +178,10 @@ export const INDEXES: Readonly<Partial<Record<keyof Collections, IndexDescriptio
     { key: { state: 1, created_at: 1 }, name: 'settled' },
   ],
   vaults: [{ key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'owner_created' }],
-  vaultCredentials: [{ key: { vault_id: 1, created_at: 1, _id: 1 }, name: 'vault_created' }],
+  vaultCredentials: [
+    { key: { vault_id: 1, created_at: 1, _id: 1 }, name: 'vault_created' },
+    { key: { refresh_due_at: 1 }, name: 'refresh_due', partialFilterExpression: { archived: false, refresh_due_at: { $type: 'string' } } },
+  ],
 };
 
 export async function ensureIndexes(collections: Collections): Promise<void> {

@@ -1,4 +1,5 @@
-import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import { credentialVersion, type CredentialRecord, type VaultRecord } from '@berth/contracts';
+import { ConcurrencyError } from '@berth/core';
 import type { Page, VaultListQuery, VaultStore, WebhookOutbox } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
@@ -9,6 +10,15 @@ import { keysetPage } from './keyset';
 import { writeWithWebhooks } from './webhooks';
 
 const parse = <T>(doc: { record: string } | null): T | null => (doc ? (JSON.parse(doc.record) as T) : null);
+
+/** The queryable fields of a credential's document, besides its keys. */
+const credentialFields = (credential: CredentialRecord) => ({
+  created_at: credential.created_at,
+  archived: credential.archived_at !== null,
+  version: credentialVersion(credential),
+  refresh_due_at: credential.refresh?.state.next_attempt_at ?? null,
+  record: JSON.stringify(credential),
+});
 
 export class MongoVaults implements VaultStore {
   private readonly c: Collections;
@@ -53,7 +63,7 @@ export class MongoVaults implements VaultStore {
   }
 
   async putCredential(credential: CredentialRecord, webhooks: WebhookOutbox = []): Promise<void> {
-    const fields = { created_at: credential.created_at, archived: credential.archived_at !== null, record: JSON.stringify(credential) };
+    const fields = credentialFields(credential);
     try {
       await writeWithWebhooks(this.m, webhooks, async (session) => {
         await this.c.vaultCredentials.updateOne({ _id: credential.id, owner_id: credential.owner_id, vault_id: credential.vault_id }, { $set: fields }, { upsert: true, session });
@@ -62,6 +72,16 @@ export class MongoVaults implements VaultStore {
     } catch (e) {
       if (!isDuplicateOn(e, '_id_')) throw e;
     }
+  }
+
+  async updateCredential(credential: CredentialRecord, expectedVersion: number, webhooks: WebhookOutbox = []): Promise<void> {
+    // A document from before versions has none: it is at version 0.
+    const atVersion: Filter<VaultCredentialDoc> = expectedVersion === 0 ? { $or: [{ version: 0 }, { version: { $exists: false } }] } : { version: expectedVersion };
+    const updated = await writeWithWebhooks(this.m, webhooks, async (session) => {
+      const result = await this.c.vaultCredentials.updateOne({ _id: credential.id, owner_id: credential.owner_id, vault_id: credential.vault_id, ...atVersion }, { $set: credentialFields(credential) }, { session });
+      return result.matchedCount === 1;
+    });
+    if (!updated) throw new ConcurrencyError(`credential ${credential.id} is not at version ${expectedVersion} (changed meanwhile, or gone)`);
   }
 
   async getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null> {
@@ -92,5 +112,20 @@ export class MongoVaults implements VaultStore {
     const docs = await this.c.vaultCredentials.find({ vault_id: { $in: [...live] }, owner_id: ownerId, archived: false }).sort({ created_at: 1, _id: 1 }).toArray();
     const credentials = docs.map((d) => parse<CredentialRecord>(d) as CredentialRecord);
     return vaultIds.flatMap((id) => credentials.filter((c) => c.vault_id === id));
+  }
+
+  async refreshDue(now: string, limit: number): Promise<readonly CredentialRecord[]> {
+    const docs = await this.c.vaultCredentials
+      .aggregate<VaultCredentialDoc>([
+        { $match: { archived: false, refresh_due_at: { $type: 'string', $lte: now } } },
+        { $sort: { refresh_due_at: 1, _id: 1 } },
+        // Credentials of archived vaults are not used, so not refreshed (their vault is read-only for good).
+        { $lookup: { from: this.c.vaults.collectionName, localField: 'vault_id', foreignField: '_id', as: 'vault' } },
+        { $match: { 'vault.archived': false } },
+        { $limit: checkLimit(limit) },
+        { $project: { vault: 0 } },
+      ])
+      .toArray();
+    return docs.map((d) => parse<CredentialRecord>(d) as CredentialRecord);
   }
 }

@@ -175,6 +175,8 @@ CREATE TABLE IF NOT EXISTS vault_credentials (
   record     TEXT    NOT NULL
 );
 CREATE INDEX IF NOT EXISTS vault_credentials_by_vault ON vault_credentials (vault_id, created_at, id);
+-- The refresher's scan: credentials whose OAuth refresh is due (the record's own field; no column to migrate).
+CREATE INDEX IF NOT EXISTS vault_credentials_refresh_due ON vault_credentials (json_extract(record, '$.refresh.state.next_attempt_at')) WHERE archived = 0;
 
 -- Coordination of replicas (docs/scale-out.md "Replicas"): warm-sandbox claims and leases.
 CREATE TABLE IF NOT EXISTS sandbox_claims (

@@ -1,4 +1,5 @@
 import type { CredentialRecord, VaultRecord } from '@berth/contracts';
+import { ConcurrencyError } from '@berth/core';
 import type { Page, VaultListQuery, VaultStore, WebhookOutbox } from '@berth/ports';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
@@ -59,6 +60,19 @@ export class SqliteVaults implements VaultStore {
     });
   }
 
+  async updateCredential(credential: CredentialRecord, expectedVersion: number, webhooks: WebhookOutbox = []): Promise<void> {
+    this.db.write(() => {
+      const updated = this.db
+        .stmt(
+          `UPDATE vault_credentials SET archived = ?, record = ?
+           WHERE id = ? AND owner_id = ? AND vault_id = ? AND COALESCE(json_extract(record, '$.version'), 0) = ?`,
+        )
+        .run(credential.archived_at === null ? 0 : 1, JSON.stringify(credential), credential.id, credential.owner_id, credential.vault_id, expectedVersion).changes === 1;
+      if (!updated) throw new ConcurrencyError(`credential ${credential.id} is not at version ${expectedVersion} (changed meanwhile, or gone)`);
+      insertDeliveries(this.db, webhooks);
+    });
+  }
+
   async getCredential(ownerId: string, vaultId: string, id: string): Promise<CredentialRecord | null> {
     return parse(this.db.stmt('SELECT record FROM vault_credentials WHERE id = ? AND vault_id = ? AND owner_id = ?').get(id, vaultId, ownerId));
   }
@@ -94,5 +108,16 @@ export class SqliteVaults implements VaultStore {
       found.push(...rows.map((r) => parse<CredentialRecord>(r) as CredentialRecord));
     }
     return found;
+  }
+
+  async refreshDue(now: string, limit: number): Promise<readonly CredentialRecord[]> {
+    const rows = this.db
+      .stmt(
+        `SELECT c.record FROM vault_credentials c JOIN vaults v ON v.id = c.vault_id AND v.owner_id = c.owner_id
+         WHERE c.archived = 0 AND v.archived = 0 AND json_extract(c.record, '$.refresh.state.next_attempt_at') <= ?
+         ORDER BY json_extract(c.record, '$.refresh.state.next_attempt_at'), c.id LIMIT ?`,
+      )
+      .all(now, checkLimit(limit));
+    return rows.map((r) => parse<CredentialRecord>(r) as CredentialRecord);
   }
 }
