@@ -18,6 +18,7 @@ const base = {
 };
 
 module.exports = {
+  testSequencer: '<rootDir>/scripts/jest/sequencer.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/{apps,libs,scripts,tests}/**/*.unit.spec.ts'] },
     { ...base, displayName: 'int', testMatch: ['<rootDir>/{apps,libs,scripts,tests}/**/*.int.spec.ts'], slowTestThreshold: 30 },
