@@ -345,6 +345,22 @@ describe.each(agentCases)('the agent definition reaches real $kind', ({ kind, cl
       expect(JSON.stringify(server.modelRequests.at(-1)?.body)).toContain(lookupAnswer('treasure'));
       expect(JSON.stringify(offeredTools(server.modelRequests[0]?.body))).not.toContain('shout');
     }, 90_000);
+
+    it("offers the tools of an MCP server slow to start (3 s to answer initialize) on the turn's first model request", async () => {
+      const slow = await new TestMcpServer({ initializeDelayMs: 3_000 }).start();
+      try {
+        server.script(reply.text('Noted.'));
+        const input = inputFor({ mcp_servers: [{ type: 'url', name: 'docs', url: slow.url }], tools: [{ type: 'agent_toolset_20260401' }, { type: 'mcp_toolset', mcp_server_name: 'docs' }] });
+
+        const turn = await runLocalTurn({ adapter, input, binDir, secrets: SECRETS });
+
+        expect(turn.terminal).toEqual({ ok: true, interrupted: false, error: null });
+        // The server's own description of its tool, whatever shape the harness offers it in.
+        expect(JSON.stringify((server.modelRequests[0]?.body as { tools?: unknown }).tools)).toContain('Looks up the value stored under a key.');
+      } finally {
+        await slow.close();
+      }
+    }, 90_000);
   }
 });
 

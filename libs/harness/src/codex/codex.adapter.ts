@@ -15,9 +15,12 @@ const PROVIDER = 'berth';
 const CUSTOM_TOOL_TIMEOUT_SEC = 24 * 60 * 60;
 
 /**
- * How long Codex waits for an MCP server to start and answer `initialize` (`startup_timeout_sec`).
- * Its default, 10 s, is short for a server reached through the egress on a busy host (a TLS one
- * waits for its certificate): past it Codex drops the server's tools without a word to the turn.
+ * How long Codex waits for an MCP server to start and answer `initialize` (`startup_timeout_sec`),
+ * and how long a turn waits for it (`mcp_optional_startup_grace_ms`). Codex 0.171.0 gives a server
+ * that is not `required` one second before it builds the turn's tools without it, silently: a
+ * server reached through the egress on a busy host, or Berth's own stdio server starting `node`
+ * there, missed it (the model called a tool it had not been offered). Its startup default, 10 s,
+ * is also short for a TLS server through the egress.
  */
 const MCP_STARTUP_TIMEOUT_SEC = 30;
 
@@ -46,6 +49,7 @@ export class CodexAdapter implements HarnessAdapter {
       ...(agent.model.speed === 'fast' ? ['service_tier = "fast"'] : []),
       ...(agent.system ? [`developer_instructions = ${tomlString(agent.system)}`] : []),
       ...(tools.builtin.web_search.enabled ? [] : ['web_search = "disabled"']),
+      ...(tools.mcp.some(mcpServerInUse) ? [`mcp_optional_startup_grace_ms = ${MCP_STARTUP_TIMEOUT_SEC * 1000}`] : []),
       '',
       ...(tools.builtin.bash.enabled ? [] : ['[features]', 'shell_tool = false', 'unified_exec = false', '']),
       `[model_providers.${PROVIDER}]`,
@@ -77,6 +81,8 @@ export class CodexAdapter implements HarnessAdapter {
             `command = ${tomlString(custom.command)}`,
             `args = [${custom.args.map(tomlString).join(', ')}]`,
             `startup_timeout_sec = ${MCP_STARTUP_TIMEOUT_SEC}`,
+            // Berth's own server: a turn without it would be a turn without the agent's custom tools.
+            'required = true',
             `tool_timeout_sec = ${CUSTOM_TOOL_TIMEOUT_SEC}`,
             '',
           ]),

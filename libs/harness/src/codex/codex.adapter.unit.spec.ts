@@ -61,7 +61,7 @@ describe('CodexAdapter.buildTurn', () => {
     expect(Object.values(CODEX_TOOL_ITEMS).every((name) => HARNESS_SUPPORT.codex.tools.includes(name))).toBe(true);
   });
 
-  it('configures the agent\'s MCP servers with the tools it offers, and 30 s to start (not Codex\'s 10 s)', () => {
+  it('configures the agent\'s MCP servers with the tools it offers, and 30 s to start that the turn waits for (not 10 s, and 1 s)', () => {
     const servers = { mcp_servers: [{ type: 'url' as const, name: 'docs', url: 'https://mcp.example/mcp' }, { type: 'url' as const, name: 'only', url: 'http://127.0.0.1:9/mcp' }] };
     const config = configOf({
       ...servers,
@@ -72,6 +72,8 @@ describe('CodexAdapter.buildTurn', () => {
     });
     expect(config).toContain('[mcp_servers."docs"]\nurl = "https://mcp.example/mcp"\nstartup_timeout_sec = 30\ndisabled_tools = ["shout"]');
     expect(config).toContain('[mcp_servers."only"]\nurl = "http://127.0.0.1:9/mcp"\nstartup_timeout_sec = 30\nenabled_tools = ["lookup"]');
+    expect(config.split('\n[')[0]).toContain('mcp_optional_startup_grace_ms = 30000');
+    expect(configOf({})).not.toContain('mcp_optional_startup_grace_ms');
     expect(configOf({ ...servers, tools: [{ type: 'mcp_toolset', mcp_server_name: 'docs', default_config: { enabled: false } }] })).not.toContain('mcp_servers');
   });
 
@@ -216,6 +218,7 @@ describe('CodexAdapter: custom tools', () => {
         'command = "node"',
         'args = ["/home/agent/.berth/custom-tools/server.mjs", "/home/agent/.berth/custom-tools/tools.json", "/run/berth/tools.sock"]',
         'startup_timeout_sec = 30',
+        'required = true',
         // Codex cuts an MCP call off at tool_timeout_sec (verified with 0.171.0: 3 s set, the call failed after 3 s).
         'tool_timeout_sec = 86400',
       ].join('\n'),

@@ -24,6 +24,8 @@ export interface TestMcpServerOptions {
   readonly bearerToken?: string | (() => string);
   /** Serve HTTPS with this key and certificate (e.g. from `TestCertificates`) instead of plain HTTP. */
   readonly tls?: Readonly<{ keyPem: string; certPem: string }>;
+  /** Answer `initialize` this late (a slow server, or one far away through a busy egress). */
+  readonly initializeDelayMs?: number;
 }
 
 /** The text every `lookup` call answers, so a test can find it in the model request and the events. */
@@ -128,10 +130,9 @@ export class TestMcpServer {
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null }));
       return;
     }
-    for (const message of Array.isArray(body) ? body : [body]) {
-      const method = (message as { method?: unknown } | null)?.method;
-      if (typeof method === 'string') this.recordedMethods.push(method);
-    }
+    const methods = (Array.isArray(body) ? body : [body]).map((message) => (message as { method?: unknown } | null)?.method).filter((m): m is string => typeof m === 'string');
+    this.recordedMethods.push(...methods);
+    if (methods.includes('initialize') && this.options.initializeDelayMs !== undefined) await new Promise((r) => setTimeout(r, this.options.initializeDelayMs));
     const server = this.mcpServer();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.once('close', () => {
