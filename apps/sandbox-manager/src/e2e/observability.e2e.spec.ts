@@ -120,29 +120,32 @@ describe('an operator watching one turn', () => {
       async () => collector.spans.find((s) => s.service === 'gateway' && s.name === 'POST /v1/sessions/{session_id}/events' && s.attributes['http.response.status_code'] === 200),
       30_000,
     );
-    // The TurnStarted delivery's span ends (and is exported) only after the turn span it holds.
-    const spans = await waitFor(
-      "the sandbox-manager's turn span and its TurnStarted delivery in that trace",
+    // Each service exports its spans in its own batches, and the turns consumer's TurnStarted span
+    // ends only after the turn span it holds: wait for every span the chain needs.
+    const chain = await waitFor(
+      'the publish, the kernel, the TurnStarted delivery and the turn in that trace',
       async () => {
         const trace = collector.trace(post.traceId);
-        const has = (name: string) => trace.some((s) => s.service === 'sandbox-manager' && s.name === name);
-        return has('turn') && has('SESSION_EVT process TurnStarted') ? trace : null;
+        const named = (service: string, name: string) => trace.find((s) => s.service === service && s.name === name);
+        // The control consumer also receives TurnStarted (one filter subject for all events) and skips it; the turns consumer runs the turn.
+        const turnStarted = trace.find(
+          (s) => s.service === 'sandbox-manager' && s.name === 'SESSION_EVT process TurnStarted' && s.attributes['messaging.consumer.group.name'] === Consumers.sandboxManagerTurns,
+        );
+        const found = {
+          publish: named('gateway', 'publish SubmitUserMessage'),
+          handled: named('session-kernel', 'SESSION_CMD process SubmitUserMessage'),
+          turnStarted,
+          turnStartedPublish: trace.find((s) => turnStarted !== undefined && s.spanId === turnStarted.parentSpanId),
+          turn: named('sandbox-manager', 'turn'),
+        };
+        return Object.values(found).every(Boolean) ? found : null;
       },
       30_000,
     );
-    const named = (service: string, name: string) => spans.find((s) => s.service === service && s.name === name);
-    const publish = named('gateway', 'publish SubmitUserMessage');
-    const handled = named('session-kernel', 'SESSION_CMD process SubmitUserMessage');
-    // The control consumer also receives TurnStarted (one filter subject for all events) and skips it; the turns consumer runs the turn.
-    const turnStarted = spans.find(
-      (s) => s.service === 'sandbox-manager' && s.name === 'SESSION_EVT process TurnStarted' && s.attributes['messaging.consumer.group.name'] === Consumers.sandboxManagerTurns,
-    );
-    const turn = named('sandbox-manager', 'turn');
-    expect([publish, handled, turnStarted, turn].every(Boolean)).toBe(true);
+    const { publish, handled, turnStarted, turnStartedPublish, turn } = chain;
     // The chain of parents: HTTP request → publish → kernel → (its publish of TurnStarted) → manager → turn.
     expect(publish?.parentSpanId).toBe(post.spanId);
     expect(handled?.parentSpanId).toBe(publish?.spanId);
-    const turnStartedPublish = spans.find((s) => s.spanId === turnStarted?.parentSpanId);
     expect(turnStartedPublish).toMatchObject({ service: 'session-kernel', name: 'publish TurnStarted' });
     expect(turn?.parentSpanId).toBe(turnStarted?.spanId);
     expect(turn?.attributes['berth.session_id']).toBe(sessionId);
