@@ -21,8 +21,12 @@ export type ServiceProcess = Readonly<{
 /**
  * Spawns `node -r @swc-node/register apps/<name>/src/main.ts` (with the skewed-clock preload, which
  * does nothing unless `BERTH_CHAOS_CLOCK_FILE` is set) and waits until it logs its `ready` line.
+ * A process started with `BERTH_CRASH_POINT` may reach that point before it is ready (the kernel's
+ * relay republishing, at start, what its SIGKILLed predecessor left unpublished): it dies as armed,
+ * by its own SIGKILL, and is returned dead for the scenario to see the fault.
  */
 export async function startService(name: string, env: Readonly<Record<string, string>>, readyTimeoutMs = 60_000): Promise<ServiceProcess> {
+  const armed = env['BERTH_CRASH_POINT'] !== undefined;
   const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', '-r', SKEWED_CLOCK, join('apps', name, 'src', 'main.ts')], {
     cwd: REPO_ROOT,
     env: { ...process.env, NO_COLOR: '1', ...env },
@@ -38,7 +42,8 @@ export async function startService(name: string, env: Readonly<Record<string, st
   const alive = () => child.exitCode === null && child.signalCode === null;
   const deadline = Date.now() + readyTimeoutMs;
   while (!/\bready\b/.test(output)) {
-    if (!alive()) throw new Error(`${name} exited before it was ready:\n${output}`);
+    if (!alive() && armed && child.signalCode === 'SIGKILL') break;
+    if (!alive()) throw new Error(`${name} exited before it was ready (${child.signalCode ?? `exit ${child.exitCode}`}):\n${output}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`${name} not ready within ${readyTimeoutMs} ms:\n${output}`);
