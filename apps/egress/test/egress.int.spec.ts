@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { AnthropicMessagesServer, OpenAiResponsesServer, ScriptedUpstreamProxy, freePort } from '@berth/testing';
 import { connectVia, EgressHarness, viaSocket } from './egress-harness';
 
@@ -67,6 +69,32 @@ describe('the egress proxy, through real sandbox sockets', () => {
       expect(answer.status).toBe(502);
       expect(answer.headers['x-should-retry']).toBe('false');
       expect(JSON.parse(answer.body)).toMatchObject({ type: 'error', error: { type: 'api_error', message: expect.stringContaining(`model endpoint http://localhost:${closed}`) } });
+    });
+
+    it('sends a request again when the endpoint had closed the kept-alive connection it went out on', async () => {
+      // An endpoint that drops each connection at its second request, unanswered, as one closing idle connections does when a request crosses the close.
+      const seen = new Map<Socket, number>();
+      let requests = 0;
+      const endpoint = createServer((req, res) => {
+        requests += 1;
+        const count = (seen.get(req.socket) ?? 0) + 1;
+        seen.set(req.socket, count);
+        if (count > 1) return void req.socket.destroy();
+        req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"type":"message","content":[]}'));
+      });
+      await new Promise<void>((done) => endpoint.listen(0, '127.0.0.1', done));
+      try {
+        const { port } = endpoint.address() as AddressInfo;
+        const { socket } = await egress.sandbox({ type: 'cloud', model: { base_url: `http://localhost:${port}` } });
+        const ask = () => viaSocket(socket, '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json' }, body: messages });
+        expect((await ask()).status).toBe(200);
+        const second = await ask();
+        expect(second.status).toBe(200);
+        expect(requests).toBe(3);
+      } finally {
+        endpoint.closeAllConnections();
+        await new Promise((done) => endpoint.close(done));
+      }
     });
 
     it("holds an environment's own endpoint on a private address to the platform rule", async () => {

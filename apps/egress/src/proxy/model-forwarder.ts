@@ -6,7 +6,11 @@ import { classifyAddress, isIpLiteral, isLocalName, isModelKeyName, modelErrorRe
 import type { SandboxContext } from '../context/sandbox-contexts';
 import type { Destinations, Route } from './destinations';
 import { relayRequest } from './relay-request';
+import { readBody } from './variable-body';
 import { connectThroughUpstream, type UpstreamProxy } from './upstream-proxy';
+
+/** Twice the Messages API's own limit (32 MB): the endpoint, not the egress, should be the one to refuse. */
+const MAX_MODEL_REQUEST_BODY = 64 * 1024 * 1024;
 
 export type ModelForwarderDeps = Readonly<{
   destinations: Destinations;
@@ -75,12 +79,16 @@ export class ModelForwarder {
       route = verdict.route;
     }
 
+    // Read whole so that it can be sent again should a pooled connection turn out closed (see relayRequest).
+    const body = await readBody(req, MAX_MODEL_REQUEST_BODY);
+    if (body === null) return fail(413, `Berth egress: a model request may be at most ${MAX_MODEL_REQUEST_BODY} bytes.`);
     const key = isModelKeyName(model.keyName) ? (this.deps.keys[model.keyName] ?? null) : null;
     const headers = modelRequestHeaders(req.headers, context.keyHeader, key, url.host);
     const options = this.requestOptions(url, route, headers, req.method ?? 'GET');
-    const upstream = (url.protocol === 'https:' ? httpsRequest : httpRequest)(options);
-    relayRequest(upstream, req, res, {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    relayRequest(() => send(options), req, res, {
       connectTimeoutMs: this.deps.connectTimeoutMs,
+      body,
       onError: (error) => {
         if (error.code === 'ETIMEDOUT') this.down.set(endpoint, { until: this.now() + (this.deps.downForMs ?? 15_000), reason: error.message });
         fail(502, unreachable(error.message));

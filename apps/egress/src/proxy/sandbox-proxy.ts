@@ -179,7 +179,7 @@ async function forwardPlain(
   if (body === 'too_large') return answerText(res, 413, tooLargeMessage, { connection: 'close' });
   const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), variables, target.host), host: hostHeader, ...(body === null ? {} : { 'content-length': String(body.length) }) };
   const headers = credential === null ? sent : withCredential(sent, credential);
-  const upstream =
+  const open = () =>
     route.kind === 'direct'
       ? httpRequest({ host: route.address, port: target.port, path: target.pathAndQuery, method: req.method, headers, agent: false })
       : httpRequest({
@@ -190,7 +190,7 @@ async function forwardPlain(
           headers: route.proxy.authorization === null ? headers : { ...headers, 'proxy-authorization': route.proxy.authorization },
           agent: false,
         });
-  relayRequest(upstream, req, res, { connectTimeoutMs, body: body ?? undefined, onError: (error) => answerText(res, 502, `Berth egress could not reach ${hostHeader}: ${error.message}`) });
+  relayRequest(open, req, res, { connectTimeoutMs, body: body ?? undefined, onError: (error) => answerText(res, 502, `Berth egress could not reach ${hostHeader}: ${error.message}`) });
 }
 
 const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));

@@ -17,7 +17,7 @@ export async function bodyWithVariables(req: IncomingMessage, variables: readonl
 }
 
 /** The whole request body, or null once it exceeds `limit` bytes (the rest is not read). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

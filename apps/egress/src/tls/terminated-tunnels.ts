@@ -111,8 +111,7 @@ export class TerminatedTunnels {
     if (body === 'too_large') return answerText(res, 413, tooLargeMessage, { connection: 'close' });
     const sent = { ...withVariables(endToEndHeaders(req.headers, new Set(['host'])), context.variables, grant.target.host), host: authority, ...(body === null ? {} : { 'content-length': String(body.length) }) };
     const headers = credential === null ? sent : withCredential(sent, credential);
-    const upstream = httpRequest({ host: grant.target.host, port: grant.target.port, path: target.pathAndQuery, method: req.method, headers, agent });
-    relayRequest(upstream, req, res, {
+    relayRequest(() => httpRequest({ host: grant.target.host, port: grant.target.port, path: target.pathAndQuery, method: req.method, headers, agent }), req, res, {
       connectTimeoutMs: this.deps.connectTimeoutMs,
       body: body ?? undefined,
       onError: (error) => answerText(res, 502, `Berth egress could not reach https://${authority}: ${describeUpstreamError(error)}`),
