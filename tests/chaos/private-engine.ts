@@ -64,10 +64,11 @@ export class PrivateEngine {
    * Stops dockerd (SIGTERM: its containers are stopped with it, no live-restore) and starts it
    * again on the same socket and data root. Resolves with when it went down and when it answered again.
    */
-  async restart(onDown: () => void = () => undefined): Promise<{ downAt: number; upAt: number }> {
+  async restart(onDown: () => void = () => undefined, downForMs = 0): Promise<{ downAt: number; upAt: number }> {
     await run('bash', [join(SCRIPTS, 'stop-engine.sh')], { env: this.env(), timeout: 60_000 });
     const downAt = Date.now();
     onDown();
+    await new Promise((r) => setTimeout(r, downForMs));
     await run('bash', [join(SCRIPTS, 'ensure-engine.sh')], { env: this.env(), timeout: 120_000 });
     this.startedHere = true;
     return { downAt, upAt: Date.now() };

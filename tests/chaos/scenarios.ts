@@ -412,17 +412,19 @@ const containerKilled = (when: 'tool_use' | 'mirrored'): Scenario => ({
     }),
 });
 
+/** Long enough that the message sent during the outage asks for its new sandbox while the engine is still down. */
+const ENGINE_DOWN_MS = 6_000;
 const engineRestart: Scenario = {
-  name: 'Docker engine restart mid-turn',
+  name: `Docker engine down ${ENGINE_DOWN_MS / 1000} s mid-turn, then restarted`,
   requires:
-    'every turn failed sandbox_lost (input_not_delivered if its harness had not read the message yet), recovered from its transcript, or completed (every sandbox stops with the engine); the message sent meanwhile completes in a new sandbox',
+    'every turn failed sandbox_lost (input_not_delivered if its harness had not read the message yet), recovered from its transcript, or completed (every sandbox stops with the engine); the message sent meanwhile waits for the engine and completes in a new sandbox',
   run: (ctx, outcome) =>
     turnUnderFault(ctx, outcome, {
       trigger: 'tool_use',
       requires: ENGINE_LOSS,
       inject: async ({ sup }, _sessionId, began) => {
         const at = Date.now();
-        const { upAt } = await sup.restartEngine(began);
+        const { upAt } = await sup.restartEngine(began, ENGINE_DOWN_MS);
         return { at, backAt: upAt };
       },
     }),

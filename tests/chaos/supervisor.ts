@@ -306,9 +306,9 @@ export class Supervisor {
     this.frozen.clear();
   }
 
-  /** Restarts the suite's (first) Docker engine (every sandbox on it stops). */
-  restartEngine(onDown: () => void): Promise<{ downAt: number; upAt: number }> {
-    return (this.engines[0] as PrivateEngine).restart(onDown);
+  /** Restarts the suite's (first) Docker engine (every sandbox on it stops), keeping it down `downForMs` first. */
+  restartEngine(onDown: () => void, downForMs: number): Promise<{ downAt: number; upAt: number }> {
+    return (this.engines[0] as PrivateEngine).restart(onDown, downForMs);
   }
 
   /**

@@ -53,6 +53,7 @@ async function main(): Promise<void> {
     crash: crashPointsArmedAt(config.crashPoint),
     delivery: { ackWaitMs: config.ackWaitMs, maxDeliver: config.maxDeliver, concurrency: config.concurrency, controlConcurrency: config.controlConcurrency },
     leaseSweepMs: config.leaseSweepMs,
+    engineWaitMs: config.engineWaitMs,
     poolSweepMs: config.poolSweepMs,
     registry: telemetry.registry,
     egressSockets,

@@ -15,6 +15,8 @@ export const ErrorCodes = {
   PAYLOAD_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
   TIMEOUT: 'TIMEOUT',
   UNAVAILABLE: 'UNAVAILABLE',
+  /** A dependency did not answer at all (down, restarting, gone from the network): worth waiting for, unlike a refusal. */
+  UNREACHABLE: 'UNREACHABLE',
 } as const;
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes] | (string & {});
 
@@ -66,3 +68,16 @@ export const isBerthError = (e: unknown): e is BerthError => e instanceof BerthE
 /** Rebuilds a coded error that crossed a process boundary as JSON. */
 export const berthErrorFrom = (json: { code: string; status: number; message: string; details?: Record<string, unknown> }): BerthError =>
   new BerthError(json.code, json.status, json.message, json.details ?? {});
+
+/** Node's codes for a connection that found no one to answer (as opposed to an answer that said no). */
+const NO_ANSWER_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+
+/** The error is a connection that found no one to answer: a refused or reset connection, or a unix socket that is not there. */
+export function isNoAnswer(error: unknown): boolean {
+  const { code, syscall } = (error ?? {}) as { code?: unknown; syscall?: unknown };
+  if (code === 'ENOENT') return syscall === 'connect';
+  return typeof code === 'string' && NO_ANSWER_CODES.has(code);
+}
+
+/** A dependency did not answer: a coded UNREACHABLE, or such a connection error not (yet) coded by an adapter. */
+export const isUnreachable = (error: unknown): boolean => (isBerthError(error) ? error.code === ErrorCodes.UNREACHABLE : isNoAnswer(error));

@@ -74,6 +74,8 @@ export type SandboxManagerInput = Readonly<{
   /** `concurrency`: turns run at once (the turns consumer); `controlConcurrency`: control events handled at once. */
   delivery: Readonly<{ ackWaitMs: number; maxDeliver: number; concurrency: number; controlConcurrency: number }>;
   leaseSweepMs: number;
+  /** How long a sandbox request waits for an engine that does not answer (`BERTH_ENGINE_WAIT_MS`; default 60 s). */
+  engineWaitMs?: number;
   /** The warm pool's sweep, and the lease sweep's look for bound sandboxes no manager here tracks. */
   poolSweepMs: number;
   turnTuning?: Partial<TurnTuning>;
@@ -159,6 +161,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     scopeLabels: input.scopeLabels,
     files,
     acquisitions: new AcquisitionLeases(new LeaseLock(store.leases, instance, clock)),
+    engineWaitMs: input.engineWaitMs,
   });
   const customTools: CustomToolSockets | null = input.egressSockets ? new CustomToolSockets({ egressSocketOf: input.egressSocketOf, view: (sessionId): Promise<SessionView> => shell.view(sessionId), log }) : null;
   const turns = new TurnExecutions({

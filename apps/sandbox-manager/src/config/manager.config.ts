@@ -112,6 +112,8 @@ export const ManagerConfigSchema = z
     BERTH_NATS_ACK_WAIT_MS: int(30_000),
     BERTH_NATS_MAX_DELIVER: int(5),
     BERTH_LEASE_SWEEP_MS: int(15_000),
+    /** How long a sandbox request waits for a Docker engine (or Kubernetes API) that does not answer before its turn fails. */
+    BERTH_ENGINE_WAIT_MS: int(60_000),
     BERTH_POOL_SWEEP_MS: int(30_000),
     /** SQLite store only: where file contents live (default `blobs/` beside the database). */
     BERTH_BLOB_DIR: z.string().min(1).optional(),
@@ -161,6 +163,7 @@ export const ManagerConfigSchema = z
     ackWaitMs: env.BERTH_NATS_ACK_WAIT_MS,
     maxDeliver: env.BERTH_NATS_MAX_DELIVER,
     leaseSweepMs: env.BERTH_LEASE_SWEEP_MS,
+    engineWaitMs: env.BERTH_ENGINE_WAIT_MS,
     poolSweepMs: env.BERTH_POOL_SWEEP_MS,
     blobDir: env.BERTH_BLOB_DIR,
     workspaceStorage: env.BERTH_WORKSPACE_STORAGE,

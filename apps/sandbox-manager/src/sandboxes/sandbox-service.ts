@@ -1,4 +1,4 @@
-import type { Clock } from '@berth/core';
+import { isUnreachable, type Clock } from '@berth/core';
 import type { Logger, SandboxRuntime } from '@berth/ports';
 import type { SandboxProvisioner } from '@berth/sandbox-lifecycle';
 import { leaseExpiresAt, SandboxLabels } from '@berth/sandbox-domain';
@@ -15,6 +15,11 @@ import type { PackageImages } from './package-images';
 /** An environment stored with `network: host` (or made before the operator turned it off) gets no sandbox. */
 export const HOST_NETWORK_DISABLED =
   'config.network "host" is disabled on this server (sandboxes on the host network reach the platform); set config.network to "egress" (the default), or start the sandbox-manager with BERTH_ALLOW_HOST_NETWORK=true';
+
+/** A sandbox request waits this long for an engine that does not answer before its turn fails. */
+export const ENGINE_WAIT_MS = 60_000;
+const ENGINE_RETRY_MS = 1_000;
+const ENGINE_RETRY_MAX_MS = 5_000;
 
 /**
  * Gets sessions their containers and takes them away. Getting one is idempotent four ways: one
@@ -45,6 +50,8 @@ export class SandboxService {
       scopeLabels: Readonly<Record<string, string>>;
       files: SessionFiles;
       acquisitions: AcquisitionLeases;
+      /** How long a sandbox request waits for an engine that does not answer (`BERTH_ENGINE_WAIT_MS`; default `ENGINE_WAIT_MS`). */
+      engineWaitMs?: number;
     }>,
   ) {}
 
@@ -98,43 +105,62 @@ export class SandboxService {
     this.deps.files.released(sandboxId);
   }
 
+  /**
+   * An engine that does not answer (restarting, briefly gone) is waited for, up to `engineWaitMs`,
+   * before the turn fails `sandbox_start_failed`: a Docker restart should cost a turn a delay, not its answer.
+   */
   private async start(o: AcquireSandbox): Promise<SandboxAcquired | SandboxAcquireFailed> {
-    const { session_id: sessionId, generation, environment_id: environmentId } = o;
-    try {
-      const settings = await this.deps.settings.read(o.owner_id, environmentId);
-      if (settings.sandbox.network === 'host' && !this.deps.allowHostNetwork) throw new Error(HOST_NETWORK_DISABLED);
-      // An environment with packages runs on its own image, built once (the delivery stays in flight meanwhile).
-      const config = await this.deps.images.sandboxFor(environmentId, settings);
-      this.deps.pools.ensure(environmentId, config);
-      const provisioned = await this.deps.acquisitions.run(sessionId, async () => {
-        // A fork starts from its origin's snapshot: its workspace exists before the provisioner looks, so no warm spare is adopted.
-        await this.deps.files.seedFork(o, config.workspaceBytes);
-        const got = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
-        await this.deps.files.prepare(o, got.sandbox.name);
-        await this.deps.files.restoreImport(o, got.sandbox.name);
-        return got;
-      });
-      if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
-      this.deps.crash.reached('after-sandbox-start-before-bind');
-      const now = this.deps.clock.now();
-      const { idleTimeoutSeconds, maxLifetimeSeconds } = config.idle;
-      return {
-        kind: 'sandbox_acquired',
-        generation,
-        sandbox_id: provisioned.sandbox.name,
-        warm: provisioned.source === 'warm',
-        ...(provisioned.sandbox.host === undefined ? {} : { host: provisioned.sandbox.host }),
-        expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: config.idle }).toISOString(),
-        lease: {
-          idle_timeout_seconds: idleTimeoutSeconds,
-          max_expires_at: maxLifetimeSeconds === null ? null : new Date(now.getTime() + maxLifetimeSeconds * 1000).toISOString(),
-        },
-        now: now.toISOString(),
-      };
-    } catch (error) {
-      const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
-      this.deps.log.error(message, { session_id: sessionId, generation, err: error });
-      return { kind: 'sandbox_acquire_failed', generation, message, now: this.deps.clock.now().toISOString() };
+    const { session_id: sessionId, generation } = o;
+    let waited = 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.startOnce(o);
+      } catch (error) {
+        const pause = Math.min(ENGINE_RETRY_MAX_MS, ENGINE_RETRY_MS * attempt);
+        if (isUnreachable(error) && waited + pause <= (this.deps.engineWaitMs ?? ENGINE_WAIT_MS)) {
+          this.deps.log.warn('the sandbox engine does not answer; the sandbox is started once it does', { session_id: sessionId, generation, attempt, err: error });
+          await new Promise((r) => setTimeout(r, pause));
+          waited += pause;
+          continue;
+        }
+        const message = `the sandbox could not be started: ${error instanceof Error ? error.message : String(error)}`;
+        this.deps.log.error(message, { session_id: sessionId, generation, err: error });
+        return { kind: 'sandbox_acquire_failed', generation, message, now: this.deps.clock.now().toISOString() };
+      }
     }
+  }
+
+  private async startOnce(o: AcquireSandbox): Promise<SandboxAcquired> {
+    const { session_id: sessionId, generation, environment_id: environmentId } = o;
+    const settings = await this.deps.settings.read(o.owner_id, environmentId);
+    if (settings.sandbox.network === 'host' && !this.deps.allowHostNetwork) throw new Error(HOST_NETWORK_DISABLED);
+    // An environment with packages runs on its own image, built once (the delivery stays in flight meanwhile).
+    const config = await this.deps.images.sandboxFor(environmentId, settings);
+    this.deps.pools.ensure(environmentId, config);
+    const provisioned = await this.deps.acquisitions.run(sessionId, async () => {
+      // A fork starts from its origin's snapshot: its workspace exists before the provisioner looks, so no warm spare is adopted.
+      await this.deps.files.seedFork(o, config.workspaceBytes);
+      const got = await this.deps.provisioner.acquire({ sessionId, generation, environmentId, config });
+      await this.deps.files.prepare(o, got.sandbox.name);
+      await this.deps.files.restoreImport(o, got.sandbox.name);
+      return got;
+    });
+    if (settings.sandbox.warmPool.size > 0) this.deps.metrics.warmPoolClaims.inc({ result: provisioned.source === 'warm' ? 'hit' : 'miss' });
+    this.deps.crash.reached('after-sandbox-start-before-bind');
+    const now = this.deps.clock.now();
+    const { idleTimeoutSeconds, maxLifetimeSeconds } = config.idle;
+    return {
+      kind: 'sandbox_acquired',
+      generation,
+      sandbox_id: provisioned.sandbox.name,
+      warm: provisioned.source === 'warm',
+      ...(provisioned.sandbox.host === undefined ? {} : { host: provisioned.sandbox.host }),
+      expires_at: leaseExpiresAt({ lastActivityAt: now, startedAt: now, idle: config.idle }).toISOString(),
+      lease: {
+        idle_timeout_seconds: idleTimeoutSeconds,
+        max_expires_at: maxLifetimeSeconds === null ? null : new Date(now.getTime() + maxLifetimeSeconds * 1000).toISOString(),
+      },
+      now: now.toISOString(),
+    };
   }
 }

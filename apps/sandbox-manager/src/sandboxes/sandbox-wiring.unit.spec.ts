@@ -70,6 +70,29 @@ describe('sandbox wiring (real kernel, in-memory runtime)', () => {
     expect(await manager.runtime.readFile('berth-s-sesn_plain-g1', '/workspace/notes.txt')).toBeNull();
   });
 
+  it('waits for an engine that does not answer, and binds the sandbox once it answers again', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
+    manager.runtime.down = true;
+    await manager.send(create('sesn_engine_back'));
+    while (manager.runtime.refused === 0) await new Promise((r) => setTimeout(r, 10));
+    manager.runtime.down = false;
+    await manager.settled();
+    const types = (await manager.events('sesn_engine_back')).map((e) => e.type);
+    expect(types).toContain('SandboxBound');
+    expect(types).not.toContain('SandboxStartFailed');
+  });
+
+  it('fails the start, naming the engine, once it has not answered for the wait it is given', async () => {
+    const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }), engineWaitMs: 1_500 });
+    manager.runtime.down = true;
+    await manager.send(create('sesn_engine_gone'));
+    await manager.settled();
+    const failed = (await manager.events('sesn_engine_gone')).find((e) => e.type === 'SandboxStartFailed');
+    expect(failed?.data).toMatchObject({ message: expect.stringContaining('the in-memory engine is down') });
+    // Tried again once after a second (the next pause, 2 s, would pass the 1.5 s wait), then gave up.
+    expect(manager.runtime.refused).toBe(2);
+  });
+
   it('a redelivered sandbox request binds the same container, never a second one', async () => {
     const manager = new InMemoryManager({ execScript: () => ({ lines: [], exitCode: 0 }) });
     await manager.send(create('sesn_twice'));

@@ -37,7 +37,7 @@ const DELIVERED = new Set<string>(['TurnStarted', ...CONTROL_EVENT_TYPES]);
  * store and the in-memory sandbox runtime: each command's events are handed to the shell the
  * way the two SESSION_EVT consumers would deliver them. No NATS, no Docker.
  */
-export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; warmPoolSize?: number; allowHostNetwork?: boolean }>;
+export type InMemoryManagerOptions = Readonly<{ execScript: ExecScript; warmPoolSize?: number; allowHostNetwork?: boolean; engineWaitMs?: number }>;
 
 export class InMemoryManager implements CommandBus {
   readonly store: MemoryStore;
@@ -113,6 +113,7 @@ export class InMemoryManager implements CommandBus {
       scopeLabels: {},
       files,
       acquisitions: new AcquisitionLeases(new LeaseLock(this.store.leases, 'in-memory-manager', systemClock)),
+      engineWaitMs: options.engineWaitMs,
     });
     this.turns = new TurnExecutions({
       runtime: this.runtime,

@@ -1,4 +1,4 @@
-import { BerthError, ErrorCodes } from '@berth/core';
+import { BerthError, ErrorCodes, isNoAnswer } from '@berth/core';
 
 /** dockerode rejects with the engine's HTTP status in `statusCode`. */
 export const statusOf = (error: unknown): number | null =>
@@ -10,10 +10,11 @@ export const isNotFound = (e: unknown): boolean => statusOf(e) === 404;
 export const isConflict = (e: unknown): boolean => statusOf(e) === 409;
 export const isNotModified = (e: unknown): boolean => statusOf(e) === 304;
 
-/** The engine said no for a reason we do not treat as success: a coded, retryable-looking error. */
+/** The engine said no for a reason we do not treat as success, or did not answer at all (UNREACHABLE): a coded, retryable-looking error. */
 export function engineError(operation: string, target: string, error: unknown): BerthError {
   const message = error instanceof Error ? error.message : String(error);
-  return new BerthError(ErrorCodes.UNAVAILABLE, 503, `docker ${operation} ${target} failed: ${message}`, {
+  const code = statusOf(error) === null && isNoAnswer(error) ? ErrorCodes.UNREACHABLE : ErrorCodes.UNAVAILABLE;
+  return new BerthError(code, 503, `docker ${operation} ${target} failed: ${message}`, {
     operation,
     target,
     engineStatus: statusOf(error),

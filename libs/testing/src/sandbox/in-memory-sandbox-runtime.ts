@@ -1,3 +1,4 @@
+import { BerthError, ErrorCodes } from '@berth/core';
 import { posix } from 'node:path';
 import { Readable } from 'node:stream';
 import type { ExecHandle, ExecSpec, SandboxInfo, SandboxPathStat, SandboxRuntime, SandboxRuntimeEvent, SandboxSpec } from '@berth/ports';
@@ -59,10 +60,20 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
   private readonly listeners = new Set<Channel<SandboxRuntimeEvent>>();
   private nextId = 1;
   created = 0;
+  /** While true, the engine does not answer: create, start and inspect fail as a stopped Docker engine's would. */
+  down = false;
+  /** Calls refused while `down`. */
+  refused = 0;
 
   constructor(
     private readonly options: { now?: () => Date; execScript?: ExecScript } = {},
   ) {}
+
+  private answer(): void {
+    if (!this.down) return;
+    this.refused++;
+    throw new BerthError(ErrorCodes.UNREACHABLE, 503, 'the in-memory engine is down (connect ENOENT)');
+  }
 
   private now(): Date {
     return this.options.now?.() ?? new Date();
@@ -98,6 +109,7 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
   }
 
   async create(spec: SandboxSpec): Promise<void> {
+    this.answer();
     if (this.find(spec.name)) return;
     const box: Box = { id: `fake${String(this.nextId++).padStart(12, '0')}`, name: spec.name, spec, running: false, exitCode: null, oomKilled: false, startedAt: null, files: new Map() };
     this.boxes.set(box.id, box);
@@ -105,6 +117,7 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
   }
 
   async start(nameOrId: string): Promise<SandboxInfo> {
+    this.answer();
     const box = this.find(nameOrId);
     if (!box) throw new Error(`no container ${nameOrId}`);
     if (!box.running) {
@@ -122,6 +135,7 @@ export class InMemorySandboxRuntime implements SandboxRuntime {
   }
 
   async inspect(nameOrId: string): Promise<SandboxInfo | null> {
+    this.answer();
     const box = this.find(nameOrId);
     return box ? this.info(box) : null;
   }
