@@ -33,6 +33,8 @@ const NO_IMAGE_BUILDS: SandboxImages = {
         'config.packages',
       ),
     ),
+  builds: async () => [],
+  removeBuild: async () => undefined,
 };
 
 /**

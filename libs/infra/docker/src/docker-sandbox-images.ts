@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BerthError } from '@berth/core';
-import type { BuiltImage, ImageRecipe, LeaseRunner, SandboxImages } from '@berth/ports';
+import type { BuiltImage, ImageBuildContainer, ImageRecipe, LeaseRunner, SandboxImages } from '@berth/ports';
 import type Docker from 'dockerode';
 import { engineError, imageMissing, isNotFound } from './docker-errors';
 import { startExec } from './docker-exec';
@@ -17,7 +17,7 @@ export type DockerSandboxImagesOptions = Readonly<{
    * TLS-inspecting proxy on the build host; they are in the build only, not in the image.
    */
   caCertificatesDir: string | null;
-  /** On every build container: this installation's (several may share an engine). */
+  /** On every build container: this installation's (several may share an engine); `builds()` lists only these. */
   scopeLabels: Readonly<Record<string, string>>;
   /** Holds a tag's build lease on this engine while it is built, across every sandbox-manager sharing the store. */
   lock: LeaseRunner;
@@ -97,6 +97,38 @@ export class DockerSandboxImages implements SandboxImages {
     }
     const built = await build;
     return { image, built, seconds: seconds() };
+  }
+
+  async builds(): Promise<ImageBuildContainer[]> {
+    const labels = [IMAGE_BUILD_LABEL, ...Object.entries(this.options.scopeLabels).map(([k, v]) => `${k}=${v}`)];
+    let found: Docker.ContainerInfo[];
+    try {
+      found = await this.docker.listContainers({ all: true, filters: { label: labels } });
+    } catch (error) {
+      throw engineError('list', IMAGE_BUILD_LABEL, error);
+    }
+    const engine = await this.engine();
+    return found.map((c) => ({ id: c.Id, lease: buildLease(engine, c.Labels[IMAGE_BUILD_LABEL] ?? '') }));
+  }
+
+  /** Only a build container is removed, whatever id it is given. */
+  async removeBuild(id: string): Promise<void> {
+    const container = this.docker.getContainer(id);
+    let labels: Readonly<Record<string, string>>;
+    try {
+      labels = (await container.inspect()).Config.Labels ?? {};
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw engineError('inspect', id, error);
+    }
+    if (labels[IMAGE_BUILD_LABEL] === undefined) return;
+    try {
+      await container.remove({ force: true, v: true });
+    } catch (error) {
+      if (!isNotFound(error)) throw engineError('remove', id, error);
+    }
+    const egressId = labels[EGRESS_DIR_LABEL];
+    if (egressId !== undefined) await this.egress.remove(egressId);
   }
 
   /** The engine's own id names the lease: every manager on this engine agrees on it, and another engine's builds never wait for it. */
