@@ -18,7 +18,9 @@ import { loadavg } from 'node:os';
 import type { EnvironmentPackages } from '@berth/contracts';
 import { DockerSandboxImages, dockerFromHost } from '@berth/docker';
 import { packageImageRecipe, type ImageRecipeDraft } from '@berth/sandbox-domain';
-import { canMakeAptRepository, ensureDockerTestEngine, ScriptedUpstreamProxy, TestAptRepository, TestNpmRegistry } from '@berth/testing';
+import { systemClock } from '@berth/core';
+import { LeaseLock } from '@berth/sandbox-lifecycle';
+import { canMakeAptRepository, ensureDockerTestEngine, MemoryLeases, ScriptedUpstreamProxy, TestAptRepository, TestNpmRegistry } from '@berth/testing';
 import { packFiles } from '../libs/infra/docker/src/tar';
 import { EgressHarness } from '../apps/egress/test/egress-harness';
 
@@ -81,7 +83,7 @@ async function main(): Promise<void> {
       times.beforeReuse.push((Date.now() - started) / 1000);
 
       // After: through the egress.
-      const built = new DockerSandboxImages(docker, { egressRoot: egress.root, caCertificatesDir: null });
+      const built = new DockerSandboxImages(docker, { egressRoot: egress.root, caCertificatesDir: null, scopeLabels: { 'berth.scope': `bench-${run}` }, lock: new LeaseLock(new MemoryLeases(), 'bench', systemClock) });
       const first = await built.ensure(recipe('a'));
       images.push(first.image);
       times.after.push(first.seconds);

@@ -4,9 +4,11 @@ import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EnvironmentPackages } from '@berth/contracts';
+import { systemClock } from '@berth/core';
 import { DockerSandboxImages, dockerFromHost, EGRESS_BUILD_GRANT_FILE } from '@berth/docker';
+import { LeaseLock } from '@berth/sandbox-lifecycle';
 import { NO_MIRRORS, packageImageRecipe, type PackageMirrors } from '@berth/sandbox-domain';
-import { AnthropicMessagesServer, canMakeAptRepository, ensureDockerTestEngine, ScriptedUpstreamProxy, TestAptRepository, TestNpmRegistry } from '@berth/testing';
+import { AnthropicMessagesServer, canMakeAptRepository, ensureDockerTestEngine, MemoryLeases, ScriptedUpstreamProxy, TestAptRepository, TestNpmRegistry } from '@berth/testing';
 import { connectVia, EgressHarness, viaSocket } from './egress-harness';
 
 jest.setTimeout(10 * 60_000);
@@ -128,7 +130,7 @@ describe('DockerSandboxImages on the real engine, through the real egress, from 
       ...(apt === null ? {} : { 'apt.mirror.test': { origin: apt.files.origin } }),
     }).start();
     egress = await new EgressHarness({ model: { baseUrl: null, trustedHosts: [] }, keys: {}, upstreamProxy: upstream.url }).start();
-    images = new DockerSandboxImages(docker, { egressRoot: egress.root, caCertificatesDir: null });
+    images = new DockerSandboxImages(docker, { egressRoot: egress.root, caCertificatesDir: null, scopeLabels: { 'berth.scope': `image-builds-${run}` }, lock: new LeaseLock(new MemoryLeases(), 'test', systemClock) });
     mirrors = { apt: apt === null ? null : { url: 'http://apt.mirror.test/', keyBase64: apt.key.toString('base64') }, npm: 'http://registry.npm.test/', pip: null };
   });
   // The engine is shared: remove the images this run built, nothing else.

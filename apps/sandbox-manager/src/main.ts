@@ -24,9 +24,9 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: config.natsUrl, name: 'sandbox-manager', credsFile: config.natsCreds });
   const scopeLabels = { 'berth.scope': config.scope };
   if (config.allowHostNetwork) log.warn('BERTH_ALLOW_HOST_NETWORK is on: environments may run sandboxes on the host network, with no egress and no isolation from the platform');
-  // Several hosts: one placement at a time across the managers placing on them (the store's lease).
-  const placementLock = new LeaseLock(store.leases, managerInstanceId(), systemClock);
-  const { runtime, workspaces, snapshots, images, egressSocketOf, egressSockets, close } = await openSandboxEngines(config, scopeLabels, log, placementLock);
+  // The store's leases across the managers: one placement at a time on several hosts, one build of an image tag at a time per engine.
+  const lock = new LeaseLock(store.leases, managerInstanceId(), systemClock);
+  const { runtime, workspaces, snapshots, images, egressSocketOf, egressSockets, close } = await openSandboxEngines(config, scopeLabels, log, lock);
   const { mirrors } = config;
   const packageMirrors = {
     apt: mirrors.apt === null ? null : { url: mirrors.apt, keyBase64: mirrors.aptKeyFile === null ? null : readFileSync(mirrors.aptKeyFile).toString('base64') },

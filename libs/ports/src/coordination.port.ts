@@ -36,3 +36,12 @@ export interface Leases {
   /** Gives the lease up if `holder` holds it (its epoch stays, the next holder's is one more). */
   release(name: string, holder: string): Promise<void>;
 }
+
+/**
+ * Work done while holding the named lease, waiting while another holder has it; the lease is
+ * renewed while the work runs and lapses by itself when its holder dies (`LeaseLock` in
+ * `@berth/sandbox-lifecycle`, on `Leases`).
+ */
+export interface LeaseRunner {
+  run<T>(name: string, work: () => Promise<T>): Promise<T>;
+}

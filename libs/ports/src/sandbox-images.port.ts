@@ -33,6 +33,17 @@ export type BuiltImage = Readonly<{
 }>;
 
 /**
+ * A build container as the engine lists it. Its builder holds the store lease `lease` for as long
+ * as the build runs (a sandbox-manager building the same image waits for it), so a container
+ * whose lease nobody holds is a dead builder's leftover.
+ */
+export type ImageBuildContainer = Readonly<{
+  /** What `removeBuild` takes. */
+  id: string;
+  lease: string;
+}>;
+
+/**
  * Builds sandbox images on the container engine, by the platform and never inside a sandbox.
  * Idempotent: the image is named by a hash of the base image id and what the steps install, and
  * an existing one is reused. A failed step rejects with an error that quotes the tool's own
@@ -40,4 +51,8 @@ export type BuiltImage = Readonly<{
  */
 export interface SandboxImages {
   ensure(recipe: ImageRecipe, onProgress?: (line: string) => void): Promise<BuiltImage>;
+  /** The build containers of this installation (its scope) on the engine, live or left behind. */
+  builds(): Promise<readonly ImageBuildContainer[]>;
+  /** Removes a build container and what was made for it (its egress directory); one already gone is fine. */
+  removeBuild(id: string): Promise<void>;
 }

@@ -4,7 +4,7 @@ import type { Clock } from '@berth/core';
 import { applyTopology, berthTopology, serviceTopology, JetStreamPublisher, NatsCommandBus } from '@berth/nats';
 import { createJetStreamMicroservice, JetStreamTransport } from '@berth/nest';
 import type { BerthStore, CommandBus, Logger, SandboxImages, SandboxRuntime, SecretBox, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
-import { LeaseLock, reconcileAtStart, SandboxProvisioner, WarmPool } from '@berth/sandbox-lifecycle';
+import { LeaseLock, reconcileAtStart, SandboxProvisioner, sweepImageBuilds, WarmPool } from '@berth/sandbox-lifecycle';
 import { DEFAULT_SANDBOX_DEFAULTS, NO_MIRRORS, type PackageMirrors } from '@berth/sandbox-domain';
 import type { ManagerPolicy, SessionView } from '@berth/sandbox-workflow';
 import { consumerMetrics, sandboxMetrics } from '@berth/telemetry';
@@ -76,7 +76,7 @@ export type SandboxManagerInput = Readonly<{
   leaseSweepMs: number;
   /** How long a sandbox request waits for an engine that does not answer (`BERTH_ENGINE_WAIT_MS`; default 60 s). */
   engineWaitMs?: number;
-  /** The warm pool's sweep, and the lease sweep's look for bound sandboxes no manager here tracks. */
+  /** The warm pool's sweep, the lease sweep's look for bound sandboxes no manager here tracks, and the sweep of image builds dead managers left. */
   poolSweepMs: number;
   turnTuning?: Partial<TurnTuning>;
   policy?: ManagerPolicy;
@@ -215,10 +215,24 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     log.info(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
   }
 
+  // One at a time: a sweep still running when the next is due is not started again.
+  let buildSweep: Promise<void> | null = null;
+  const sweepBuilds = (): Promise<void> =>
+    (buildSweep ??= sweepImageBuilds({ images: input.images, leases: store.leases, clock })
+      .then((removed) => {
+        if (removed.length > 0) log.info(`image build sweep: removed ${removed.length} build container(s) a dead sandbox-manager left`, { containers: removed });
+      })
+      .catch((e: unknown) => log.warn('image build sweep failed', { err: e }))
+      .finally(() => (buildSweep = null)));
+  await sweepBuilds();
+
   const watching = new AbortController();
   const deathWatch = deaths.run(watching.signal);
   leases.start(input.leaseSweepMs, input.poolSweepMs);
-  const poolSweep = setInterval(() => void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e })), input.poolSweepMs);
+  const poolSweep = setInterval(() => {
+    void pool.sweep().catch((e: unknown) => log.warn('warm pool sweep failed', { err: e }));
+    void sweepBuilds();
+  }, input.poolSweepMs);
   poolSweep.unref();
   const view = (sessionId: string) => shell.view(sessionId);
   const probe = new TurnProbe({ runtime, sandboxes, turns, view });
@@ -259,6 +273,7 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
       await customTools?.stop();
       await leases.stop();
       clearInterval(poolSweep);
+      await buildSweep;
       watching.abort();
       await deathWatch;
       await pool.idle();

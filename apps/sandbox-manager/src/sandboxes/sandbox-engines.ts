@@ -33,6 +33,8 @@ const NO_IMAGE_BUILDS: SandboxImages = {
         'config.packages',
       ),
     ),
+  builds: async () => [],
+  removeBuild: async () => undefined,
 };
 
 /**
@@ -40,9 +42,10 @@ const NO_IMAGE_BUILDS: SandboxImages = {
  * BERTH_SANDBOX_HOSTS behind one `MultiHostRuntime`. Each host's egress directories are pruned
  * before anything here creates sandboxes; one changed in the last minute is kept, since another
  * sandbox-manager may have made it for a container it is creating. Several hosts need `loop` workspaces: a session's workspace then lives on this
- * machine and follows it to any host; a Docker volume lives on one engine and would not.
+ * machine and follows it to any host; a Docker volume lives on one engine and would not. `lock`,
+ * the store's lease lock, serialises placements on several hosts and the builds of one image tag.
  */
-export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger, placementLock: LeaseLock): Promise<SandboxEngines> {
+export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Readonly<Record<string, string>>, log: Logger, lock: LeaseLock): Promise<SandboxEngines> {
   const managedLabels = { 'berth.managed': 'true', ...scopeLabels };
   if (config.kubernetes !== null) {
     const cluster = await openKubernetesSandboxes({ ...config.kubernetes, managedLabels, scopeLabels });
@@ -61,7 +64,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     engines.map(async (e) => (config.workspaceStorage === 'auto' ? await detectWorkspaceKind(e.runtime.docker) : { kind: config.workspaceStorage, reason: 'BERTH_WORKSPACE_STORAGE' })),
   );
   const first = engines[0] as (typeof engines)[number];
-  const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, { ...config.imageBuild, egressRoot: e.egressDir });
+  const images = (e: (typeof engines)[number]) => new DockerSandboxImages(e.runtime.docker, { ...config.imageBuild, egressRoot: e.egressDir, scopeLabels, lock });
   if (engines.length === 1) {
     const kind = detected[0] as { kind: 'loop' | 'volume'; reason: string };
     const egressSocketOf = (id: string) => first.runtime.egressSocketPath(id);
@@ -82,7 +85,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
   const runtime = new MultiHostRuntime({
     hosts: engines.map((e) => ({ name: e.name, runtime: e.runtime, maxSandboxes: e.maxSandboxes ?? Number.MAX_SAFE_INTEGER, ping: () => e.runtime.docker.ping() })),
     countedLabels: managedLabels,
-    placementLock,
+    placementLock: lock,
     probeMs: config.hostProbeMs,
     onHostChange: ({ host, reachable, sandboxes }) =>
       reachable

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BerthError } from '@berth/core';
-import type { BuiltImage, ImageRecipe, SandboxImages } from '@berth/ports';
+import type { BuiltImage, ImageBuildContainer, ImageRecipe, LeaseRunner, SandboxImages } from '@berth/ports';
 import type Docker from 'dockerode';
 import { engineError, imageMissing, isNotFound } from './docker-errors';
 import { startExec } from './docker-exec';
@@ -17,6 +17,10 @@ export type DockerSandboxImagesOptions = Readonly<{
    * TLS-inspecting proxy on the build host; they are in the build only, not in the image.
    */
   caCertificatesDir: string | null;
+  /** On every build container: this installation's (several may share an engine); `builds()` lists only these. */
+  scopeLabels: Readonly<Record<string, string>>;
+  /** Holds a tag's build lease on this engine while it is built, across every sandbox-manager sharing the store. */
+  lock: LeaseRunner;
 }>;
 
 /** Repository of the environment images (`berth/env:<hash>`). */
@@ -62,12 +66,15 @@ export function commitChanges(base: Docker.ImageInspectInfo['Config'], hash: str
  * base image made like a sandbox (network `none`, capabilities dropped but the few an install
  * needs, `no-new-privileges`, limits, its own egress directory and the relay), each step run in it
  * as root with the proxy variables, then committed as `berth/env:<hash>` with the base image's
- * config and uid 1000. The egress serves it the build's grant only. An existing tag is reused;
- * one build per tag at a time in this process.
+ * config and uid 1000. The egress serves it the build's grant only. An existing tag is reused.
+ * One build per tag and engine at a time: in this process, and across the sandbox-managers through
+ * the store lease `image-build:<engine id>:<tag>`, held while the build container lives; a manager
+ * that finds the lease taken waits for it and then reuses the image the other one committed.
  */
 export class DockerSandboxImages implements SandboxImages {
-  private readonly building = new Map<string, Promise<void>>();
+  private readonly building = new Map<string, Promise<boolean>>();
   private readonly egress: EgressDirectories;
+  private engineId: Promise<string> | null = null;
 
   constructor(
     private readonly docker: Docker,
@@ -85,11 +92,72 @@ export class DockerSandboxImages implements SandboxImages {
     if (await this.exists(image)) return { image, built: false, seconds: seconds() };
     let build = this.building.get(image);
     if (build === undefined) {
-      build = this.build(base, hash, recipe, onProgress).finally(() => this.building.delete(image));
+      build = this.buildLeased(base, hash, recipe, onProgress).finally(() => this.building.delete(image));
       this.building.set(image, build);
     }
-    await build;
-    return { image, built: true, seconds: seconds() };
+    const built = await build;
+    return { image, built, seconds: seconds() };
+  }
+
+  async builds(): Promise<ImageBuildContainer[]> {
+    const labels = [IMAGE_BUILD_LABEL, ...Object.entries(this.options.scopeLabels).map(([k, v]) => `${k}=${v}`)];
+    let found: Docker.ContainerInfo[];
+    try {
+      found = await this.docker.listContainers({ all: true, filters: { label: labels } });
+    } catch (error) {
+      throw engineError('list', IMAGE_BUILD_LABEL, error);
+    }
+    const engine = await this.engine();
+    return found.map((c) => ({ id: c.Id, lease: buildLease(engine, c.Labels[IMAGE_BUILD_LABEL] ?? '') }));
+  }
+
+  /** Only a build container is removed, whatever id it is given. */
+  async removeBuild(id: string): Promise<void> {
+    const container = this.docker.getContainer(id);
+    let labels: Readonly<Record<string, string>>;
+    try {
+      labels = (await container.inspect()).Config.Labels ?? {};
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw engineError('inspect', id, error);
+    }
+    if (labels[IMAGE_BUILD_LABEL] === undefined) return;
+    try {
+      await container.remove({ force: true, v: true });
+    } catch (error) {
+      if (!isNotFound(error)) throw engineError('remove', id, error);
+    }
+    const egressId = labels[EGRESS_DIR_LABEL];
+    if (egressId !== undefined) await this.egress.remove(egressId);
+  }
+
+  /** The engine's own id names the lease: every manager on this engine agrees on it, and another engine's builds never wait for it. */
+  private engine(): Promise<string> {
+    this.engineId ??= this.askEngineId().catch((error: unknown) => {
+      this.engineId = null;
+      throw error;
+    });
+    return this.engineId;
+  }
+
+  private async askEngineId(): Promise<string> {
+    let info: { ID?: unknown };
+    try {
+      info = (await this.docker.info()) as { ID?: unknown };
+    } catch (error) {
+      throw engineError('info', 'engine', error);
+    }
+    if (typeof info.ID !== 'string' || info.ID === '') throw new Error('the Docker engine reported no ID (it names the image build leases)');
+    return info.ID;
+  }
+
+  /** Under the tag's lease; false when another manager committed the image while this one waited for it. */
+  private async buildLeased(base: Docker.ImageInspectInfo, hash: string, recipe: ImageRecipe, onProgress: (line: string) => void): Promise<boolean> {
+    return this.options.lock.run(buildLease(await this.engine(), hash), async () => {
+      if (await this.exists(`${ENV_IMAGE_REPOSITORY}:${hash}`)) return false;
+      await this.build(base, hash, recipe, onProgress);
+      return true;
+    });
   }
 
   private async inspectBase(reference: string): Promise<Docker.ImageInspectInfo> {
@@ -152,7 +220,7 @@ export class DockerSandboxImages implements SandboxImages {
       Entrypoint: [],
       Cmd: [...recipe.keepalive],
       User: '0:0',
-      Labels: { [IMAGE_BUILD_LABEL]: hash, [EGRESS_DIR_LABEL]: egressId },
+      Labels: { ...this.options.scopeLabels, [IMAGE_BUILD_LABEL]: hash, [EGRESS_DIR_LABEL]: egressId },
       HostConfig: {
         NetworkMode: 'none',
         CapDrop: ['ALL'],
@@ -204,5 +272,7 @@ export class DockerSandboxImages implements SandboxImages {
     }
   }
 }
+
+const buildLease = (engine: string, hash: string): string => `image-build:${engine}:${hash}`;
 
 const failure = (image: string, detail: string): BerthError => new BerthError('SANDBOX_IMAGE_BUILD_FAILED', 500, `the packages could not be installed: ${detail}`, { image });

@@ -5,3 +5,4 @@ export * from './lease';
 export * from './warm-pool-policy';
 export * from './package-image';
 export * from './placement';
+export * from './image-build-sweep';

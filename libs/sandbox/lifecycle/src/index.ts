@@ -7,3 +7,4 @@ export * from './startup-reconcile';
 export * from './multi-host-runtime';
 export * from './multi-host-images';
 export * from './lease-lock';
+export * from './image-build-sweep';

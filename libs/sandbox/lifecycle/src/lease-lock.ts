@@ -1,5 +1,5 @@
 import type { Clock } from '@berth/core';
-import type { Leases } from '@berth/ports';
+import type { LeaseRunner, Leases } from '@berth/ports';
 
 // Short, renewed every third of it: a manager killed (or restarted) while holding one holds the
 // others back only until it lapses — with 60 s the chaos suite's kill -9 of the manager left every
@@ -12,7 +12,7 @@ const POLL_MS = 100;
  * `name` is taken (waiting while another holder has it), renewed while the work runs, and released
  * at its end; a holder that dies holds nobody back longer than the lease's 5 s.
  */
-export class LeaseLock {
+export class LeaseLock implements LeaseRunner {
   constructor(
     private readonly leases: Leases,
     private readonly holder: string,

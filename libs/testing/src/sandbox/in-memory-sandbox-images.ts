@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { BuiltImage, ImageRecipe, SandboxImages } from '@berth/ports';
+import type { BuiltImage, ImageBuildContainer, ImageRecipe, SandboxImages } from '@berth/ports';
 
-/** `SandboxImages` for wiring tests: names each recipe by a hash, "builds" each once, and records the recipes it built. */
+/** `SandboxImages` for wiring tests: names each recipe by a hash, "builds" each once (no container is left), and records the recipes it built. */
 export class InMemorySandboxImages implements SandboxImages {
   readonly built: ImageRecipe[] = [];
   private readonly images = new Set<string>();
@@ -15,4 +15,10 @@ export class InMemorySandboxImages implements SandboxImages {
     }
     return { image, built: fresh, seconds: 0 };
   }
+
+  async builds(): Promise<readonly ImageBuildContainer[]> {
+    return [];
+  }
+
+  async removeBuild(): Promise<void> {}
 }
