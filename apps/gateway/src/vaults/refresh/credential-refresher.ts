@@ -16,6 +16,7 @@ import {
 } from '@berth/vaults-domain';
 import type { ResourceWebhooks } from '../../webhooks/delivery/resource-webhooks';
 import type { TokenEndpoint } from './http-token-endpoint';
+import { BatchTicker } from '../../outbound/batch-ticker';
 
 /** The store lease the gateways' refreshers compete for: one refreshes at a time. */
 export const REFRESHER_LEASE = 'vault-credential-refresher';
@@ -56,10 +57,11 @@ export type CredentialRefresherDeps = Readonly<{
  */
 export class CredentialRefresher {
   private readonly holder = `vault-refresher:${randomUUID()}`;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  private readonly ticker: BatchTicker;
 
-  constructor(private readonly d: CredentialRefresherDeps) {}
+  constructor(private readonly d: CredentialRefresherDeps) {
+    this.ticker = new BatchTicker({ tick: () => this.tick(), batchSize: d.options.batchSize, log: d.log, what: 'vault credential refresh' });
+  }
 
   /** Refreshes the credentials due now (up to one batch) if this gateway holds the lease; returns how many it tried. */
   async tick(): Promise<number> {
@@ -76,24 +78,12 @@ export class CredentialRefresher {
 
   /** Ticks every `intervalMs`, and again at once while a batch came back full. */
   start(intervalMs: number): void {
-    const loop = async () => {
-      try {
-        while ((await this.tick()) === this.d.options.batchSize && this.timer) {
-          // a full batch: more may be due
-        }
-      } catch (e) {
-        this.d.log.warn('vault credential refresh tick failed; retrying on the next one', { err: e });
-      }
-      if (this.timer) this.timer = setTimeout(() => (this.running = loop()), intervalMs);
-    };
-    this.timer = setTimeout(() => (this.running = loop()), 0);
+    this.ticker.start(intervalMs);
   }
 
   /** Stops ticking, waits for the exchange in flight and gives the lease up, so another gateway takes over at once. */
   async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.ticker.stop();
     await this.d.leases.release(REFRESHER_LEASE, this.holder);
   }
 

@@ -5,6 +5,7 @@ import type { Logger, SecretBox, WebhookDeliveryStore, WebhookEndpointStore } fr
 import type { WebhookMetrics } from '@berth/telemetry';
 import { endpointAfterAttempt, expireDelivery, expiryCutoff, isExpired, settleDelivery, signedWebhookHeaders, type AttemptOutcome, type DeliveryPolicy } from '@berth/webhooks-domain';
 import type { WebhookSender } from './webhook-sender';
+import { BatchTicker } from '../../outbound/batch-ticker';
 
 export type WebhookDispatcherOptions = Readonly<{
   policy: DeliveryPolicy;
@@ -36,11 +37,12 @@ export type WebhookDispatcherDeps = Readonly<{
  */
 export class WebhookDispatcher {
   private readonly token = randomUUID();
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  private readonly ticker: BatchTicker;
   private prunedAt = 0;
 
-  constructor(private readonly d: WebhookDispatcherDeps) {}
+  constructor(private readonly d: WebhookDispatcherDeps) {
+    this.ticker = new BatchTicker({ tick: () => this.tick(), batchSize: d.options.batchSize, afterRound: () => this.pruneHourly(), log: d.log, what: 'webhook delivery' });
+  }
 
   /** Attempts every delivery due now (up to one batch); returns how many were attempted. */
   async tick(): Promise<number> {
@@ -58,25 +60,12 @@ export class WebhookDispatcher {
 
   /** Ticks every `intervalMs`, and again at once while a batch came back full; prunes the log hourly. */
   start(intervalMs: number): void {
-    const loop = async () => {
-      try {
-        while ((await this.tick()) === this.d.options.batchSize && this.timer) {
-          // a full batch: more may be due
-        }
-        await this.pruneHourly();
-      } catch (e) {
-        this.d.log.warn('webhook delivery tick failed; retrying on the next one', { err: e });
-      }
-      if (this.timer) this.timer = setTimeout(() => (this.running = loop()), intervalMs);
-    };
-    this.timer = setTimeout(() => (this.running = loop()), 0);
+    this.ticker.start(intervalMs);
   }
 
   /** Stops ticking and waits for the attempts in flight. */
-  async stop(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.ticker.stop();
   }
 
   private async pruneHourly(): Promise<void> {
