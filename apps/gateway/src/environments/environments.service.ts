@@ -40,12 +40,15 @@ export class EnvironmentsService {
     return renderEnvironment(await this.createFrom(owner, fields, environmentConfigFrom(body.config)));
   }
 
-  /** A new environment with this stored config (a create, or an import recreating an archived one), refused as a create refuses it. */
-  async createFrom(owner: string, fields: Pick<EnvironmentRecord, 'name' | 'description' | 'metadata'>, config: EnvironmentConfig): Promise<EnvironmentRecord> {
+  /**
+   * A new environment with this stored config (a create, or an import recreating an archived one), refused as a create refuses it.
+   * `id`: an import's, named from its Idempotency-Key.
+   */
+  async createFrom(owner: string, fields: Pick<EnvironmentRecord, 'name' | 'description' | 'metadata'>, config: EnvironmentConfig, id = this.ids.next('env')): Promise<EnvironmentRecord> {
     this.refuseUnsupported(config);
     const now = this.clock.now().toISOString();
     const record: EnvironmentRecord = {
-      id: this.ids.next('env'),
+      id,
       owner_id: owner,
       ...fields,
       config,
