@@ -445,7 +445,7 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     expect(finished.json.id).toBe(made);
     expect(await counts(small, small.keyA)).toEqual(plus(before, 2));
     await expectIntact(small, small.keyA, made);
-  });
+  }, 30_000); // two attempts wait out the kernel timeout
 
   /** The exported archive with its workspace.tar replaced by these entries. */
   async function withWorkspace(entries: readonly TarEntry[]): Promise<Buffer> {

@@ -57,7 +57,8 @@ export class EnvironmentsService {
       archived_at: null,
       deleted: false,
     };
-    await this.environments.put(record, await this.webhooks.plan({ type: 'environment.created', id: record.id, ownerId: owner, at: now }));
+    // Inserted, never replaced: an import's id named from its key may be made by a concurrent attempt first (ConcurrencyError).
+    await this.environments.insert(record, await this.webhooks.plan({ type: 'environment.created', id: record.id, ownerId: owner, at: now }));
     return record;
   }
 
