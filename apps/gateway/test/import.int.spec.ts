@@ -361,6 +361,18 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     );
   }, 60_000);
 
+  /** The output file of the imported session reads back, and the workspace blob its first sandbox restores is still there (no attempt dropped the one kept). */
+  const expectIntact = async (gw: GatewayHarness, key: string, sessionId: string) => {
+    const files = (await call(gw.url, key, 'GET', `/v1/files?scope_id=${sessionId}`)).json.data as { id: string }[];
+    expect(files).toHaveLength(1);
+    const content = await fetch(`${gw.url}/v1/files/${files[0].id}/content`, { headers: { 'x-api-key': key } });
+    expect(await content.text()).toBe(OUTPUT_BYTES);
+    const recorded = (await gw.store.journal.readEvents(sessionId)).find((e) => e.type === 'SessionImported');
+    const blob = recorded?.type === 'SessionImported' ? recorded.data.from.workspace_blob : null;
+    expect(blob).not.toBeNull();
+    expect(await gw.store.blobs.get(blob as string)).not.toBeNull();
+  };
+
   it('Idempotency-Key: the same key and archive answer the same session and make nothing twice; another archive or target under it is 409; keys are per owner', async () => {
     const mine = await call(target.url, target.keyB, 'POST', '/v1/agents', { name: 'mine-too', model: 'claude-sonnet-4-5' });
     const before = await counts(target, target.keyB);
@@ -373,7 +385,7 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     expect(sameSession(again.json)).toEqual(sameSession(first.json));
     expect(creates()).toBe(sent);
     expect(await counts(target, target.keyB)).toEqual(plus(before, 1));
-    expect((await call(target.url, target.keyB, 'GET', `/v1/files?scope_id=${first.json.id}`)).json.data).toHaveLength(1);
+    await expectIntact(target, target.keyB, first.json.id);
 
     // Bound to the archive and the targets: another archive, or this one onto the caller's own agent, under the key is a conflict that makes nothing.
     for (const [body, query] of [[await withHarnessSession(), ''], [archive, `?agent_id=${mine.json.id}`]] as const) {
@@ -393,18 +405,6 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     expect(created.status).toBe(200);
     expect(created.json.id).not.toBe(first.json.id);
   });
-
-  /** The output file of the imported session reads back, and the workspace blob its first sandbox restores is still there (no attempt dropped the one kept). */
-  const expectIntact = async (gw: GatewayHarness, key: string, sessionId: string) => {
-    const files = (await call(gw.url, key, 'GET', `/v1/files?scope_id=${sessionId}`)).json.data as { id: string }[];
-    expect(files).toHaveLength(1);
-    const content = await fetch(`${gw.url}/v1/files/${files[0].id}/content`, { headers: { 'x-api-key': key } });
-    expect(await content.text()).toBe(OUTPUT_BYTES);
-    const recorded = (await gw.store.journal.readEvents(sessionId)).find((e) => e.type === 'SessionImported');
-    const blob = recorded?.type === 'SessionImported' ? recorded.data.from.workspace_blob : null;
-    expect(blob).not.toBeNull();
-    expect(await gw.store.blobs.get(blob as string)).not.toBeNull();
-  };
 
   it('concurrent imports under one key make one session, agent, environment and file', async () => {
     const before = await counts(target, target.keyA);

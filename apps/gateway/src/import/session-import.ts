@@ -16,7 +16,7 @@ import {
   type SessionArchiveManifest,
 } from '@berth/contracts';
 import { createHash } from 'node:crypto';
-import { BerthError, ErrorCodes, IllegalStateError, isBerthError, type IdGenerator } from '@berth/core';
+import { BerthError, ConcurrencyError, ErrorCodes, IllegalStateError, isBerthError, type IdGenerator } from '@berth/core';
 import type { AgentRecord, AgentStore, BlobStore, EnvironmentRecord, EnvironmentStore, FileRecord, FileStore } from '@berth/ports';
 import { IdempotentImportIds, importFingerprint, type ImportedSession, type SessionUseCases } from '@berth/session-use-cases';
 import { z } from 'zod';
@@ -32,7 +32,7 @@ export type SessionImportDeps = Readonly<{
   environmentStore: Pick<EnvironmentStore, 'get'>;
   sessions: SessionsService;
   useCases: Pick<SessionUseCases, 'import' | 'claimImport'>;
-  files: Pick<FileStore, 'put' | 'get'>;
+  files: Pick<FileStore, 'insert'>;
   blobs: BlobStore;
   ids: IdGenerator;
   /** The largest upload taken (a larger one is a 413). */
@@ -114,8 +114,12 @@ export class SessionImport {
     // Under a key another attempt may have made the session, or recorded a file, first: this attempt's copies are dropped.
     await Promise.all(workspace.filter((blob) => blob !== made.workspace_blob).map((blob) => this.d.blobs.delete(blob)));
     for (const file of made.files) {
-      if (key !== undefined && (await this.d.files.get(owner, file.id)) !== null) await this.d.blobs.delete(file.blob_key);
-      else await this.d.files.put(file);
+      try {
+        await this.d.files.insert(file);
+      } catch (error) {
+        if (!(error instanceof ConcurrencyError)) throw error;
+        await this.d.blobs.delete(file.blob_key);
+      }
     }
     return this.d.sessions.render(made.record);
   }
