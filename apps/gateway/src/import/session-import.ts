@@ -48,6 +48,9 @@ export type ImportTargets = Readonly<{ agent_id?: string; environment_id?: strin
 /** An import's Idempotency-Key and what it is bound to (`importFingerprint`). */
 type ImportKey = Readonly<{ key: string; subject: string }>;
 
+/** The imported session, the workspace blob it restores, and the output files to record. */
+type Made = ImportedSession & Readonly<{ files: readonly FileRecord[] }>;
+
 /** The parts of the archived session, agent and environment an import recreates (as the API rendered them), and the resources it names as left behind. */
 const ArchivedSessionSchema = z.object({ title: z.string().max(512).nullable(), metadata: MetadataSchema, resources: z.array(UncarriedResourceSchema).max(MAX_SESSION_RESOURCES).default([]) });
 const ArchivedAgentSchema = z.object({ name: z.string().min(1).max(256), metadata: MetadataSchema });
@@ -57,7 +60,7 @@ const AGENT_CONFIG_FIELDS = ['description', 'execution_identity', 'mcp_servers',
 /** The kernel may still apply the CreateSession (no answer in time, or not visible yet): the workspace blob it names is kept. */
 const mayHaveApplied = (error: unknown): boolean => isBerthError(error) && (error.code === ErrorCodes.TIMEOUT || error.code === ErrorCodes.UNAVAILABLE);
 
-/** What `make` made under `id`, or made now; a concurrent attempt making it first is found instead. */
+/** What an earlier attempt made under `id`, or what `make` makes now; a concurrent attempt making it first (the store's ConcurrencyError) is found instead. */
 async function once<R>(id: string | undefined, find: (id: string) => Promise<R | null>, make: (id?: string) => Promise<R>): Promise<R> {
   if (id === undefined) return make();
   const found = await find(id);
@@ -65,7 +68,7 @@ async function once<R>(id: string | undefined, find: (id: string) => Promise<R |
   try {
     return await make(id);
   } catch (error) {
-    const raced = await find(id);
+    const raced = error instanceof ConcurrencyError ? await find(id) : null;
     if (raced === null) throw error;
     return raced;
   }
@@ -104,7 +107,7 @@ export class SessionImport {
     const key = keyed && { key: keyed.key, subject: importFingerprint(keyed.hash.digest('hex'), targets) };
     const outputs = [...read.outputs.values()].map((o) => o.blob_key);
     const workspace = read.workspace_blob === null ? [] : [read.workspace_blob];
-    let made: ImportedSession & Readonly<{ files: readonly FileRecord[] }>;
+    let made: Made;
     try {
       made = await this.create(owner, read, targets, key);
     } catch (error) {
@@ -124,7 +127,7 @@ export class SessionImport {
     return this.d.sessions.render(made.record);
   }
 
-  private async create(owner: string, read: ReadArchive, targets: ImportTargets, key: ImportKey | undefined): Promise<ImportedSession & Readonly<{ files: readonly FileRecord[] }>> {
+  private async create(owner: string, read: ReadArchive, targets: ImportTargets, key: ImportKey | undefined): Promise<Made> {
     const { manifest } = read;
     const session = archived(ArchivedSessionSchema, manifest.session, 'session');
     // Everything is checked before the agent or environment is made, so a refusal leaves neither behind.
