@@ -1,6 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import type { SessionCommand } from '@berth/contracts';
 import type { BerthStore } from '@berth/ports';
 import { call, upload, userMessage } from './support/api';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
@@ -46,7 +47,8 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
       }),
     });
     target = await startGateway();
-    small = await startGateway({ gateway: { importMaxBytes: 64 * 1024 } });
+    // A short kernel timeout: the crash tests answer 504 after it.
+    small = await startGateway({ gateway: { importMaxBytes: 64 * 1024, commandTimeoutMs: 2_000 } });
     const a = new Anthropic({ apiKey: source.keyA, baseURL: source.url, maxRetries: 0 });
     const agent = await a.beta.agents.create({ name: 'exported-agent', model: 'claude-sonnet-4-5', system: 'You keep notes.', tools: [{ type: 'agent_toolset_20260401' }] });
     const env = await a.beta.environments.create({ name: 'exported-env', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['api.example.com'] } } });
@@ -90,8 +92,9 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
   });
 
   const events = async (gw: GatewayHarness, key: string, id: string): Promise<({ type: string } & Record<string, unknown>)[]> => (await call(gw.url, key, 'GET', `/v1/sessions/${id}/events?limit=1000`)).json.data;
-  const importInto = async (gw: GatewayHarness, key: string, body: Buffer | string, query = '') => {
-    const res = await fetch(`${gw.url}/v1/sessions/import${query}`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/x-tar' }, body });
+  const importInto = async (gw: GatewayHarness, key: string, body: Buffer | string, query = '', idempotencyKey?: string) => {
+    const headers = { 'x-api-key': key, 'content-type': 'application/x-tar', ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) };
+    const res = await fetch(`${gw.url}/v1/sessions/import${query}`, { method: 'POST', headers, body });
     const text = await res.text();
     let json: any = null;
     try {
@@ -101,6 +104,14 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
     }
     return { status: res.status, json };
   };
+  /** How many sessions, agents and environments `key`'s owner has. */
+  const counts = async (gw: GatewayHarness, key: string) => {
+    const count = async (what: string) => (await call(gw.url, key, 'GET', `/v1/${what}?limit=100`)).json.data.length as number;
+    return { sessions: await count('sessions'), agents: await count('agents'), environments: await count('environments') };
+  };
+  const plus = (before: Awaited<ReturnType<typeof counts>>, n: number) => ({ sessions: before.sessions + n, agents: before.agents + n, environments: before.environments + n });
+  /** What an import's answer says about the session, apart from what changes with time. */
+  const sameSession = (s: Record<string, any>) => ({ id: s.id, agent: s.agent, environment_id: s.environment_id, title: s.title, metadata: s.metadata, created_at: s.created_at, imported_from: s.berth.imported_from });
   /** The exported archive with its entries changed by `edit` (the manifest as JSON). */
   const edited = async (edit: (entries: TarEntry[], manifest: Record<string, any>) => TarEntry[]): Promise<Buffer> => {
     const entries = await unpackTar(archive);
@@ -349,6 +360,92 @@ describe('POST /v1/sessions/import: an exported session recreated on another ins
       { numRuns: 150 },
     );
   }, 60_000);
+
+  /** The output file of the imported session reads back, and the workspace blob its first sandbox restores is still there (no attempt dropped the one kept). */
+  const expectIntact = async (gw: GatewayHarness, key: string, sessionId: string) => {
+    const files = (await call(gw.url, key, 'GET', `/v1/files?scope_id=${sessionId}`)).json.data as { id: string }[];
+    expect(files).toHaveLength(1);
+    const content = await fetch(`${gw.url}/v1/files/${files[0].id}/content`, { headers: { 'x-api-key': key } });
+    expect(await content.text()).toBe(OUTPUT_BYTES);
+    const recorded = (await gw.store.journal.readEvents(sessionId)).find((e) => e.type === 'SessionImported');
+    const blob = recorded?.type === 'SessionImported' ? recorded.data.from.workspace_blob : null;
+    expect(blob).not.toBeNull();
+    expect(await gw.store.blobs.get(blob as string)).not.toBeNull();
+  };
+
+  it('Idempotency-Key: the same key and archive answer the same session and make nothing twice; another archive or target under it is 409; keys are per owner', async () => {
+    const mine = await call(target.url, target.keyB, 'POST', '/v1/agents', { name: 'mine-too', model: 'claude-sonnet-4-5' });
+    const before = await counts(target, target.keyB);
+    const creates = () => target.bus.sent.filter((c) => c.type === 'CreateSession').length;
+    const first = await importInto(target, target.keyB, archive, '', 'imp-1');
+    expect(first.status).toBe(200);
+    const sent = creates();
+    const again = await importInto(target, target.keyB, archive, '', 'imp-1');
+    expect(again.status).toBe(200);
+    expect(sameSession(again.json)).toEqual(sameSession(first.json));
+    expect(creates()).toBe(sent);
+    expect(await counts(target, target.keyB)).toEqual(plus(before, 1));
+    await expectIntact(target, target.keyB, first.json.id);
+
+    // Bound to the archive and the targets: another archive, or this one onto the caller's own agent, under the key is a conflict that makes nothing.
+    for (const [body, query] of [[await withHarnessSession(), ''], [archive, `?agent_id=${mine.json.id}`]] as const) {
+      const conflict = (await importInto(target, target.keyB, body, query, 'imp-1')) as Err;
+      expect(conflict.status).toBe(409);
+      expect(conflict.json.error).toMatchObject({ type: 'conflict_error', code: 'IDEMPOTENCY_KEY_CONFLICT' });
+      expect(conflict.json.error.message).toMatch(/already used to import another archive/);
+    }
+    expect(await counts(target, target.keyB)).toEqual(plus(before, 1));
+    expect(creates()).toBe(sent);
+
+    // Another owner's key is its own, and so is a create's under the same key.
+    const theirs = await importInto(target, target.keyA, archive, '', 'imp-1');
+    expect(theirs.status).toBe(200);
+    expect(theirs.json.id).not.toBe(first.json.id);
+    const created = await call(target.url, target.keyB, 'POST', '/v1/sessions', { agent: mine.json.id, environment_id: first.json.environment_id }, { 'idempotency-key': 'imp-1' });
+    expect(created.status).toBe(200);
+    expect(created.json.id).not.toBe(first.json.id);
+  });
+
+  it('concurrent imports under one key make one session, agent, environment and file', async () => {
+    const before = await counts(target, target.keyA);
+    const answers = await Promise.all([1, 2, 3].map(() => importInto(target, target.keyA, archive, '', 'race')));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(new Set(answers.map((a) => a.json.id)).size).toBe(1);
+    expect(await counts(target, target.keyA)).toEqual(plus(before, 1));
+    await expectIntact(target, target.keyA, answers[0].json.id);
+  });
+
+  it('a retry under the key after an attempt died half-way makes only what is missing: one session, agent, environment and file, and the workspace', async () => {
+    const isImport = (c: SessionCommand) => c.type === 'CreateSession' && c.data.import !== undefined;
+    const before = await counts(small, small.keyA);
+    const failOnce = async (fault: 'stallWhen' | 'loseReplyWhen', key: string) => {
+      small.bus[fault] = isImport;
+      try {
+        return await importInto(small, small.keyA, archive, '', key);
+      } finally {
+        small.bus[fault] = () => false;
+      }
+    };
+    const filesOf = async (id: string) => (await call(small.url, small.keyA, 'GET', `/v1/files?scope_id=${id}`)).json.data as { id: string }[];
+
+    // The kernel never got the CreateSession: the agent and environment were made, the session was not.
+    expect((await failOnce('stallWhen', 'died-before-create')).status).toBe(504);
+    expect(await counts(small, small.keyA)).toEqual({ ...plus(before, 1), sessions: before.sessions });
+    const resumed = await importInto(small, small.keyA, archive, '', 'died-before-create');
+    expect(resumed.status).toBe(200);
+    expect(await counts(small, small.keyA)).toEqual(plus(before, 1));
+    await expectIntact(small, small.keyA, resumed.json.id);
+
+    // The kernel created the session but its answer was lost: the output files were never recorded, and the workspace waits for the first sandbox.
+    expect((await failOnce('loseReplyWhen', 'died-after-create')).status).toBe(504);
+    const made = small.bus.sent.filter(isImport).at(-1)?.meta.session_id as string;
+    expect(await filesOf(made)).toEqual([]);
+    const finished = await importInto(small, small.keyA, archive, '', 'died-after-create');
+    expect(finished.status).toBe(200);
+    expect(finished.json.id).toBe(made);
+    expect(await counts(small, small.keyA)).toEqual(plus(before, 2));
+    await expectIntact(small, small.keyA, made);
+  }, 30_000); // two attempts wait out the kernel timeout
 
   /** The exported archive with its workspace.tar replaced by these entries. */
   async function withWorkspace(entries: readonly TarEntry[]): Promise<Buffer> {

@@ -36,6 +36,8 @@ export type FileRecord = Readonly<{
 export type FileListQuery = PageQuery & Readonly<{ scope_id?: string; ids?: readonly string[] }>;
 
 export interface FileStore {
+  /** Inserts a new record; an id already stored (any owner's, deleted ones included) is a ConcurrencyError, and nothing is stored. */
+  insert(file: FileRecord): Promise<void>;
   /** Inserts, or replaces the record with this id when it has the same owner (another owner's id is left as it is). */
   put(file: FileRecord): Promise<void>;
   /** The record, deleted ones included (callers decide what a tombstone means); null for another owner's id. */

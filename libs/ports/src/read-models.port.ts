@@ -86,6 +86,8 @@ export interface AgentStore {
 }
 
 export interface EnvironmentStore {
+  /** Inserts a new environment; an id already stored (any owner's) is a ConcurrencyError, and nothing, `webhooks` included, is stored. */
+  insert(env: EnvironmentRecord, webhooks?: WebhookOutbox): Promise<void>;
   /** Inserts or replaces (same owner only: another owner's id is left alone, and `webhooks` not stored). */
   put(env: EnvironmentRecord, webhooks?: WebhookOutbox): Promise<void>;
   get(ownerId: string, id: string): Promise<EnvironmentRecord | null>;

@@ -34,12 +34,15 @@ export class AgentsService {
     return renderAgent(await this.createFrom(owner, body.name, agentConfigFromCreate(body)));
   }
 
-  /** A new agent at version 1 with this stored config (a create, or an import recreating an archived agent version), refused as a create refuses it. */
-  async createFrom(owner: string, name: string, config: AgentConfig): Promise<AgentRecord> {
+  /**
+   * A new agent at version 1 with this stored config (a create, or an import recreating an archived agent version), refused as a
+   * create refuses it. `id`: an import's, named from its Idempotency-Key.
+   */
+  async createFrom(owner: string, name: string, config: AgentConfig, id = this.ids.next('agent')): Promise<AgentRecord> {
     const now = this.clock.now().toISOString();
     refuseConfigIssues(agentConfigIssues(config));
     const record: AgentRecord = {
-      id: this.ids.next('agent'),
+      id,
       owner_id: owner,
       version: 1,
       name,

@@ -124,6 +124,7 @@ export class GatewayModule {
               agents,
               agentStore: d.store.agents,
               environments,
+              environmentStore: d.store.environments,
               sessions,
               useCases,
               files: d.store.files,

@@ -40,12 +40,15 @@ export class EnvironmentsService {
     return renderEnvironment(await this.createFrom(owner, fields, environmentConfigFrom(body.config)));
   }
 
-  /** A new environment with this stored config (a create, or an import recreating an archived one), refused as a create refuses it. */
-  async createFrom(owner: string, fields: Pick<EnvironmentRecord, 'name' | 'description' | 'metadata'>, config: EnvironmentConfig): Promise<EnvironmentRecord> {
+  /**
+   * A new environment with this stored config (a create, or an import recreating an archived one), refused as a create refuses it.
+   * `id`: an import's, named from its Idempotency-Key.
+   */
+  async createFrom(owner: string, fields: Pick<EnvironmentRecord, 'name' | 'description' | 'metadata'>, config: EnvironmentConfig, id = this.ids.next('env')): Promise<EnvironmentRecord> {
     this.refuseUnsupported(config);
     const now = this.clock.now().toISOString();
     const record: EnvironmentRecord = {
-      id: this.ids.next('env'),
+      id,
       owner_id: owner,
       ...fields,
       config,
@@ -54,7 +57,8 @@ export class EnvironmentsService {
       archived_at: null,
       deleted: false,
     };
-    await this.environments.put(record, await this.webhooks.plan({ type: 'environment.created', id: record.id, ownerId: owner, at: now }));
+    // Inserted, never replaced: an import's id named from its key may be made by a concurrent attempt first (ConcurrencyError).
+    await this.environments.insert(record, await this.webhooks.plan({ type: 'environment.created', id: record.id, ownerId: owner, at: now }));
     return record;
   }
 

@@ -14,7 +14,7 @@ export class ImportController {
   async import(@Input() i: RouteInput<typeof R.import>, @Req() req: Request) {
     try {
       const declared = Number(req.headers['content-length'] ?? NaN);
-      return await this.sessionImport.import(i.owner, req, i.query, Number.isFinite(declared) ? declared : undefined);
+      return await this.sessionImport.import(i.owner, req, i.query, Number.isFinite(declared) ? declared : undefined, i.headers['idempotency-key']);
     } finally {
       // A refusal may come before the whole upload was read: the rest is read and dropped, so the client gets the answer, not a
       // reset, and the connection closes after it (a client that stops sending on the answer would otherwise hold it open).

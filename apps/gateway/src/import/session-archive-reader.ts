@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   ARCHIVE_LIMITS,
@@ -34,6 +34,8 @@ export type ArchiveReaderOptions = Readonly<{
   blobKey: () => string;
   /** The whole upload (default `ARCHIVE_LIMITS.archiveBytes`): more is a 413. */
   maxBytes: number;
+  /** Fed every byte of the upload as it is read (an import's Idempotency-Key is bound to the archive's digest). */
+  hash?: Hash;
 }>;
 
 /** The manifest, journal and transcripts are held in memory while the archive is read: at most this much of them together. */
@@ -57,6 +59,7 @@ export async function readSessionArchive(source: AsyncIterable<Uint8Array>, opti
           tooLarge = new ArchiveRefused('ARCHIVE_TOO_LARGE', `an archive may be at most ${options.maxBytes} bytes`, { limit_bytes: options.maxBytes });
           throw tooLarge;
         }
+        options.hash?.update(chunk);
         yield chunk;
       }
     })(),

@@ -15,9 +15,10 @@ import {
   type EnvironmentConfig,
   type SessionArchiveManifest,
 } from '@berth/contracts';
-import { BerthError, IllegalStateError, type IdGenerator } from '@berth/core';
-import type { AgentRecord, AgentStore, BlobStore, EnvironmentRecord, FileRecord, FileStore, SessionRecord } from '@berth/ports';
-import type { SessionUseCases } from '@berth/session-use-cases';
+import { createHash } from 'node:crypto';
+import { BerthError, ConcurrencyError, ErrorCodes, IllegalStateError, isBerthError, type IdGenerator } from '@berth/core';
+import type { AgentRecord, AgentStore, BlobStore, EnvironmentRecord, EnvironmentStore, FileRecord, FileStore } from '@berth/ports';
+import { IdempotentImportIds, importFingerprint, type ImportedSession, type SessionUseCases } from '@berth/session-use-cases';
 import { z } from 'zod';
 import { agentNotFound, type AgentsService } from '../agents/agents.service';
 import type { EnvironmentsService } from '../environments/environments.service';
@@ -28,26 +29,50 @@ export type SessionImportDeps = Readonly<{
   agents: AgentsService;
   agentStore: Pick<AgentStore, 'get'>;
   environments: EnvironmentsService;
+  environmentStore: Pick<EnvironmentStore, 'get'>;
   sessions: SessionsService;
-  useCases: Pick<SessionUseCases, 'import'>;
-  files: Pick<FileStore, 'put'>;
+  useCases: Pick<SessionUseCases, 'import' | 'claimImport'>;
+  files: Pick<FileStore, 'insert'>;
   blobs: BlobStore;
   ids: IdGenerator;
   /** The largest upload taken (a larger one is a 413). */
   maxBytes: number;
 }>;
 
-/** An agent or environment to run the import on, checked: the caller's own, or one to make. */
-type Planned<R, C> = Readonly<{ config: C; make: () => Promise<R> }>;
+/** An agent or environment to run the import on, checked: the caller's own, or one to make (under `id` when given, once). */
+type Planned<R, C> = Readonly<{ config: C; make: (id?: string) => Promise<R> }>;
 
 /** Use these of the caller's instead of recreating the archive's agent or environment. */
 export type ImportTargets = Readonly<{ agent_id?: string; environment_id?: string }>;
+
+/** An import's Idempotency-Key and what it is bound to (`importFingerprint`). */
+type ImportKey = Readonly<{ key: string; subject: string }>;
+
+/** The imported session, the workspace blob it restores, and the output files to record. */
+type Made = ImportedSession & Readonly<{ files: readonly FileRecord[] }>;
 
 /** The parts of the archived session, agent and environment an import recreates (as the API rendered them), and the resources it names as left behind. */
 const ArchivedSessionSchema = z.object({ title: z.string().max(512).nullable(), metadata: MetadataSchema, resources: z.array(UncarriedResourceSchema).max(MAX_SESSION_RESOURCES).default([]) });
 const ArchivedAgentSchema = z.object({ name: z.string().min(1).max(256), metadata: MetadataSchema });
 const ArchivedEnvironmentSchema = z.object({ name: z.string().min(1).max(256), description: z.string().max(2048).nullable(), metadata: MetadataSchema, config: z.unknown() });
 const AGENT_CONFIG_FIELDS = ['description', 'execution_identity', 'mcp_servers', 'metadata', 'model', 'multiagent', 'skills', 'system', 'tools'] as const;
+
+/** The kernel may still apply the CreateSession (no answer in time, or not visible yet): the workspace blob it names is kept. */
+const mayHaveApplied = (error: unknown): boolean => isBerthError(error) && (error.code === ErrorCodes.TIMEOUT || error.code === ErrorCodes.UNAVAILABLE);
+
+/** What an earlier attempt made under `id`, or what `make` makes now; a concurrent attempt making it first (the store's ConcurrencyError) is found instead. */
+async function once<R>(id: string | undefined, find: (id: string) => Promise<R | null>, make: (id?: string) => Promise<R>): Promise<R> {
+  if (id === undefined) return make();
+  const found = await find(id);
+  if (found !== null) return found;
+  try {
+    return await make(id);
+  } catch (error) {
+    const raced = error instanceof ConcurrencyError ? await find(id) : null;
+    if (raced === null) throw error;
+    return raced;
+  }
+}
 
 function archived<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
   const parsed = schema.safeParse(value);
@@ -66,38 +91,54 @@ function archived<T>(schema: z.ZodType<T>, value: unknown, field: string): T {
  * are recorded under their new ids. Its first sandbox gets the archived workspace. The session's
  * resources are not recreated (a file resource's file is not in the archive, a repository's token
  * never leaves its install): the import names each in `resources_not_carried`.
+ *
+ * With an Idempotency-Key the import is claimed (bound to the archive's digest and the targets)
+ * before anything is made, and what it makes is named from the key, so a retry, while the first
+ * attempt runs or after it died half-way, makes only what is missing and answers the same session.
  */
 export class SessionImport {
   constructor(private readonly d: SessionImportDeps) {}
 
   /** `declaredBytes`: the upload's Content-Length, when it has one (more than the limit is refused before a byte is read). */
-  async import(owner: string, upload: AsyncIterable<Uint8Array>, targets: ImportTargets, declaredBytes?: number) {
+  async import(owner: string, upload: AsyncIterable<Uint8Array>, targets: ImportTargets, declaredBytes?: number, idempotencyKey?: string) {
     if (declaredBytes !== undefined && declaredBytes > this.d.maxBytes) throw new ArchiveRefused('ARCHIVE_TOO_LARGE', `an archive may be at most ${this.d.maxBytes} bytes`, { limit_bytes: this.d.maxBytes });
-    const read = await readSessionArchive(upload, { blobs: this.d.blobs, blobKey: () => this.d.ids.next('blob'), maxBytes: this.d.maxBytes });
-    const staged = [...[...read.outputs.values()].map((o) => o.blob_key), ...(read.workspace_blob === null ? [] : [read.workspace_blob])];
-    let created: Readonly<{ record: SessionRecord; files: readonly FileRecord[] }>;
+    const keyed = idempotencyKey === undefined ? undefined : { key: idempotencyKey, hash: createHash('sha256') };
+    const read = await readSessionArchive(upload, { blobs: this.d.blobs, blobKey: () => this.d.ids.next('blob'), maxBytes: this.d.maxBytes, hash: keyed?.hash });
+    const key = keyed && { key: keyed.key, subject: importFingerprint(keyed.hash.digest('hex'), targets) };
+    const outputs = [...read.outputs.values()].map((o) => o.blob_key);
+    const workspace = read.workspace_blob === null ? [] : [read.workspace_blob];
+    let made: Made;
     try {
-      created = await this.create(owner, read, targets);
+      made = await this.create(owner, read, targets, key);
     } catch (error) {
-      await Promise.all(staged.map((key) => this.d.blobs.delete(key)));
+      await Promise.all([...outputs, ...(mayHaveApplied(error) ? [] : workspace)].map((blob) => this.d.blobs.delete(blob)));
       throw error;
     }
-    for (const file of created.files) await this.d.files.put(file);
-    return this.d.sessions.render(created.record);
+    // Under a key another attempt may have made the session, or recorded a file, first: this attempt's copies are dropped.
+    await Promise.all(workspace.filter((blob) => blob !== made.workspace_blob).map((blob) => this.d.blobs.delete(blob)));
+    for (const file of made.files) {
+      try {
+        await this.d.files.insert(file);
+      } catch (error) {
+        if (!(error instanceof ConcurrencyError)) throw error;
+        await this.d.blobs.delete(file.blob_key);
+      }
+    }
+    return this.d.sessions.render(made.record);
   }
 
-  private async create(owner: string, read: ReadArchive, targets: ImportTargets): Promise<Readonly<{ record: SessionRecord; files: readonly FileRecord[] }>> {
+  private async create(owner: string, read: ReadArchive, targets: ImportTargets, key: ImportKey | undefined): Promise<Made> {
     const { manifest } = read;
     const session = archived(ArchivedSessionSchema, manifest.session, 'session');
     // Everything is checked before the agent or environment is made, so a refusal leaves neither behind.
     const environmentPlan = await this.environmentFor(owner, manifest, targets.environment_id);
     const agentPlan = await this.agentFor(owner, manifest, targets.agent_id);
     refuseConfigIssues(agentConfigIssuesFor(agentPlan.config, manifest.source.harness), 'agent');
-    const environment = await environmentPlan.make();
-    const agent = await agentPlan.make();
-    const sessionId = this.d.ids.next('sesn');
-    const files = this.filesOf(owner, sessionId, read);
-    const record = await this.d.useCases.import({
+    const sessionId = key === undefined ? this.d.ids.next('sesn') : await this.d.useCases.claimImport(owner, key.key, key.subject);
+    const environment = await once(key && IdempotentImportIds.environment(owner, key.key), (id) => this.d.environmentStore.get(owner, id), environmentPlan.make);
+    const agent = await once(key && IdempotentImportIds.agent(owner, key.key), (id) => this.d.agentStore.get(owner, id), agentPlan.make);
+    const files = this.filesOf(owner, sessionId, read, key?.key);
+    const imported = await this.d.useCases.import({
       owner,
       session_id: sessionId,
       agent: { id: agent.id, version: agent.version },
@@ -118,8 +159,9 @@ export class SessionImport {
         workspace_blob: read.workspace_blob,
         resources_not_carried: session.resources,
       },
+      idempotency_key: key?.key,
     });
-    return { record, files };
+    return { ...imported, files };
   }
 
   /** The caller's environment (on the archive's harness), or the archived one, checked, to be recreated. */
@@ -140,7 +182,7 @@ export class SessionImport {
     }
     this.sameHarness(config, manifest);
     this.d.environments.refuseUnsupported(config);
-    return { config, make: () => this.d.environments.createFrom(owner, { name: env.name, description: env.description, metadata: env.metadata }, config) };
+    return { config, make: (id) => this.d.environments.createFrom(owner, { name: env.name, description: env.description, metadata: env.metadata }, config, id) };
   }
 
   private sameHarness(config: EnvironmentConfig, manifest: SessionArchiveManifest): void {
@@ -168,15 +210,15 @@ export class SessionImport {
       throw new ArchiveRefused('ARCHIVE_MANIFEST_INVALID', `manifest.json: ${field}: ${issue?.message ?? String(error)}`, { field });
     }
     refuseConfigIssues(agentConfigIssues(config), 'agent');
-    return { config, make: () => this.d.agents.createFrom(owner, name, config) };
+    return { config, make: (id) => this.d.agents.createFrom(owner, name, config, id) };
   }
 
-  /** The archive's outputs as files of the new session, with new ids, in manifest order. */
-  private filesOf(owner: string, sessionId: string, read: ReadArchive): FileRecord[] {
-    return [...read.outputs.values()].map((o) => {
+  /** The archive's outputs as files of the new session, with new ids (named from the key, if any), in manifest order. */
+  private filesOf(owner: string, sessionId: string, read: ReadArchive, key: string | undefined): FileRecord[] {
+    return [...read.outputs.values()].map((o, index) => {
       const mime = mimeTypeOf(o.metadata.filename, o.metadata.mime_type);
       return {
-        id: this.d.ids.next('file'),
+        id: key === undefined ? this.d.ids.next('file') : IdempotentImportIds.file(owner, key, index),
         owner_id: owner,
         filename: fileNameOf(o.metadata.filename, mime),
         mime_type: mime,

@@ -3,7 +3,7 @@ import { jsonBytes, PayloadLimits, sessionSecretAad, toPublicEvent, type Command
 import type { IdempotencyKeys, SecretBox, SessionJournal, SessionReadModel, SessionRecord, SessionSecrets, TranscriptMirror } from '@berth/ports';
 import { boundLeaseExpired, DEFAULT_REBUILD_WAIT, nextRebuildWaitStep, type RebuildWaitPolicy, type SessionView } from '@berth/session-domain';
 import { cutTranscripts } from './fork-transcripts';
-import { batchFingerprint, eventsKeySlot, IdempotentCommandIds } from './idempotent-ids';
+import { batchFingerprint, eventsKeySlot, IdempotentCommandIds, importKeySlot } from './idempotent-ids';
 import { recoverResult, type RecoverResult } from './recover-result';
 import { NO_SANDBOX, type ProbeTarget, type SandboxProbe } from './sandbox-probe.port';
 import type { AcceptedOutcome, SessionCommandSender } from './session-commands';
@@ -68,7 +68,15 @@ export type ImportSessionInput = Readonly<{
   metadata: Readonly<Record<string, string>>;
   transcripts: readonly Readonly<{ path: string; data: string }>[];
   origin: ImportOrigin;
+  /** Claimed first (`claimImport`, whose session id this is): a retry sends the same CreateSession command. */
+  idempotency_key?: string;
 }>;
+
+/**
+ * The imported session and the workspace blob it restores from: this attempt's, or, under an
+ * Idempotency-Key, an earlier or concurrent attempt's (then this attempt's copy is not needed).
+ */
+export type ImportedSession = Readonly<{ record: SessionRecord; workspace_blob: string | null }>;
 
 /** The turn a fork continues from: its `user.message` id or seq; neither: the latest completed turn. */
 export type ForkAt = Readonly<{ event_id?: string; seq?: number }>;
@@ -142,11 +150,7 @@ export class SessionUseCases {
     const key = input.idempotency_key;
     let sessionId = this.d.ids.next('sesn');
     if (key !== undefined) {
-      const held = await this.d.idempotency.claim({ owner_id: owner, key, subject: input.agent.id, session_id: sessionId, created_at: this.d.clock.now().toISOString() });
-      if (held.subject !== input.agent.id) {
-        throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used to create a session for another agent');
-      }
-      sessionId = held.session_id;
+      sessionId = await this.claim(owner, key, input.agent.id, sessionId, 'this Idempotency-Key was already used to create a session for another agent');
       const existing = await this.d.sessions.get(owner, sessionId);
       if (existing) return existing;
     }
@@ -227,23 +231,58 @@ export class SessionUseCases {
    * transcripts first (its first turn restores them into the sandbox and resumes the harness
    * conversation), then it is created with `import` (recorded as `SessionImported`; its first
    * sandbox gets the archived workspace). A crash in between leaves a mirror of a session never
-   * created; a retried import makes a new session.
+   * created; a retried import makes a new session, unless it has the same Idempotency-Key: then
+   * the session already made is answered, or the same command is sent again (the mirror takes
+   * each offset once, the kernel applies the command once).
    */
-  async import(input: ImportSessionInput): Promise<SessionRecord> {
+  async import(input: ImportSessionInput): Promise<ImportedSession> {
     const { owner, session_id: sessionId } = input;
+    const key = input.idempotency_key;
+    const record = (key === undefined ? null : await this.d.sessions.get(owner, sessionId)) ?? (await this.sendImport(input));
+    // Concurrent attempts under one key each hear "applied" (the second commit of one command is a no-op): only the journal says whose blob it took.
+    const [imported] = await this.d.journal.readEvents(sessionId, { types: ['SessionImported'], limit: 1 });
+    return { record, workspace_blob: imported?.type === 'SessionImported' ? imported.data.from.workspace_blob : null };
+  }
+
+  private async sendImport(input: ImportSessionInput): Promise<SessionRecord> {
+    const { owner, session_id: sessionId } = input;
+    const key = input.idempotency_key;
     for (const file of input.transcripts) await this.d.transcripts.append({ session_id: sessionId, path: file.path, offset: 0, data: file.data });
-    const outcome = await this.d.commands.send(owner, sessionId, 'CreateSession', {
-      owner_id: owner,
-      agent: input.agent,
-      environment_id: input.environment_id,
-      harness: input.harness,
-      title: input.title,
-      metadata: input.metadata,
-      idempotency_key: null,
-      permission_mode: input.permission_mode,
-      import: input.origin,
-    });
+    const outcome = await this.d.commands.send(
+      owner,
+      sessionId,
+      'CreateSession',
+      {
+        owner_id: owner,
+        agent: input.agent,
+        environment_id: input.environment_id,
+        harness: input.harness,
+        title: input.title,
+        metadata: input.metadata,
+        idempotency_key: key ?? null,
+        permission_mode: input.permission_mode,
+        import: input.origin,
+      },
+      key === undefined ? undefined : IdempotentCommandIds.import(owner, key),
+    );
     return this.readAfter(owner, sessionId, outcome.last_seq);
+  }
+
+  /**
+   * Claims an import's Idempotency-Key before the import makes anything: scoped to the owner and
+   * bound to `subject` (the archive and the agent and environment asked for, `importFingerprint`).
+   * The session id the import makes, the first attempt's on a retry; another subject is
+   * IDEMPOTENCY_KEY_CONFLICT.
+   */
+  claimImport(owner: string, key: string, subject: string): Promise<string> {
+    return this.claim(owner, importKeySlot(key), subject, this.d.ids.next('sesn'), 'this Idempotency-Key was already used to import another archive, or onto another agent or environment');
+  }
+
+  /** Claims `slot` for `sessionId` unless taken: the session id it is held for; held for another subject, IDEMPOTENCY_KEY_CONFLICT. */
+  private async claim(owner: string, slot: string, subject: string, sessionId: string, conflict: string): Promise<string> {
+    const held = await this.d.idempotency.claim({ owner_id: owner, key: slot, subject, session_id: sessionId, created_at: this.d.clock.now().toISOString() });
+    if (held.subject !== subject) throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, conflict);
+    return held.session_id;
   }
 
   /** Title and metadata; `metadata: null` clears every key, a null value deletes one. Nothing to change sends nothing. */
@@ -379,11 +418,7 @@ export class SessionUseCases {
   }
 
   private async claimEventsKey(owner: string, sessionId: string, key: string, events: readonly SendableEvent[]): Promise<void> {
-    const subject = batchFingerprint(events);
-    const held = await this.d.idempotency.claim({ owner_id: owner, key: eventsKeySlot(sessionId, key), subject, session_id: sessionId, created_at: this.d.clock.now().toISOString() });
-    if (held.subject !== subject) {
-      throw new IllegalStateError(ErrorCodes.IDEMPOTENCY_KEY_CONFLICT, 'this Idempotency-Key was already used on this session for other events');
-    }
+    await this.claim(owner, eventsKeySlot(sessionId, key), batchFingerprint(events), sessionId, 'this Idempotency-Key was already used on this session for other events');
   }
 
   private seal(sessionId: string, resourceId: string, token: string) {

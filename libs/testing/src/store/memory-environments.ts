@@ -1,3 +1,4 @@
+import { ConcurrencyError } from '@berth/core';
 import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { recordJson } from '@berth/store/shared';
 import { pageRows } from './paging';
@@ -7,6 +8,11 @@ export class MemoryEnvironments implements EnvironmentStore {
   private readonly environments = new Map<string, EnvironmentRecord>();
 
   constructor(private readonly webhooks: MemoryWebhooks) {}
+
+  async insert(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
+    if (this.environments.has(env.id)) throw new ConcurrencyError(`environment ${env.id} already exists`);
+    await this.put(env, webhooks);
+  }
 
   async put(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const stored = this.environments.get(env.id);

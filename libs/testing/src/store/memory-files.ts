@@ -1,9 +1,14 @@
-import { ValidationError } from '@berth/core';
+import { ConcurrencyError, ValidationError } from '@berth/core';
 import type { FileListQuery, FileRecord, FileStore, Page } from '@berth/ports';
 import { pageRows } from './paging';
 
 export class MemoryFiles implements FileStore {
   private readonly files = new Map<string, FileRecord>();
+
+  async insert(file: FileRecord): Promise<void> {
+    if (this.files.has(file.id)) throw new ConcurrencyError(`file ${file.id} already exists`);
+    this.files.set(file.id, structuredClone(file));
+  }
 
   async put(file: FileRecord): Promise<void> {
     const stored = this.files.get(file.id);

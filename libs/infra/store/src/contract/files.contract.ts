@@ -1,4 +1,4 @@
-import { ValidationError } from '@berth/core';
+import { ConcurrencyError, ValidationError } from '@berth/core';
 import type { BerthStore } from '@berth/ports';
 import { at, file } from './fixtures';
 
@@ -27,6 +27,19 @@ export function filesContract(store: () => BerthStore): void {
       await files.put(file({ id: 'file_1', owner_id: 'owner_b', filename: 'stolen.txt' }));
       expect((await files.get('owner_a', 'file_1'))?.filename).toBe('renamed.txt');
       expect(await files.get('owner_b', 'file_1')).toBeNull();
+    });
+
+    it('inserts a new id only: an id already stored, any owner’s or deleted, is a ConcurrencyError and changes nothing', async () => {
+      const { files } = store();
+      await files.insert(file({ id: 'file_1' }));
+      await files.insert(file({ id: 'file_2' }));
+      await files.markDeleted('owner_a', 'file_2');
+      for (const again of [file({ id: 'file_1', filename: 'again.txt' }), file({ id: 'file_1', owner_id: 'owner_b' }), file({ id: 'file_2', filename: 'again.txt' })]) {
+        await expect(files.insert(again)).rejects.toBeInstanceOf(ConcurrencyError);
+      }
+      expect(await files.get('owner_a', 'file_1')).toEqual(file({ id: 'file_1' }));
+      expect(await files.get('owner_b', 'file_1')).toBeNull();
+      expect(await files.get('owner_a', 'file_2')).toMatchObject({ filename: file({ id: 'file_2' }).filename, deleted: true });
     });
 
     it('lists newest first in keyset pages, filtered by scope and ids, never deleted ones', async () => {

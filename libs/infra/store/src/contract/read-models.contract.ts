@@ -170,6 +170,18 @@ export function readModelsContract(store: () => BerthStore): void {
       expect((await environments.list('owner_b', { limit: 10 })).data).toEqual([]);
     });
 
+    it('inserts a new id only: an id already stored, any owner’s, is a ConcurrencyError and changes nothing', async () => {
+      const { environments } = store();
+      const first = environment({ id: 'env_1' });
+      await environments.insert(first);
+      expect(await environments.get('owner_a', 'env_1')).toEqual(first);
+      for (const again of [environment({ id: 'env_1', name: 'again' }), environment({ id: 'env_1', owner_id: 'owner_b' })]) {
+        await expect(environments.insert(again)).rejects.toBeInstanceOf(ConcurrencyError);
+      }
+      expect(await environments.get('owner_a', 'env_1')).toEqual(first);
+      expect(await environments.get('owner_b', 'env_1')).toBeNull();
+    });
+
     it('lists in pages, skipping archived unless asked and deleted always', async () => {
       const { environments } = store();
       for (const i of [1, 2, 3, 4]) await environments.put(environment({ id: `env_${i}`, created_at: at(i) }));

@@ -195,6 +195,8 @@ export function webhooksContract(store: () => BerthStore): void {
       await agents.archive('owner_a', 'agent_1', at(6), hook('whd_agent_archived_again'));
       await environments.put(environment({ id: 'env_1' }), hook('whd_env'));
       await environments.put(environment({ id: 'env_1', owner_id: 'owner_b' }), hook('whd_env_other_owner'));
+      await environments.insert(environment({ id: 'env_2' }), hook('whd_env_inserted'));
+      await expect(environments.insert(environment({ id: 'env_2' }), hook('whd_env_insert_conflict'))).rejects.toBeInstanceOf(ConcurrencyError);
       await vaults.put(vault({ id: 'vlt_1' }), hook('whd_vault'));
       await vaults.putCredential(credential({ id: 'vcrd_1' }), hook('whd_credential'));
       await vaults.updateCredential(credential({ id: 'vcrd_1', version: 1 }), 0, hook('whd_credential_updated'));
@@ -204,7 +206,12 @@ export function webhooksContract(store: () => BerthStore): void {
       expect(await vaults.delete('owner_a', 'vlt_1', hook('whd_vault_deleted'))).toBe(true);
       expect(await vaults.delete('owner_a', 'vlt_1', hook('whd_vault_gone'))).toBe(false);
 
-      expect(await stored('whd_agent_created', 'whd_agent_conflict', 'whd_agent_archived', 'whd_agent_archived_again', 'whd_env', 'whd_env_other_owner')).toEqual(['whd_agent_created', 'whd_agent_archived', 'whd_env']);
+      expect(await stored('whd_agent_created', 'whd_agent_conflict', 'whd_agent_archived', 'whd_agent_archived_again', 'whd_env', 'whd_env_other_owner', 'whd_env_inserted', 'whd_env_insert_conflict')).toEqual([
+        'whd_agent_created',
+        'whd_agent_archived',
+        'whd_env',
+        'whd_env_inserted',
+      ]);
       expect(await stored('whd_vault', 'whd_credential', 'whd_credential_updated', 'whd_credential_stale', 'whd_credential_deleted', 'whd_credential_gone', 'whd_vault_deleted', 'whd_vault_gone')).toEqual([
         'whd_vault',
         'whd_credential',

@@ -1,3 +1,4 @@
+import { ConcurrencyError } from '@berth/core';
 import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
@@ -9,12 +10,26 @@ import { keysetPage } from './keyset';
 import { writeWithWebhooks } from './webhooks';
 
 const recordOf = (doc: { record: string } | null): EnvironmentRecord | null => (doc ? (JSON.parse(doc.record) as EnvironmentRecord) : null);
+const fieldsOf = (env: EnvironmentRecord) => ({ created_at: env.created_at, archived: env.archived_at !== null, deleted: env.deleted, record: recordJson(`environment ${env.id}`, env) });
 
 export class MongoEnvironments implements EnvironmentStore {
   constructor(private readonly m: MongoContext) {}
 
+  async insert(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
+    const doc = { _id: env.id, owner_id: env.owner_id, ...fieldsOf(env) };
+    try {
+      await writeWithWebhooks(this.m, webhooks, async (session) => {
+        await this.m.c.environments.insertOne(doc, { session });
+        return true;
+      });
+    } catch (e) {
+      if (isDuplicateOn(e, '_id_')) throw new ConcurrencyError(`environment ${env.id} already exists`);
+      throw e;
+    }
+  }
+
   async put(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
-    const fields = { created_at: env.created_at, archived: env.archived_at !== null, deleted: env.deleted, record: recordJson(`environment ${env.id}`, env) };
+    const fields = fieldsOf(env);
     try {
       await writeWithWebhooks(this.m, webhooks, async (session) => {
         await this.m.c.environments.updateOne({ _id: env.id, owner_id: env.owner_id }, { $set: fields }, { upsert: true, session });

@@ -1,3 +1,4 @@
+import { ConcurrencyError } from '@berth/core';
 import type { FileListQuery, FileRecord, FileStore, Page } from '@berth/ports';
 import type { Filter } from 'mongodb';
 import { checkIds } from '../shared/checks';
@@ -8,14 +9,23 @@ import { keysetPage } from './keyset';
 
 /** The `deleted` field is the truth (markDeleted flips only it). */
 const recordOf = (doc: { record: string; deleted: boolean } | null): FileRecord | null => (doc ? { ...(JSON.parse(doc.record) as FileRecord), deleted: doc.deleted } : null);
+const fieldsOf = (file: FileRecord) => ({ scope_id: file.scope?.id ?? null, created_at: file.created_at, deleted: file.deleted, record: JSON.stringify(file) });
 
 export class MongoFiles implements FileStore {
   constructor(private readonly c: Collections) {}
 
-  async put(file: FileRecord): Promise<void> {
-    const fields = { scope_id: file.scope?.id ?? null, created_at: file.created_at, deleted: file.deleted, record: JSON.stringify(file) };
+  async insert(file: FileRecord): Promise<void> {
     try {
-      await this.c.files.updateOne({ _id: file.id, owner_id: file.owner_id }, { $set: fields }, { upsert: true });
+      await this.c.files.insertOne({ _id: file.id, owner_id: file.owner_id, ...fieldsOf(file) });
+    } catch (e) {
+      if (isDuplicateOn(e, '_id_')) throw new ConcurrencyError(`file ${file.id} already exists`);
+      throw e;
+    }
+  }
+
+  async put(file: FileRecord): Promise<void> {
+    try {
+      await this.c.files.updateOne({ _id: file.id, owner_id: file.owner_id }, { $set: fieldsOf(file) }, { upsert: true });
     } catch (e) {
       // The id belongs to another owner: never overwrite it.
       if (!isDuplicateOn(e, '_id_')) throw e;

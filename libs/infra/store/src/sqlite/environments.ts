@@ -1,14 +1,30 @@
+import { ConcurrencyError } from '@berth/core';
 import type { EnvironmentRecord, EnvironmentStore, Page, PageQuery, WebhookOutbox } from '@berth/ports';
 import { recordJson } from '../shared/limits';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
-import type { SqliteDb } from './sqlite-db';
+import { isConstraintError, type SqliteDb } from './sqlite-db';
 import { insertDeliveries } from './webhooks';
 
 const recordOf = (row: unknown): EnvironmentRecord | null => (row ? (JSON.parse((row as { record: string }).record) as EnvironmentRecord) : null);
 
 export class SqliteEnvironments implements EnvironmentStore {
   constructor(private readonly db: SqliteDb) {}
+
+  async insert(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
+    const json = recordJson(`environment ${env.id}`, env);
+    try {
+      this.db.write(() => {
+        this.db
+          .stmt('INSERT INTO environments (id, owner_id, created_at, archived, deleted, record) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(env.id, env.owner_id, env.created_at, env.archived_at === null ? 0 : 1, env.deleted ? 1 : 0, json);
+        insertDeliveries(this.db, webhooks);
+      });
+    } catch (e) {
+      if (isConstraintError(e)) throw new ConcurrencyError(`environment ${env.id} already exists`);
+      throw e;
+    }
+  }
 
   async put(env: EnvironmentRecord, webhooks: WebhookOutbox = []): Promise<void> {
     const json = recordJson(`environment ${env.id}`, env);

@@ -1,8 +1,9 @@
+import { ConcurrencyError } from '@berth/core';
 import type { FileListQuery, FileRecord, FileStore, Page } from '@berth/ports';
 import { checkIds } from '../shared/checks';
 import { checkLimit, orderOf, pageOf } from '../shared/paging';
 import { keysetPage } from './keyset';
-import type { SqliteDb } from './sqlite-db';
+import { isConstraintError, type SqliteDb } from './sqlite-db';
 
 type Row = { record: string; deleted: number };
 /** The `deleted` column is the truth (markDeleted flips only it). */
@@ -10,6 +11,17 @@ const recordOf = (row: unknown): FileRecord | null => (row ? { ...(JSON.parse((r
 
 export class SqliteFiles implements FileStore {
   constructor(private readonly db: SqliteDb) {}
+
+  async insert(file: FileRecord): Promise<void> {
+    try {
+      this.db
+        .stmt('INSERT INTO files (id, owner_id, scope_id, created_at, deleted, record) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(file.id, file.owner_id, file.scope?.id ?? null, file.created_at, file.deleted ? 1 : 0, JSON.stringify(file));
+    } catch (e) {
+      if (isConstraintError(e)) throw new ConcurrencyError(`file ${file.id} already exists`);
+      throw e;
+    }
+  }
 
   async put(file: FileRecord): Promise<void> {
     this.db
