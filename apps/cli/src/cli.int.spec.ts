@@ -273,6 +273,8 @@ describe('berth against a loopback API', () => {
     expect(await runCli(['sessions', 'import', join(dir, 'in.berth.tar'), '--agent', 'agent_9', '--env', 'env_9', '--json'], { env: env(server.url), io: machine.io })).toBe(ExitCode.ok);
     expect(JSON.parse(machine.out.join('\n')).berth.imported_from.session_id).toBe('sesn_src');
     expect(bodies.at(-1)?.query).toBe('?agent_id=agent_9&environment_id=env_9');
+    expect(await runCli(['sessions', 'import', join(dir, 'in.berth.tar'), '--idempotency-key', 'import-once'], { env: env(server.url), io: capture().io })).toBe(ExitCode.ok);
+    expect(bodies.at(-1)?.headers).toMatchObject({ 'idempotency-key': 'import-once' });
     // The API's refusal is printed with its code; a file that is not there is a usage error, nothing sent.
     writeFileSync(join(dir, 'bad.tar'), 'not an archive');
     const refused = capture();

@@ -206,6 +206,7 @@ export const sessionCommands: readonly Command[] = [
     options: {
       agent: { type: 'string', help: 'run it on this agent of yours (its latest version) instead of recreating the archived one' },
       env: { type: 'string', help: 'run it in this environment of yours (same harness) instead of recreating the archived one' },
+      'idempotency-key': { type: 'string', help: 'retry-safe import: the same key and archive return the same session' },
     },
     summary: 'recreate an exported session (a `sessions export` archive) under your key, with new ids; it continues its conversation',
     run: async ({ api }, a, o) => {
@@ -215,9 +216,10 @@ export const sessionCommands: readonly Command[] = [
       } catch (e) {
         throw new UsageError(`cannot read ${a.file}: ${(e as Error).message}`);
       }
+      const key = str(o, 'idempotency-key');
       const res = await api.raw('POST', '/v1/sessions/import', {
         body: archive,
-        headers: { 'content-type': 'application/x-tar' },
+        headers: { 'content-type': 'application/x-tar', ...(key ? { 'idempotency-key': key } : {}) },
         query: { agent_id: str(o, 'agent'), environment_id: str(o, 'env') },
       });
       const imported = (await res.json()) as Session & { berth?: { imported_from?: { session_id: string; resources_not_carried?: UncarriedResource[] } } };
