@@ -66,8 +66,8 @@ export type TurnExecutionDeps = Readonly<{
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
   restored: Set<string>;
-  /** The transcript cut and workspace snapshot at the turn's end (undefined: none could be taken). */
-  checkpoint: () => Promise<TurnCheckpoint | undefined>;
+  /** The workspace snapshot at the turn's end, and the transcript cut once `transcriptMirrored` resolves (undefined: none could be taken). */
+  checkpoint: (transcriptMirrored: Promise<void>) => Promise<TurnCheckpoint | undefined>;
   /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
   customTools: Pick<CustomToolSockets, 'serve'> | null;
   /** Highest offset the kernel recorded for this turn (-1: none), of all its outputs or of those before a journal seq; read when reattaching or continuing. */
@@ -334,13 +334,18 @@ export class TurnExecution {
 
   /**
    * The harness printed its terminal line: the turn is over for the user even while the process
-   * exits. Its input ends, its outputs and transcript are flushed, then the workflow hears of it.
+   * exits. Its input ends (not waited for: the harness exits once it read it, and the next turn
+   * starts after that exit), its outputs, transcript and output files are flushed, side by side with
+   * its checkpoint, then the workflow hears of it.
    */
   private async onTerminal(terminal: TurnTerminal): Promise<void> {
     this.pending.clear();
-    await Promise.all([this.batcher?.flush(), this.mirror.mirror({ quick: true }), this.process?.endStdin().catch(() => undefined), this.captureOutputs()]);
+    void this.process?.endStdin().catch(() => undefined);
+    const mirrored = this.mirror.mirror({ quick: true });
     // A turn a fork may continue from: its checkpoint is recorded with its completion, so a client that saw it idle can fork it.
-    const checkpoint = terminal.ok || terminal.interrupted ? await this.deps.checkpoint() : undefined;
+    const checkpointed = terminal.ok || terminal.interrupted ? this.deps.checkpoint(mirrored) : Promise.resolve(undefined);
+    await Promise.all([this.batcher?.flush(), mirrored, this.captureOutputs()]);
+    const checkpoint = await checkpointed;
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.report({
       kind: 'turn_terminal',

@@ -104,7 +104,7 @@ export class TurnExecutions {
         tuning: this.tuning,
         now: this.deps.now,
         restored: this.restored,
-        checkpoint: () => this.deps.checkpoints.take(turn),
+        checkpoint: (transcriptMirrored) => this.deps.checkpoints.take(turn, transcriptMirrored),
         lastRecordedOffset: (beforeSeq) => this.lastRecordedOffset(turn.session_id, turn.turn_id, beforeSeq),
         report,
       },

@@ -8,7 +8,6 @@ import {
   killTurnCommand,
   parseTurnStatus,
   STDIN_END,
-  TURN_DIR,
   turnFiles,
   turnStatusCommand,
   wholeLines,
@@ -43,15 +42,16 @@ export class TurnProcess {
     return parseTurnStatus((await execAndCollect(where.runtime, where.sandboxId, turnStatusCommand(where.turnId))).lines[0]);
   }
 
-  /** Writes the plan's files and the turn's stdin, then starts the harness. */
+  /** Writes the plan's files (when it has any), then starts the harness, its first input sent along with the exec. */
   static async start(where: Where, plan: TurnPlan, env: Readonly<Record<string, string>>, workdir: string): Promise<TurnProcess> {
     const { runtime, sandboxId, turnId } = where;
-    const dirs = new Set([TURN_DIR, ...plan.files.map((f) => posix.dirname(f.path))]);
-    await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...dirs]);
-    for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
+    if (plan.files.length > 0) {
+      await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...new Set(plan.files.map((f) => posix.dirname(f.path)))]);
+      for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
+    }
     const stdin: StdinMode = plan.keepStdinOpen ? 'follow' : 'file';
-    await runtime.writeFile(sandboxId, turnFiles(turnId).stdin, plan.stdinLines.map((l) => `${l}\n`).join(''), 0o600);
-    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(turnId, stdin, plan.argv), env, workdir, stdin: '' });
+    const input = plan.stdinLines.map((l) => `${l}\n`).join('');
+    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(turnId, stdin, Buffer.byteLength(input), plan.argv), env, workdir, stdin: input });
     return new TurnProcess(where, [], handle, stdin, null);
   }
 

@@ -76,7 +76,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(7)]);
+        argvs.push([...spec.cmd.slice(8)]);
         return { lines: claudeTurn('h-42', 'ok'), exitCode: 0 };
       },
     });
@@ -282,7 +282,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(7)]);
+        argvs.push([...spec.cmd.slice(8)]);
         return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
       },
     });
