@@ -85,6 +85,12 @@ export class TurnExecution {
   readonly turnId: string;
   readonly generation: number;
   readonly done: Promise<void>;
+  /**
+   * The next harness of the session may start: this one's process is gone and its terminal line was
+   * reported (its last transcript mirror and exit report may still run: mirrors append at offsets,
+   * so the next turn's mirrors and this one's agree), or, without a terminal line, the execution is done.
+   */
+  readonly exited: Promise<void>;
   /** This process streams the harness (it started it, or follows it after a reattach). */
   attached = false;
 
@@ -108,6 +114,7 @@ export class TurnExecution {
   private hasSettled = false;
   /** Records the turn's duration, once (see `traced`). */
   private recordSettled: () => void = () => undefined;
+  private markExited: () => void = () => undefined;
 
   constructor(
     private readonly turn: TurnToRun,
@@ -130,8 +137,12 @@ export class TurnExecution {
       everyMs: deps.tuning.mirrorEveryMs,
       log: this.log,
     });
+    this.exited = new Promise((resolve) => (this.markExited = resolve));
     // A turn that settled at its terminal line may still be exiting: the next one starts after it.
-    this.done = previous.catch(() => undefined).then(() => this.traced());
+    this.done = previous
+      .catch(() => undefined)
+      .then(() => this.traced())
+      .finally(() => this.markExited());
   }
 
   /** The turn is over for the user (it reported to the workflow), though its process may still exit. */
@@ -230,6 +241,7 @@ export class TurnExecution {
     this.mirror.stop();
     if (this.terminalSeen !== null) {
       await this.terminalSeen;
+      this.markExited();
       // The harness may append to its transcript while it exits: mirror the rest.
       await this.mirror.mirror({ final: true });
       return this.reportExit(await this.exitCode(), { state: 'running' });
