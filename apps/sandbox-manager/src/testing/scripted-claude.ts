@@ -33,7 +33,7 @@ export class ScriptedClaude {
     private readonly options: ScriptedClaudeOptions = {},
   ) {}
 
-  readonly script: ExecScript = async ({ container, spec, stdin, emit }) => {
+  readonly script: ExecScript = async ({ container, spec, emit }) => {
     const cmd = spec.cmd.join(' ');
     const turnOf = (pattern: RegExp) => pattern.exec(cmd)?.[1] ?? '';
     if (cmd.includes('kill -s')) {
@@ -49,8 +49,6 @@ export class ScriptedClaude {
     if (spec.cmd[0] === 'tail') return this.follow(container, turnOf(/turns\/(.+)\.jsonl$/), Number(spec.cmd[2]?.slice(1)) - 1, emit);
     if (spec.cmd[3] !== 'berth-turn') return { lines: [], exitCode: 0 };
     const turnId = spec.cmd[5];
-    // The exec script's first step: the turn's first input, sent with the exec, becomes its stdin file.
-    await this.runtime().writeFile(container, turnFiles(turnId).stdin, await stdin, 0o600);
     this.started.push(turnId);
     this.running.add(key(container, turnId));
     const exitCode = await this.harness(container, turnId, (o) => {

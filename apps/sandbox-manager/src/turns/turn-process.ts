@@ -51,7 +51,10 @@ export class TurnProcess {
     }
     const stdin: StdinMode = plan.keepStdinOpen ? 'follow' : 'file';
     const input = plan.stdinLines.map((l) => `${l}\n`).join('');
-    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(turnId, stdin, Buffer.byteLength(input), plan.argv), env, workdir, stdin: input });
+    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(turnId, stdin, Buffer.byteLength(input), plan.argv), env, workdir });
+    handle.write(input);
+    // A `follow` harness's exec keeps its stdin for the end line.
+    if (stdin === 'file') handle.closeStdin();
     return new TurnProcess(where, [], handle, stdin, null);
   }
 
@@ -93,10 +96,18 @@ export class TurnProcess {
     return this.serially(async () => void (await writeStdinOnce(this.where, line)));
   }
 
-  /** Ends the harness's input (it finishes once it read everything before). */
+  /**
+   * Ends the harness's input (it finishes once it read everything before): on the exec's stdin when
+   * this process started the harness (no Docker call), else in the stdin file.
+   */
   endStdin(): Promise<void> {
     if (!this.readsStdin) return Promise.resolve();
-    const ended = this.serially(() => appendStdin(this.where, STDIN_END));
+    const handle = this.status === null ? this.handle : null;
+    const ended = this.serially(async () => {
+      if (handle === null) return appendStdin(this.where, STDIN_END);
+      handle.write(`${STDIN_END}\n`);
+      handle.closeStdin();
+    });
     this.stdinEnded = true;
     return ended;
   }
