@@ -30,7 +30,6 @@ import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnTuning = Readonly<{
   batchMaxOutputs: number;
-  batchDelayMs: number;
   /** After an interrupt line, how long the harness gets to stop by itself before its group is killed. */
   interruptGraceMs: number;
   /** Transcript mirror period while the turn runs (also during silent tool steps). */
@@ -39,7 +38,7 @@ export type TurnTuning = Readonly<{
   deathSettleMs: number;
 }>;
 
-export const DEFAULT_TURN_TUNING: TurnTuning = { batchMaxOutputs: 50, batchDelayMs: 40, interruptGraceMs: 600, mirrorEveryMs: 1_000, deathSettleMs: 1_000 };
+export const DEFAULT_TURN_TUNING: TurnTuning = { batchMaxOutputs: 50, interruptGraceMs: 600, mirrorEveryMs: 1_000, deathSettleMs: 1_000 };
 
 export type TurnReport = (input: TurnTerminalSeen | TurnExited | TurnNotRun) => Promise<void>;
 
@@ -274,7 +273,6 @@ export class TurnExecution {
       lastRecordedOffset,
       firstOffset,
       maxOutputs: this.deps.tuning.batchMaxOutputs,
-      delayMs: this.deps.tuning.batchDelayMs,
       send: async (batch) => {
         await this.deps.sendOutputs(
           managerCommands.agentOutput(session_id, { turn_id, generation, offset: batch.offset, outputs: batch.outputs, harness_session_id: this.harnessSessionId }),
