@@ -129,7 +129,7 @@ export class InMemoryManager implements CommandBus {
       log: quiet,
       metrics,
       now: () => new Date().toISOString(),
-      tuning: { batchDelayMs: 5, interruptGraceMs: 50 },
+      tuning: { interruptGraceMs: 50 },
       customTools: null,
     });
     this.shell = new SandboxManagerShell({

@@ -7,12 +7,10 @@ export type OutputBatcherOptions = Readonly<{
   lastRecordedOffset: number;
   /** Offset of the first output (default 0): a turn continued by a new harness numbers on after the outputs its first one recorded. */
   firstOffset?: number;
-  /** Flush once this many outputs wait. */
+  /** A batch holds at most this many outputs… */
   maxOutputs: number;
-  /** …or before the batch would outgrow one command on the bus (default: under `PayloadLimits.commandBytes`). */
+  /** …and stays under one command on the bus (default: under `PayloadLimits.commandBytes`). */
   maxBytes?: number;
-  /** …or this long after the first one arrived. */
-  delayMs: number;
   send: (batch: OutputBatch) => Promise<void>;
   onError: (error: unknown) => void;
 }>;
@@ -23,15 +21,18 @@ const DEFAULT_MAX_BYTES = PayloadLimits.commandBytes - 4_096;
 /**
  * Numbers a turn's outputs in file order (the offset the kernel dedupes by) and sends them in
  * batches, one at a time and in order: the kernel drops outputs at or below the last recorded
- * offset, so a later batch overtaking an earlier one would lose the earlier one.
+ * offset, so a later batch overtaking an earlier one would lose the earlier one. An output goes at
+ * once when no batch is on its way; those that come while one is make the next batch, sent when it
+ * is answered. So a lone output waits for nothing, and a burst costs a few commands, not one each.
  */
 export class OutputBatcher {
   private nextOffset = 0;
   private pending: AgentOutput[] = [];
   private pendingOffset = 0;
   private pendingBytes = 0;
-  private timer: NodeJS.Timeout | null = null;
-  private chain: Promise<void> = Promise.resolve();
+  /** Batches closed while another was on its way, in offset order. */
+  private readonly queue: OutputBatch[] = [];
+  private sending: Promise<void> | null = null;
 
   constructor(private readonly options: OutputBatcherOptions) {
     this.nextOffset = options.firstOffset ?? 0;
@@ -47,25 +48,41 @@ export class OutputBatcher {
       const offset = this.nextOffset++;
       if (offset <= this.options.lastRecordedOffset) continue;
       const size = jsonBytes(output) + 1;
-      if (this.pending.length > 0 && this.pendingBytes + size > (this.options.maxBytes ?? DEFAULT_MAX_BYTES)) this.flush();
+      if (this.pending.length >= this.options.maxOutputs || (this.pending.length > 0 && this.pendingBytes + size > (this.options.maxBytes ?? DEFAULT_MAX_BYTES))) this.close();
       if (this.pending.length === 0) this.pendingOffset = offset;
       this.pending.push(output);
       this.pendingBytes += size;
     }
-    if (this.pending.length >= this.options.maxOutputs) this.flush();
-    else if (this.pending.length > 0 && this.timer === null) this.timer = setTimeout(() => this.flush(), this.options.delayMs);
+    if (this.sending === null && this.pending.length > 0) void this.flush();
   }
 
   /** Sends what waits; resolves when everything handed over so far was sent. */
   flush(): Promise<void> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    if (this.pending.length > 0) {
-      const batch: OutputBatch = { offset: this.pendingOffset, outputs: this.pending };
-      this.pending = [];
-      this.pendingBytes = 0;
-      this.chain = this.chain.then(() => this.options.send(batch)).catch(this.options.onError);
+    this.close();
+    if (this.sending === null && this.queue.length > 0) this.sending = Promise.resolve().then(() => this.drain());
+    return this.sending ?? Promise.resolve();
+  }
+
+  private close(): void {
+    if (this.pending.length === 0) return;
+    this.queue.push({ offset: this.pendingOffset, outputs: this.pending });
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      for (let batch = this.queue.shift(); batch !== undefined; batch = this.next()) {
+        await this.options.send(batch).catch(this.options.onError);
+      }
+    } finally {
+      this.sending = null;
     }
-    return this.chain;
+  }
+
+  /** The next batch to send: one closed already, else what came meanwhile. */
+  private next(): OutputBatch | undefined {
+    if (this.queue.length === 0) this.close();
+    return this.queue.shift();
   }
 }

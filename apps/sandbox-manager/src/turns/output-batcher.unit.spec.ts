@@ -3,20 +3,68 @@ import { OutputBatcher, type OutputBatch } from './output-batcher';
 
 const message = (text: string): AgentOutput => ({ kind: 'message', content: [{ type: 'text', text }] });
 
+async function waitFor(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 2_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 describe('OutputBatcher', () => {
   const batcher = (lastRecordedOffset: number, sent: OutputBatch[], maxOutputs = 3) =>
-    new OutputBatcher({ lastRecordedOffset, maxOutputs, delayMs: 10_000, send: async (b) => void sent.push(b), onError: (e) => { throw e; } });
+    new OutputBatcher({ lastRecordedOffset, maxOutputs, send: async (b) => void sent.push(b), onError: (e) => { throw e; } });
 
-  it('numbers outputs in file order and sends full batches at once, the rest on flush', async () => {
+  it('numbers outputs in file order, at most maxOutputs a batch', async () => {
     const sent: OutputBatch[] = [];
     const b = batcher(-1, sent);
     b.add(['a', 'b', 'c', 'd'].map(message));
     await b.flush();
-    expect(sent.map((s) => [s.offset, s.outputs.length])).toEqual([[0, 4]]);
+    expect(sent.map((s) => [s.offset, s.outputs.length])).toEqual([
+      [0, 3],
+      [3, 1],
+    ]);
     b.add([message('e')]);
     await b.flush();
-    expect(sent.map((s) => s.offset)).toEqual([0, 4]);
+    expect(sent.map((s) => s.offset)).toEqual([0, 3, 4]);
     expect(b.lastOffset).toBe(4);
+  });
+
+  it('sends an output at once when no batch is on its way: nothing waits for a flush or a timer', async () => {
+    const sent: OutputBatch[] = [];
+    const b = batcher(-1, sent, 50);
+    b.add([message('a')]);
+    // One turn of the event loop: no timer can have fired.
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual([{ offset: 0, outputs: [message('a')] }]);
+  });
+
+  it('gathers the outputs that come while a batch is on its way into the next one, sent when that one is answered', async () => {
+    const sent: OutputBatch[] = [];
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((r) => (answer = r));
+    const b = new OutputBatcher({
+      lastRecordedOffset: -1,
+      maxOutputs: 50,
+      send: async (batch) => {
+        sent.push(batch);
+        if (batch.offset === 0) await answered;
+      },
+      onError: (e) => {
+        throw e;
+      },
+    });
+    b.add([message('a')]);
+    await waitFor(() => sent.length === 1);
+    b.add([message('b')]);
+    b.add([message('c')]);
+    expect(sent).toHaveLength(1);
+    answer();
+    await b.flush();
+    expect(sent).toEqual([
+      { offset: 0, outputs: [message('a')] },
+      { offset: 1, outputs: [message('b'), message('c')] },
+    ]);
   });
 
   it('skips outputs the kernel already recorded (a reattach replays the file from the start)', async () => {
@@ -29,7 +77,7 @@ describe('OutputBatcher', () => {
 
   it('numbers a continued turn on after what the kernel recorded (a new harness, a new output file)', async () => {
     const sent: OutputBatch[] = [];
-    const b = new OutputBatcher({ lastRecordedOffset: 4, firstOffset: 5, maxOutputs: 10, delayMs: 10_000, send: async (x) => void sent.push(x), onError: (e) => { throw e; } });
+    const b = new OutputBatcher({ lastRecordedOffset: 4, firstOffset: 5, maxOutputs: 10, send: async (x) => void sent.push(x), onError: (e) => { throw e; } });
     b.add(['a', 'b'].map(message));
     await b.flush();
     expect(sent).toEqual([{ offset: 5, outputs: [message('a'), message('b')] }]);
@@ -42,7 +90,6 @@ describe('OutputBatcher', () => {
     const b = new OutputBatcher({
       lastRecordedOffset: -1,
       maxOutputs: 1,
-      delayMs: 10_000,
       send: async (batch) => {
         if (batch.offset === 0) await gate;
         order.push(batch.offset);

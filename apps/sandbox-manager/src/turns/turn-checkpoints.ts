@@ -15,20 +15,22 @@ export const NO_WORKSPACE_SNAPSHOTS: WorkspaceSnapshots = {
 export type CheckpointTurn = Readonly<{ session_id: string; turn_id: string; owner_id: string; environment_id: string }>;
 
 /**
- * What a turn leaves for a fork, taken at its terminal line (after its transcript's last mirror):
- * how far each transcript file is mirrored, and a snapshot of the workspace under the
- * environment's `workspace_snapshots` retention. A snapshot that fails is logged and left out (the
- * turn still completes; a fork at it is refused); a transcript that cannot be read leaves no checkpoint.
+ * What a turn leaves for a fork, taken at its terminal line: a snapshot of the workspace under the
+ * environment's `workspace_snapshots` retention, and how far each transcript file is mirrored once
+ * the turn's last mirror is done (the snapshot does not wait for it). A snapshot that fails is logged
+ * and left out (the turn still completes; a fork at it is refused); a transcript that cannot be
+ * read leaves no checkpoint.
  */
 export class TurnCheckpoints {
   constructor(
     private readonly deps: Readonly<{ snapshots: WorkspaceSnapshots; transcripts: TranscriptMirror; settings: EnvironmentSettingsReader; log: Logger }>,
   ) {}
 
-  async take(turn: CheckpointTurn): Promise<TurnCheckpoint | undefined> {
+  /** `transcriptMirrored` resolves once the transcript's mirror at the turn's end is done: the cut is read after it. */
+  async take(turn: CheckpointTurn, transcriptMirrored: Promise<void>): Promise<TurnCheckpoint | undefined> {
     const log = this.deps.log.child({ session_id: turn.session_id, turn_id: turn.turn_id });
     const [transcript, snapshot] = await Promise.all([
-      this.deps.transcripts.sizes(turn.session_id).catch((error: unknown) => {
+      transcriptMirrored.then(() => this.deps.transcripts.sizes(turn.session_id)).catch((error: unknown) => {
         log.warn('no checkpoint: the transcript mirror could not be read', { err: error });
         return null;
       }),

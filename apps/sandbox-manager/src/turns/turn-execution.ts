@@ -30,7 +30,6 @@ import type { CustomToolSockets } from '../custom-tools/custom-tool-sockets';
 
 export type TurnTuning = Readonly<{
   batchMaxOutputs: number;
-  batchDelayMs: number;
   /** After an interrupt line, how long the harness gets to stop by itself before its group is killed. */
   interruptGraceMs: number;
   /** Transcript mirror period while the turn runs (also during silent tool steps). */
@@ -39,7 +38,7 @@ export type TurnTuning = Readonly<{
   deathSettleMs: number;
 }>;
 
-export const DEFAULT_TURN_TUNING: TurnTuning = { batchMaxOutputs: 50, batchDelayMs: 40, interruptGraceMs: 600, mirrorEveryMs: 1_000, deathSettleMs: 1_000 };
+export const DEFAULT_TURN_TUNING: TurnTuning = { batchMaxOutputs: 50, interruptGraceMs: 600, mirrorEveryMs: 1_000, deathSettleMs: 1_000 };
 
 export type TurnReport = (input: TurnTerminalSeen | TurnExited | TurnNotRun) => Promise<void>;
 
@@ -66,8 +65,8 @@ export type TurnExecutionDeps = Readonly<{
   now: () => string;
   /** Sandboxes whose transcript files this process already restored (or saw a turn write). */
   restored: Set<string>;
-  /** The transcript cut and workspace snapshot at the turn's end (undefined: none could be taken). */
-  checkpoint: () => Promise<TurnCheckpoint | undefined>;
+  /** The workspace snapshot at the turn's end, and the transcript cut once `transcriptMirrored` resolves (undefined: none could be taken). */
+  checkpoint: (transcriptMirrored: Promise<void>) => Promise<TurnCheckpoint | undefined>;
   /** The sandbox's tools socket, served before the harness starts (or is followed again) when the agent has custom tools. */
   customTools: Pick<CustomToolSockets, 'serve'> | null;
   /** Highest offset the kernel recorded for this turn (-1: none), of all its outputs or of those before a journal seq; read when reattaching or continuing. */
@@ -85,6 +84,12 @@ export class TurnExecution {
   readonly turnId: string;
   readonly generation: number;
   readonly done: Promise<void>;
+  /**
+   * The next harness of the session may start: this one's process is gone and its terminal line was
+   * reported (its last transcript mirror and exit report may still run: mirrors append at offsets,
+   * so the next turn's mirrors and this one's agree), or, without a terminal line, the execution is done.
+   */
+  readonly exited: Promise<void>;
   /** This process streams the harness (it started it, or follows it after a reattach). */
   attached = false;
 
@@ -108,6 +113,7 @@ export class TurnExecution {
   private hasSettled = false;
   /** Records the turn's duration, once (see `traced`). */
   private recordSettled: () => void = () => undefined;
+  private markExited: () => void = () => undefined;
 
   constructor(
     private readonly turn: TurnToRun,
@@ -130,8 +136,12 @@ export class TurnExecution {
       everyMs: deps.tuning.mirrorEveryMs,
       log: this.log,
     });
+    this.exited = new Promise((resolve) => (this.markExited = resolve));
     // A turn that settled at its terminal line may still be exiting: the next one starts after it.
-    this.done = previous.catch(() => undefined).then(() => this.traced());
+    this.done = previous
+      .catch(() => undefined)
+      .then(() => this.traced())
+      .finally(() => this.markExited());
   }
 
   /** The turn is over for the user (it reported to the workflow), though its process may still exit. */
@@ -230,6 +240,7 @@ export class TurnExecution {
     this.mirror.stop();
     if (this.terminalSeen !== null) {
       await this.terminalSeen;
+      this.markExited();
       // The harness may append to its transcript while it exits: mirror the rest.
       await this.mirror.mirror({ final: true });
       return this.reportExit(await this.exitCode(), { state: 'running' });
@@ -262,7 +273,6 @@ export class TurnExecution {
       lastRecordedOffset,
       firstOffset,
       maxOutputs: this.deps.tuning.batchMaxOutputs,
-      delayMs: this.deps.tuning.batchDelayMs,
       send: async (batch) => {
         await this.deps.sendOutputs(
           managerCommands.agentOutput(session_id, { turn_id, generation, offset: batch.offset, outputs: batch.outputs, harness_session_id: this.harnessSessionId }),
@@ -334,13 +344,18 @@ export class TurnExecution {
 
   /**
    * The harness printed its terminal line: the turn is over for the user even while the process
-   * exits. Its input ends, its outputs and transcript are flushed, then the workflow hears of it.
+   * exits. Its input ends (not waited for: the harness exits once it read it, and the next turn
+   * starts after that exit), its outputs, transcript and output files are flushed, side by side with
+   * its checkpoint, then the workflow hears of it.
    */
   private async onTerminal(terminal: TurnTerminal): Promise<void> {
     this.pending.clear();
-    await Promise.all([this.batcher?.flush(), this.mirror.mirror({ quick: true }), this.process?.endStdin().catch(() => undefined), this.captureOutputs()]);
+    void this.process?.endStdin().catch(() => undefined);
+    const mirrored = this.mirror.mirror({ quick: true });
     // A turn a fork may continue from: its checkpoint is recorded with its completion, so a client that saw it idle can fork it.
-    const checkpoint = terminal.ok || terminal.interrupted ? await this.deps.checkpoint() : undefined;
+    const checkpointed = terminal.ok || terminal.interrupted ? this.deps.checkpoint(mirrored) : Promise.resolve(undefined);
+    await Promise.all([this.batcher?.flush(), mirrored, this.captureOutputs()]);
+    const checkpoint = await checkpointed;
     this.deps.crash.reached('after-turn-end-before-complete');
     await this.report({
       kind: 'turn_terminal',

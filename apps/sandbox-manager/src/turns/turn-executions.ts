@@ -55,8 +55,8 @@ const OUTPUT_TYPES: readonly EventType[] = [
 
 /**
  * The turns this process runs, one per session: starts them (a repeated start of the same turn
- * joins it; the next turn of a session waits for the previous one's exit), and carries out what
- * the workflow asks of them (interrupt, abandon, answer a confirmation).
+ * joins it; the next turn of a session waits for the previous one's harness to exit), and carries
+ * out what the workflow asks of them (interrupt, abandon, answer a confirmation).
  */
 export class TurnExecutions {
   private readonly bySession = new Map<string, TurnExecution>();
@@ -104,11 +104,11 @@ export class TurnExecutions {
         tuning: this.tuning,
         now: this.deps.now,
         restored: this.restored,
-        checkpoint: () => this.deps.checkpoints.take(turn),
+        checkpoint: (transcriptMirrored) => this.deps.checkpoints.take(turn, transcriptMirrored),
         lastRecordedOffset: (beforeSeq) => this.lastRecordedOffset(turn.session_id, turn.turn_id, beforeSeq),
         report,
       },
-      current?.done ?? Promise.resolve(),
+      current?.exited ?? Promise.resolve(),
       trace,
     );
     this.bySession.set(turn.session_id, execution);

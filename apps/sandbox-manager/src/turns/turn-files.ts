@@ -28,28 +28,42 @@ export const STDIN_END = 'berth:end-of-input';
 export type StdinMode = 'follow' | 'file';
 
 /**
- * The exec that runs the harness: its stdout is also appended to the turn's output file. Docker
- * makes the exec's shell a process-group leader, so its pid is the group to signal on interrupt
- * (the stdin feed is in the group too). In `follow` mode a FIFO carries the stdin file to the
- * harness; the feed quits at `STDIN_END`, or at the latest once the shell is gone (`--pid`).
- * The harness argv is passed as positional arguments, never spliced into the script.
+ * The exec that runs the harness: its stdout is also appended to the turn's output file. The turn's
+ * first input (`inputBytes` bytes) comes on the exec's own stdin and becomes the stdin file before
+ * the harness starts, so the harness needs no write into the sandbox ahead of its exec; an input cut
+ * short (the manager died while sending it) starts nothing and leaves no pid file, so the next
+ * manager starts the turn afresh. Docker makes the exec's shell a process-group leader, so its pid
+ * is the group to signal on interrupt (the stdin feed is in the group too). In `follow` mode a FIFO
+ * carries the stdin file to the harness; the feed quits at `STDIN_END`, or at the latest once the
+ * shell is gone (`--pid`). The manager that started the harness sends `STDIN_END` on the exec's
+ * stdin after the first input (no exec of its own at the turn's end): a whole end line there is
+ * appended to the stdin file; that stdin closing without one (the manager died) ends nothing, and
+ * the next manager appends the line to the file itself. The harness argv is passed as positional
+ * arguments, never spliced into the script.
  */
-export function harnessExecCommand(turnId: string, stdin: StdinMode, argv: readonly string[]): string[] {
+export function harnessExecCommand(turnId: string, stdin: StdinMode, inputBytes: number, argv: readonly string[]): string[] {
   const script = [
-    'd="$1"; t="$2"; m="$3"; shift 3',
+    'd="$1"; t="$2"; m="$3"; n="$4"; shift 4',
     'mkdir -p "$d"',
-    'echo $$ > "$d/$t.pid"',
     'in="$d/$t.in"',
-    '[ -f "$in" ] || : > "$in"',
+    '(umask 077; head -c "$n" > "$in.part")',
+    'if [ "$(wc -c < "$in.part")" -ne "$n" ]; then echo "berth: the turn\'s input arrived incomplete; the harness was not started" >&2; exit 1; fi',
+    'mv "$in.part" "$in"',
+    'echo $$ > "$d/$t.pid"',
     'if [ "$m" = follow ]; then',
     '  f="$d/$t.fifo"; rm -f "$f"; mkfifo "$f"',
     `  tail -c +1 -s 0.2 -f --pid=$$ "$in" 2>/dev/null | sed -u -n '/^${STDIN_END}$/q;p' > "$f" 2>/dev/null &`,
-    '  { "$@" < "$f"; echo $? > "$d/$t.exit"; } | tee -a "$d/$t.jsonl"',
+    // A background list reads /dev/null unless told otherwise: fd 3 is the exec's stdin.
+    '  exec 3<&0',
+    `  { while IFS= read -r l; do if [ "$l" = '${STDIN_END}' ]; then echo "$l" >> "$in"; break; fi; done; } <&3 > /dev/null 2>&1 &`,
+    '  r=$!',
+    '  { "$@" < "$f" 3<&-; echo $? > "$d/$t.exit"; } | tee -a "$d/$t.jsonl"',
+    '  s=$?; kill "$r" 2>/dev/null; exit $s',
     'else',
     '  { "$@" < "$in"; echo $? > "$d/$t.exit"; } | tee -a "$d/$t.jsonl"',
     'fi',
   ].join('\n');
-  return ['sh', '-c', script, 'berth-turn', TURN_DIR, turnId, stdin, ...argv];
+  return ['sh', '-c', script, 'berth-turn', TURN_DIR, turnId, stdin, String(inputBytes), ...argv];
 }
 
 /** Prints `pid alive|dead exit-code-or-dash` for a turn, or nothing when it never started here. */

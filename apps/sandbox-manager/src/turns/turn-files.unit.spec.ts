@@ -2,10 +2,10 @@ import { followOutputCommand, harnessExecCommand, parseTurnStatus, wholeLines } 
 
 describe('turn files', () => {
   it('passes the harness argv as positional arguments, never inside the script', () => {
-    const cmd = harnessExecCommand('turn_1', 'follow', ['claude', '-p', "--resume=$(rm -rf /)'"]);
+    const cmd = harnessExecCommand('turn_1', 'follow', 12, ['claude', '-p', "--resume=$(rm -rf /)'"]);
     expect(cmd.slice(0, 2)).toEqual(['sh', '-c']);
     expect(cmd[2]).not.toContain('rm -rf');
-    expect(cmd.slice(3)).toEqual(['berth-turn', '/home/agent/.berth/turns', 'turn_1', 'follow', 'claude', '-p', "--resume=$(rm -rf /)'"]);
+    expect(cmd.slice(3)).toEqual(['berth-turn', '/home/agent/.berth/turns', 'turn_1', 'follow', '12', 'claude', '-p', "--resume=$(rm -rf /)'"]);
   });
 
   it('reads the status line a turn leaves behind', () => {

@@ -8,7 +8,6 @@ import {
   killTurnCommand,
   parseTurnStatus,
   STDIN_END,
-  TURN_DIR,
   turnFiles,
   turnStatusCommand,
   wholeLines,
@@ -43,15 +42,19 @@ export class TurnProcess {
     return parseTurnStatus((await execAndCollect(where.runtime, where.sandboxId, turnStatusCommand(where.turnId))).lines[0]);
   }
 
-  /** Writes the plan's files and the turn's stdin, then starts the harness. */
+  /** Writes the plan's files (when it has any), then starts the harness, its first input sent along with the exec. */
   static async start(where: Where, plan: TurnPlan, env: Readonly<Record<string, string>>, workdir: string): Promise<TurnProcess> {
     const { runtime, sandboxId, turnId } = where;
-    const dirs = new Set([TURN_DIR, ...plan.files.map((f) => posix.dirname(f.path))]);
-    await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...dirs]);
-    for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
+    if (plan.files.length > 0) {
+      await execAndCollect(runtime, sandboxId, ['mkdir', '-p', ...new Set(plan.files.map((f) => posix.dirname(f.path)))]);
+      for (const file of plan.files) await runtime.writeFile(sandboxId, file.path, file.content, 0o600);
+    }
     const stdin: StdinMode = plan.keepStdinOpen ? 'follow' : 'file';
-    await runtime.writeFile(sandboxId, turnFiles(turnId).stdin, plan.stdinLines.map((l) => `${l}\n`).join(''), 0o600);
-    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(turnId, stdin, plan.argv), env, workdir, stdin: '' });
+    const input = plan.stdinLines.map((l) => `${l}\n`).join('');
+    const handle = await runtime.exec(sandboxId, { cmd: harnessExecCommand(turnId, stdin, Buffer.byteLength(input), plan.argv), env, workdir });
+    handle.write(input);
+    // A `follow` harness's exec keeps its stdin for the end line.
+    if (stdin === 'file') handle.closeStdin();
     return new TurnProcess(where, [], handle, stdin, null);
   }
 
@@ -93,10 +96,18 @@ export class TurnProcess {
     return this.serially(async () => void (await writeStdinOnce(this.where, line)));
   }
 
-  /** Ends the harness's input (it finishes once it read everything before). */
+  /**
+   * Ends the harness's input (it finishes once it read everything before): on the exec's stdin when
+   * this process started the harness (no Docker call), else in the stdin file.
+   */
   endStdin(): Promise<void> {
     if (!this.readsStdin) return Promise.resolve();
-    const ended = this.serially(() => appendStdin(this.where, STDIN_END));
+    const handle = this.status === null ? this.handle : null;
+    const ended = this.serially(async () => {
+      if (handle === null) return appendStdin(this.where, STDIN_END);
+      handle.write(`${STDIN_END}\n`);
+      handle.closeStdin();
+    });
     this.stdinEnded = true;
     return ended;
   }

@@ -76,7 +76,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(7)]);
+        argvs.push([...spec.cmd.slice(8)]);
         return { lines: claudeTurn('h-42', 'ok'), exitCode: 0 };
       },
     });
@@ -166,6 +166,39 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     await manager.settled();
     expect(manager.turns.all()).toHaveLength(0);
     expect(await durations()).toBe('berth_turn_duration_seconds_count{harness="claude-code"} 1');
+  });
+
+  it("starts the next turn's harness once the previous one exited, without waiting for that turn's last transcript mirror", async () => {
+    let endLastMirror: () => void = () => undefined;
+    const lastMirrorMayEnd = new Promise<void>((r) => (endLastMirror = r));
+    let firstExited = false;
+    const started: string[] = [];
+    const manager: InMemoryManager = new InMemoryManager({
+      execScript: async ({ spec, emit }) => {
+        // The transcript listing of a full mirror: the one after the first harness's exit hangs until the test lets it end.
+        if (spec.cmd[3] === 'berth-transcripts') {
+          if (firstExited) await lastMirrorMayEnd;
+          return { lines: [], exitCode: 0 };
+        }
+        if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
+        started.push(spec.cmd[5]);
+        for (const line of claudeTurn('h-1', 'ok')) emit(line);
+        if (started.length === 1) {
+          await waitFor(async () => types(await manager.events(SESSION)).includes('TurnCompleted'));
+          firstExited = true;
+        }
+        return { lines: [], exitCode: 0 };
+      },
+    });
+    await manager.send(create());
+    await manager.send(message('turn_1'));
+    await waitFor(async () => firstExited);
+    await manager.send(message('turn_2'));
+    await waitFor(async () => started.length === 2);
+    expect(started).toEqual(['turn_1', 'turn_2']);
+    endLastMirror();
+    await manager.settled();
+    expect(types(await manager.events(SESSION)).filter((t) => t === 'TurnCompleted')).toHaveLength(2);
   });
 
   it('reattaches a turn a previous process started: replays its output file from the last recorded offset, no duplicates', async () => {
@@ -282,7 +315,7 @@ describe('sandbox-manager turn wiring (real kernel, in-memory runtime)', () => {
     const manager = new InMemoryManager({
       execScript: ({ spec }) => {
         if (!isHarness(spec.cmd)) return { lines: [], exitCode: 0 };
-        argvs.push([...spec.cmd.slice(7)]);
+        argvs.push([...spec.cmd.slice(8)]);
         return { lines: claudeTurn(`h-${argvs.length}`, 'ok'), exitCode: 0 };
       },
     });
