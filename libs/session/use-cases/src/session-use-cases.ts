@@ -78,6 +78,18 @@ export type ImportSessionInput = Readonly<{
  */
 export type ImportedSession = Readonly<{ record: SessionRecord; workspace_blob: string | null }>;
 
+/** What every CreateSession carries, a created or an imported session's. */
+const createSessionBasics = (owner: string, input: CreateSessionInput | ImportSessionInput) => ({
+  owner_id: owner,
+  agent: input.agent,
+  environment_id: input.environment_id,
+  harness: input.harness,
+  title: input.title,
+  metadata: input.metadata,
+  idempotency_key: input.idempotency_key ?? null,
+  permission_mode: input.permission_mode,
+});
+
 /** The turn a fork continues from: its `user.message` id or seq; neither: the latest completed turn. */
 export type ForkAt = Readonly<{ event_id?: string; seq?: number }>;
 
@@ -164,14 +176,7 @@ export class SessionUseCases {
       sessionId,
       'CreateSession',
       {
-        owner_id: owner,
-        agent: input.agent,
-        environment_id: input.environment_id,
-        harness: input.harness,
-        title: input.title,
-        metadata: input.metadata,
-        idempotency_key: key ?? null,
-        permission_mode: input.permission_mode,
+        ...createSessionBasics(owner, input),
         ...(resources.length > 0 ? { resources: resources.map((r) => r.resource) } : {}),
         ...(input.vault_ids !== undefined && input.vault_ids.length > 0 ? { vault_ids: [...input.vault_ids] } : {}),
       },
@@ -253,14 +258,7 @@ export class SessionUseCases {
       sessionId,
       'CreateSession',
       {
-        owner_id: owner,
-        agent: input.agent,
-        environment_id: input.environment_id,
-        harness: input.harness,
-        title: input.title,
-        metadata: input.metadata,
-        idempotency_key: key ?? null,
-        permission_mode: input.permission_mode,
+        ...createSessionBasics(owner, input),
         import: input.origin,
       },
       key === undefined ? undefined : IdempotentCommandIds.import(owner, key),
