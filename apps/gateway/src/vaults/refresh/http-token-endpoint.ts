@@ -1,9 +1,8 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { TokenAnswer, TokenRequest } from '@berth/vaults-domain';
 import type { TargetPolicy } from '@berth/webhooks-domain';
 import { guardedLookup, TargetRefused, type Resolve } from '../../outbound/guarded-lookup';
+import { guardedPost } from '../../outbound/guarded-post';
 import { tokenEndpointRefusal } from './token-endpoint-policy';
 
 /** Sends one refresh request to a token endpoint; what came back is read by `readTokenAnswer`. */
@@ -20,12 +19,7 @@ export type HttpTokenEndpointOptions = Readonly<{
   resolve?: Resolve;
 }>;
 
-/**
- * Node's HTTP client with the webhook deliveries' address check where the connection is made
- * (`guardedLookup`), the token endpoint rule checked first (`tokenEndpointRefusal`), no redirects
- * followed, one connection per request (each resolves and checks its target anew), a deadline
- * for the whole exchange and a bounded answer.
- */
+/** `guardedPost`, the token endpoint rule checked first (`tokenEndpointRefusal`). */
 export class HttpTokenEndpoint implements TokenEndpoint {
   private readonly lookup: LookupFunction;
 
@@ -44,46 +38,14 @@ export class HttpTokenEndpoint implements TokenEndpoint {
     }
   }
 
-  private send(url: URL, request: TokenRequest): Promise<TokenAnswer> {
-    const { timeoutMs, maxBytes } = this.options;
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<TokenAnswer>((resolve, reject) => {
-      const req = send(
-        url,
-        {
-          method: 'POST',
-          headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body), 'user-agent': 'Berth-Vaults/1' },
-          lookup: this.lookup,
-          timeout: timeoutMs,
-          agent: false,
-        },
-        (res: IncomingMessage) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          let truncated = false;
-          const answered = () =>
-            resolve({ kind: 'answered', status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8'), truncated });
-          res.on('data', (chunk: Buffer) => {
-            if (truncated) return;
-            if (size + chunk.length <= maxBytes) {
-              chunks.push(chunk);
-              size += chunk.length;
-              return;
-            }
-            chunks.push(chunk.subarray(0, maxBytes - size));
-            truncated = true;
-            answered();
-            req.destroy();
-          });
-          res.on('end', answered);
-          res.on('error', reject);
-        },
-      );
-      const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      req.on('close', () => clearTimeout(deadline));
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-      req.on('error', reject);
-      req.end(request.body);
+  private async send(url: URL, request: TokenRequest): Promise<TokenAnswer> {
+    const answer = await guardedPost(url, {
+      headers: { ...request.headers, 'user-agent': 'Berth-Vaults/1' },
+      body: request.body,
+      lookup: this.lookup,
+      timeoutMs: this.options.timeoutMs,
+      maxBytes: this.options.maxBytes,
     });
+    return { kind: 'answered', ...answer };
   }
 }

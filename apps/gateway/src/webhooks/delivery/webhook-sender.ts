@@ -1,8 +1,7 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { urlRefusal, type AttemptOutcome, type TargetPolicy } from '@berth/webhooks-domain';
 import { guardedLookup, TargetRefused, type Resolve } from '../../outbound/guarded-lookup';
+import { guardedPost } from '../../outbound/guarded-post';
 
 /** Sends one signed delivery; the outcome is what the pure rules settle. */
 export interface WebhookSender {
@@ -17,11 +16,7 @@ export type HttpWebhookSenderOptions = Readonly<{
   resolve?: Resolve;
 }>;
 
-/**
- * Node's own HTTP client, because the address check must sit where the connection is made
- * (`guardedLookup`). Redirects are not followed (a redirect could point anywhere); the answer's
- * body is read and dropped.
- */
+/** `guardedPost` (redirects are not followed: a redirect could point anywhere). */
 export class HttpWebhookSender implements WebhookSender {
   private readonly guardedLookup: LookupFunction;
 
@@ -45,30 +40,15 @@ export class HttpWebhookSender implements WebhookSender {
     }
   }
 
-  private post(url: URL, headers: Readonly<Record<string, string>>, body: string): Promise<number> {
-    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    return new Promise<number>((resolve, reject) => {
-      const req = request(
-        url,
-        {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Berth-Webhooks/1' },
-          lookup: this.guardedLookup,
-          timeout: this.options.timeoutMs,
-          // One connection per attempt: every attempt resolves and checks its target anew.
-          agent: false,
-        },
-        (res: IncomingMessage) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-          res.on('error', reject);
-        },
-      );
-      const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)), this.options.timeoutMs);
-      req.on('close', () => clearTimeout(deadline));
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${this.options.timeoutMs} ms`)));
-      req.on('error', reject);
-      req.end(body);
+  private async post(url: URL, headers: Readonly<Record<string, string>>, body: string): Promise<number> {
+    // The answer's body is not read: a receiver's status is all a delivery needs.
+    const answer = await guardedPost(url, {
+      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Berth-Webhooks/1' },
+      body,
+      lookup: this.guardedLookup,
+      timeoutMs: this.options.timeoutMs,
+      maxBytes: 0,
     });
+    return answer.status;
   }
 }
