@@ -69,6 +69,9 @@ export const isBerthError = (e: unknown): e is BerthError => e instanceof BerthE
 export const berthErrorFrom = (json: { code: string; status: number; message: string; details?: Record<string, unknown> }): BerthError =>
   new BerthError(json.code, json.status, json.message, json.details ?? {});
 
+/** A Node system error (or any error object) with this `code` (`ENOENT`, `EEXIST`, …). */
+export const isCode = (error: unknown, code: string): boolean => typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+
 /** Node's codes for a connection that found no one to answer (as opposed to an answer that said no). */
 const NO_ANSWER_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
@@ -81,3 +84,7 @@ export function isNoAnswer(error: unknown): boolean {
 
 /** A dependency did not answer: a coded UNREACHABLE, or such a connection error not (yet) coded by an adapter. */
 export const isUnreachable = (error: unknown): boolean => (isBerthError(error) ? error.code === ErrorCodes.UNREACHABLE : isNoAnswer(error));
+
+/** How an adapter codes a failed call: UNREACHABLE when nothing answered (no status and a no-answer error), else UNAVAILABLE. */
+export const failedCallCode = (error: unknown, answeredStatus: number | null): ErrorCode =>
+  answeredStatus === null && isNoAnswer(error) ? ErrorCodes.UNREACHABLE : ErrorCodes.UNAVAILABLE;

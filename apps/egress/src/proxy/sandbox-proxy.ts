@@ -18,7 +18,7 @@ import {
   type EgressDenial,
   type VariableCredential,
 } from '@berth/egress-domain';
-import { contextReader, credentialNow } from '../context/current-credential';
+import { contextReader, credentialNow, type ContextReader } from '../context/current-credential';
 import { isUnbound, type BuildContext, type SandboxContext, type SandboxContexts } from '../context/sandbox-contexts';
 import type { Clock } from '@berth/core';
 import type { Logger } from '@berth/ports';
@@ -96,7 +96,10 @@ async function handleRequest(identity: string, deps: SandboxProxyDeps, req: Inco
     return answerText(res, 403, denial.message, { [DENIED_HEADER]: denial.reason });
   }
   if (context.kind === 'build') return forwardPlain(verdict.route, target, null, [], req, res, deps.connectTimeoutMs);
-  const now = (await credentialNow(contextReader(deps.contexts, identity), target, () => deps.clock.now())) ?? { context, credential: null, expired: null };
+  // The context in hand is the request's; only a token that looks expired sends the read past the cache.
+  const read: ContextReader = (fresh) => (fresh ? contextReader(deps.contexts, identity)(true) : Promise.resolve(context));
+  const now = await credentialNow(read, target, () => deps.clock.now());
+  if (now === null) return answerText(res, 403, `Berth egress: the sandbox is no longer the session's bound sandbox.`, { [DENIED_HEADER]: 'unbound_sandbox' });
   if (now.expired !== null) {
     reportDenial(deps, now.context, now.expired);
     return answerText(res, 403, now.expired.message, { [DENIED_HEADER]: now.expired.reason });

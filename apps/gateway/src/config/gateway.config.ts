@@ -4,6 +4,13 @@ import { z } from 'zod';
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const HOUR_MS = 60 * 60 * 1000;
+/** Milliseconds, comma-separated (`500,2000,10000`). */
+const msList = (fallback: readonly number[]) =>
+  z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
+    .default(fallback.join(','))
+    .transform((list) => list.split(',').map(Number));
 const hours = (fallbackMs: number) => z.coerce.number().positive().default(fallbackMs / HOUR_MS);
 
 /** Everything the gateway reads from its environment. */
@@ -48,11 +55,7 @@ export const GatewayConfigSchema = z
     BERTH_WEBHOOK_BATCH: int(16),
     BERTH_WEBHOOK_RETENTION_DAYS: int(30),
     /** Waits between retries (and between probes of a failing endpoint), comma-separated; the last repeats. */
-    BERTH_WEBHOOK_RETRY_DELAYS_MS: z
-      .string()
-      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
-      .default(defaultDeliveryPolicy.retryDelaysMs.join(','))
-      .transform((list) => list.split(',').map(Number)),
+    BERTH_WEBHOOK_RETRY_DELAYS_MS: msList(defaultDeliveryPolicy.retryDelaysMs),
     /** How long a delivery is tried from its event; then it is failed (and can be redelivered). */
     BERTH_WEBHOOK_MAX_AGE_HOURS: hours(defaultDeliveryPolicy.maxAgeMs),
     /** How long an endpoint may fail without a break before it is disabled. */
@@ -62,11 +65,7 @@ export const GatewayConfigSchema = z
     /** …or less than this share of its lifetime (when the token endpoint gave one). */
     BERTH_VAULT_REFRESH_LIFETIME_SHARE: z.coerce.number().gt(0).lt(1).default(defaultRefreshPolicy.lifetimeShare),
     /** Waits after failed refreshes in a row, comma-separated; the last repeats. */
-    BERTH_VAULT_REFRESH_RETRY_DELAYS_MS: z
-      .string()
-      .regex(/^\d+(,\d+)*$/, 'a comma-separated list of milliseconds')
-      .default(defaultRefreshPolicy.retryDelaysMs.join(','))
-      .transform((list) => list.split(',').map(Number)),
+    BERTH_VAULT_REFRESH_RETRY_DELAYS_MS: msList(defaultRefreshPolicy.retryDelaysMs),
     BERTH_VAULT_REFRESH_TIMEOUT_MS: int(10_000),
     BERTH_VAULT_REFRESH_TICK_MS: int(1_000),
     BERTH_VAULT_REFRESH_LEASE_MS: int(30_000),

@@ -215,10 +215,16 @@ export async function startSandboxManager(input: SandboxManagerInput): Promise<R
     log.info(`start: adopted ${plan.adopt.length} sandbox(es), reported ${plan.dead.length} dead, removed ${plan.reap.length}`);
   }
 
-  // One at a time: a sweep still running when the next is due is not started again.
+  // One at a time: a sweep still running when the next is due is not started again. A sweep is given
+  // up after a period (a frozen engine never answers): whatever it missed, the next one removes.
   let buildSweep: Promise<void> | null = null;
   const sweepBuilds = (): Promise<void> =>
-    (buildSweep ??= sweepImageBuilds({ images: input.images, leases: store.leases, clock })
+    (buildSweep ??= Promise.race([
+      sweepImageBuilds({ images: input.images, leases: store.leases, clock }),
+      new Promise<never>((_, reject) => {
+        setTimeout(() => reject(new Error(`no answer within ${input.poolSweepMs} ms`)), input.poolSweepMs).unref();
+      }),
+    ])
       .then((removed) => {
         if (removed.length > 0) log.info(`image build sweep: removed ${removed.length} build container(s) a dead sandbox-manager left`, { containers: removed });
       })

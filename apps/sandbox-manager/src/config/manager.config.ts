@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ENGINE_WAIT_MS } from '../sandboxes/sandbox-service';
 import { CRASH_POINTS } from './crash-points';
 
 const int = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -113,7 +114,7 @@ export const ManagerConfigSchema = z
     BERTH_NATS_MAX_DELIVER: int(5),
     BERTH_LEASE_SWEEP_MS: int(15_000),
     /** How long a sandbox request waits for a Docker engine (or Kubernetes API) that does not answer before its turn fails. */
-    BERTH_ENGINE_WAIT_MS: int(60_000),
+    BERTH_ENGINE_WAIT_MS: int(ENGINE_WAIT_MS),
     BERTH_POOL_SWEEP_MS: int(30_000),
     /** SQLite store only: where file contents live (default `blobs/` beside the database). */
     BERTH_BLOB_DIR: z.string().min(1).optional(),

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { detectWorkspaceKind, DockerSandboxImages, DockerSandboxRuntime, LoopWorkspaceSnapshots, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
+import { detectWorkspaceKind, DockerSandboxImages, EGRESS_DIR_LABEL, EgressDirectories, DockerSandboxRuntime, LoopWorkspaceSnapshots, LoopWorkspaces, VolumeWorkspaces } from '@berth/docker';
 import { ValidationError } from '@berth/core';
 import type { Logger, SandboxImages, SandboxRuntime, SessionWorkspaces, WorkspaceSnapshots } from '@berth/ports';
 import { openKubernetesSandboxes } from '@berth/kubernetes';
@@ -82,6 +82,7 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
       `BERTH_SANDBOX_HOSTS: several sandbox hosts need loop workspaces (a session's workspace must follow it to another host), but host ${engines[volume]?.name} gets volume ones: ${detected[volume]?.reason}`,
     );
   }
+  const egressDirs = new Map(engines.map((e) => [e.name, new EgressDirectories(e.egressDir)]));
   const runtime = new MultiHostRuntime({
     hosts: engines.map((e) => ({ name: e.name, runtime: e.runtime, maxSandboxes: e.maxSandboxes ?? Number.MAX_SAFE_INTEGER, ping: () => e.runtime.docker.ping() })),
     countedLabels: managedLabels,
@@ -101,11 +102,13 @@ export async function openSandboxEngines(config: ManagerConfig, scopeLabels: Rea
     workspaces: loop,
     snapshots: new LoopWorkspaceSnapshots(resolve(config.workspaceDir), loop),
     images: new MultiHostSandboxImages(engines.map((e) => ({ name: e.name, images: images(e) }))),
-    // Looked up on the sandbox's own host (its egress directory is that host's), found through the
-    // runtime, which asks only the hosts that answer.
+    // In the sandbox's own host's egress directory, found with one call through the runtime, which
+    // asks only hosts that answer (a host lost meanwhile answers null at once, never hangs the turn).
     egressSocketOf: async (id) => {
-      const host = await runtime.hostOf(id);
-      return (await engines.find((e) => e.name === host)?.runtime.egressSocketPath(id)) ?? null;
+      const info = await runtime.inspect(id);
+      const dirId = info?.labels[EGRESS_DIR_LABEL];
+      const dirs = info?.host === undefined ? undefined : egressDirs.get(info.host);
+      return dirId === undefined || dirs === undefined ? null : dirs.socketPath(dirId);
     },
     egressSockets: true,
     close: () => runtime.close(),

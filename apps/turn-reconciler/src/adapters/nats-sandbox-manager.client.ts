@@ -13,7 +13,7 @@ import {
   type TurnReattachRequest,
 } from '@berth/contracts';
 import { decodeJson, encodeJson } from '@berth/nats';
-import { RequestError, TimeoutError, type NatsConnection } from '@nats-io/nats-core';
+import { PermissionViolationError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/nats-core';
 import type { z } from 'zod';
 import { SandboxManagerUnanswered, type SandboxManagerClient } from '../reconciling/sandbox-manager.port';
 
@@ -53,7 +53,9 @@ export class NatsSandboxManagerClient implements SandboxManagerClient {
 
   private async ask<S extends z.ZodType>(name: SandboxManagerQuery, request: object, schema: S, timeout: number): Promise<z.infer<S>> {
     const reply = await this.nc.request(Subjects.query('sandbox-manager', name), encodeJson(request), { timeout }).catch((error: unknown) => {
-      if (error instanceof RequestError || error instanceof TimeoutError) throw new SandboxManagerUnanswered(`no sandbox-manager answered ${name}: ${error.message}`, { cause: error });
+      // A refused subject is a configuration error, not a manager that is away: it fails as any error does.
+      const unanswered = error instanceof TimeoutError || (error instanceof RequestError && !(error.cause instanceof PermissionViolationError));
+      if (unanswered) throw new SandboxManagerUnanswered(`no sandbox-manager answered ${name}: ${error.message}`, { cause: error });
       throw error;
     });
     return parseWith(schema, decodeJson(reply.data), `sandbox-manager ${name} reply`);

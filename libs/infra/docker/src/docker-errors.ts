@@ -1,4 +1,4 @@
-import { BerthError, ErrorCodes, isNoAnswer } from '@berth/core';
+import { BerthError, failedCallCode } from '@berth/core';
 
 /** dockerode rejects with the engine's HTTP status in `statusCode`. */
 export const statusOf = (error: unknown): number | null =>
@@ -13,8 +13,7 @@ export const isNotModified = (e: unknown): boolean => statusOf(e) === 304;
 /** The engine said no for a reason we do not treat as success, or did not answer at all (UNREACHABLE): a coded, retryable-looking error. */
 export function engineError(operation: string, target: string, error: unknown): BerthError {
   const message = error instanceof Error ? error.message : String(error);
-  const code = statusOf(error) === null && isNoAnswer(error) ? ErrorCodes.UNREACHABLE : ErrorCodes.UNAVAILABLE;
-  return new BerthError(code, 503, `docker ${operation} ${target} failed: ${message}`, {
+  return new BerthError(failedCallCode(error, statusOf(error)), 503, `docker ${operation} ${target} failed: ${message}`, {
     operation,
     target,
     engineStatus: statusOf(error),

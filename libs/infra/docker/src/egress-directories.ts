@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:net';
 import { join, resolve } from 'node:path';
+import { isCode } from '@berth/core';
 import type { ImageBuildGrant } from '@berth/ports';
 
 /** The label naming a container's egress directory (its id under the egress root). */
@@ -195,8 +195,4 @@ async function replaceFile(file: string, content: string): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
   await writeFile(temp, content, { mode: 0o644 });
   await rename(temp, file);
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
 }

@@ -1,4 +1,4 @@
-import { BerthError, ErrorCodes, isNoAnswer } from '@berth/core';
+import { BerthError, failedCallCode } from '@berth/core';
 
 /** The HTTP status of a failed API call, as @kubernetes/client-node reports it. */
 export const statusOf = (error: unknown): number | null => {
@@ -8,6 +8,5 @@ export const statusOf = (error: unknown): number | null => {
 
 export function apiError(operation: string, target: string, error: unknown): BerthError {
   const message = error instanceof Error ? error.message : String(error);
-  const code = statusOf(error) === null && isNoAnswer(error) ? ErrorCodes.UNREACHABLE : ErrorCodes.UNAVAILABLE;
-  return new BerthError(code, 503, `kubernetes ${operation} ${target} failed: ${message}`, { operation, target, apiStatus: statusOf(error) });
+  return new BerthError(failedCallCode(error, statusOf(error)), 503, `kubernetes ${operation} ${target} failed: ${message}`, { operation, target, apiStatus: statusOf(error) });
 }

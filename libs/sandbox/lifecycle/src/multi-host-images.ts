@@ -23,7 +23,8 @@ export class MultiHostSandboxImages implements SandboxImages {
   }
 
   async builds(): Promise<ImageBuildContainer[]> {
-    const perHost = await Promise.all(this.hosts.map(async (h) => (await h.images.builds()).map((b) => ({ ...b, id: `${h.name}/${b.id}` }))));
+    // A host that does not answer is left for the next sweep; the others are swept all the same.
+    const perHost = await Promise.all(this.hosts.map(async (h) => (await h.images.builds().catch(() => [])).map((b) => ({ ...b, id: `${h.name}/${b.id}` }))));
     return perHost.flat();
   }
 

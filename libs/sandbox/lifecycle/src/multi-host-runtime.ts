@@ -144,11 +144,6 @@ export class MultiHostRuntime implements SandboxRuntime {
     );
   }
 
-  /** The host a sandbox runs on (null: on no host that answers). */
-  async hostOf(nameOrId: string): Promise<string | null> {
-    return (await this.locate(nameOrId))?.name ?? null;
-  }
-
   close(): void {
     clearInterval(this.probe);
   }

@@ -243,7 +243,8 @@ export class SessionUseCases {
   async import(input: ImportSessionInput): Promise<ImportedSession> {
     const { owner, session_id: sessionId } = input;
     const key = input.idempotency_key;
-    const record = (key === undefined ? null : await this.d.sessions.get(owner, sessionId)) ?? (await this.sendImport(input));
+    if (key === undefined) return { record: await this.sendImport(input), workspace_blob: input.origin.workspace_blob };
+    const record = (await this.d.sessions.get(owner, sessionId)) ?? (await this.sendImport(input));
     // Concurrent attempts under one key each hear "applied" (the second commit of one command is a no-op): only the journal says whose blob it took.
     const [imported] = await this.d.journal.readEvents(sessionId, { types: ['SessionImported'], limit: 1 });
     return { record, workspace_blob: imported?.type === 'SessionImported' ? imported.data.from.workspace_blob : null };

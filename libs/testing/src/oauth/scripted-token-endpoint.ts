@@ -32,8 +32,6 @@ export type ScriptedTokenEndpointOptions = Readonly<{
   accessToken: string;
   /** `expires_in` of the tokens it issues (seconds). */
   expiresInSeconds?: number;
-  /** Issue a new refresh token with each refresh and refuse the used one (default), as rotating servers do. */
-  rotate?: boolean;
 }>;
 
 const token = (prefix: string, n: number) => `${prefix}_${n}_${randomBytes(6).toString('hex')}`;
@@ -157,14 +155,9 @@ export class ScriptedTokenEndpoint {
     }
     this.issued++;
     this.access = token('at', this.issued);
-    const rotate = options.rotate ?? true;
-    if (rotate) {
-      this.used.add(presented);
-      this.validRefreshToken = token('rt', this.issued);
-    }
-    return {
-      status: 200,
-      body: { access_token: this.access, token_type: 'Bearer', expires_in: options.expiresInSeconds ?? 3600, ...(rotate ? { refresh_token: this.validRefreshToken } : {}) },
-    };
+    // It rotates, as strict servers do: a new refresh token with each refresh, the used one refused.
+    this.used.add(presented);
+    this.validRefreshToken = token('rt', this.issued);
+    return { status: 200, body: { access_token: this.access, token_type: 'Bearer', expires_in: options.expiresInSeconds ?? 3600, refresh_token: this.validRefreshToken } };
   }
 }

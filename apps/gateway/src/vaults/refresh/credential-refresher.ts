@@ -65,11 +65,10 @@ export class CredentialRefresher {
 
   /** Refreshes the credentials due now (up to one batch) if this gateway holds the lease; returns how many it tried. */
   async tick(): Promise<number> {
-    if (!(await this.holdLease())) return 0;
     const due = await this.d.vaults.refreshDue(this.d.clock.now().toISOString(), this.d.options.batchSize);
     let tried = 0;
     for (const credential of due) {
-      // Renewed before each exchange: the lease outlives the request it covers (see `leaseMs`).
+      // Taken or renewed before each exchange (nothing due, no lease write): the lease outlives the request it covers (see `leaseMs`).
       if (!(await this.holdLease())) break;
       if (await this.refresh(credential)) tried++;
     }
@@ -96,7 +95,7 @@ export class CredentialRefresher {
     const at = this.d.clock.now();
     const { auth, refresh } = started;
     if (!refreshDue(started, at) || auth.type !== 'mcp_oauth' || !auth.refresh || !refresh) return false;
-    const secrets = this.open(started);
+    const secrets = this.open(started, refresh);
     const outcome: RefreshOutcome =
       secrets === null
         ? {
@@ -150,9 +149,7 @@ export class CredentialRefresher {
   }
 
   /** The refresh secrets, opened; null when they do not open (a key removed from BERTH_SECRET_KEYS, a value tampered with). */
-  private open(credential: CredentialRecord): RefreshSecrets | null {
-    const { refresh } = credential;
-    if (!refresh) return null;
+  private open(credential: CredentialRecord, refresh: NonNullable<CredentialRecord['refresh']>): RefreshSecrets | null {
     try {
       return {
         refresh_token: this.d.secrets.open(refresh.refresh_token, refreshSecretAad(credential.id, 'refresh_token')),

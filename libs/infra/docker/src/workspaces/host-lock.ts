@@ -1,12 +1,12 @@
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { isCode } from '@berth/core';
 
 const POLL_MS = 20;
 /** A lock older than this is broken: its holder died in a way we could not see (another PID namespace). */
 const STALE_MS = 60_000;
 
-const isCode = (e: unknown, code: string): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
 
 /**
  * A lock shared by every process on this host that uses the same directory: `mkdir` is atomic, so

@@ -3,13 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { chown, link, mkdir, open, readFile, readdir, readlink, rm, rmdir, stat, symlink, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { KeyedLock, ValidationError } from '@berth/core';
+import { isCode, KeyedLock, ValidationError } from '@berth/core';
 import type { SessionWorkspaces, SpareWorkspace, Workspace } from '@berth/ports';
 import { HostLocks } from './host-lock';
 import { WORKSPACE_OWNER, WORKSPACE_TARGETS, checkWorkspaceId, isSpareId, sessionWorkspaceId, spareId } from './workspace-ids';
 
 const run = promisify(execFile);
-const isCode = (e: unknown, code: string): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
 
 /** The smallest filesystem worth making (ext4 needs room for its own metadata). */
 export const MIN_LOOP_WORKSPACE_BYTES = 16 * 1024 * 1024;

@@ -4,12 +4,11 @@ import { link, mkdir, open, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ValidationError } from '@berth/core';
+import { isCode, ValidationError } from '@berth/core';
 import type { BlobStore } from '@berth/ports';
 import { checkBlobKey } from '../shared/checks';
 import { byteCounter } from './counting';
 
-const isCode = (e: unknown, code: string): boolean => typeof e === 'object' && e !== null && (e as { code?: unknown }).code === code;
 
 /**
  * The embedded blob store: one file per blob under `root` (sharded by a hash of the key into 256

@@ -68,7 +68,17 @@ export type FileDoc = { _id: string; owner_id: string; scope_id: string | null; 
 /** `_id` is `<session_id>:<name>`; both are safe tokens. */
 export type SecretDoc = { _id: string; session_id: string; name: string; secret?: SealedSecret; value?: string };
 /** `probe_*`: the one delivery out to a failing endpoint (its probe), taken by a claim and given back by its settle; not part of the record. */
-export type WebhookEndpointDoc = { _id: string; owner_id: string; state: string; version: number; created_at: string; record: string; probe_delivery?: string | null; probe_until?: string | null };
+export type WebhookEndpointDoc = {
+  _id: string;
+  owner_id: string;
+  state: string;
+  version: number;
+  created_at: string;
+  record: string;
+  next_retry_at?: string | null;
+  probe_delivery?: string | null;
+  probe_until?: string | null;
+};
 
 export type WebhookDeliveryDoc = {
   _id: string;

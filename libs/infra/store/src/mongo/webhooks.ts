@@ -16,6 +16,7 @@ const endpointDoc = (e: WebhookEndpointRecord): WebhookEndpointDoc => ({
   state: e.state,
   version: e.version,
   created_at: e.created_at,
+  next_retry_at: e.next_retry_at ?? null,
   record: JSON.stringify(e),
 });
 
@@ -139,7 +140,13 @@ export class MongoWebhookDeliveries implements WebhookDeliveryStore {
   async claimDue(claim: WebhookDeliveryClaim): Promise<readonly WebhookDeliveryRecord[]> {
     const { now, expiredBy, token, leaseUntil, limit } = claim;
     const free: Filter<WebhookDeliveryDoc> = { $or: [{ lease_until: null }, { lease_until: { $lte: now } }] };
-    const open: Filter<WebhookDeliveryDoc> = { $and: [{ state: 'pending' }, free, { $or: [{ next_attempt_at: { $lte: now } }, { created_at: { $lte: expiredBy } }] }] };
+    // Deliveries of endpoints that wait (disabled, backing off, probing) are left out of the query, as SQLite's join does:
+    // otherwise one endpoint's backlog fills every claim's candidates and no other endpoint gets anything.
+    const waiting = await this.c.webhookEndpoints
+      .find({ $or: [{ state: { $ne: 'enabled' } }, { next_retry_at: { $gt: now } }, { probe_until: { $gt: now } }] }, { projection: { _id: 1 } })
+      .toArray();
+    const due: Filter<WebhookDeliveryDoc> = { next_attempt_at: { $lte: now }, endpoint_id: { $nin: waiting.map((e) => e._id) } };
+    const open: Filter<WebhookDeliveryDoc> = { $and: [{ state: 'pending' }, free, { $or: [due, { created_at: { $lte: expiredBy } }] }] };
     const candidates = await this.c.webhookDeliveries.find(open).sort({ next_attempt_at: 1, position: 1 }).limit(limit * 4).toArray();
     const endpoints = new Map<string, WebhookEndpointRecord | null>();
     const endpointOf = async (id: string) => {
